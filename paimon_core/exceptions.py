@@ -1,0 +1,134 @@
+"""One exception root for everything paimon_core raises.
+
+Every error derives from :class:`PaimonError`. Errors that a caller may retry
+(a commit conflict, an I/O hiccup) also derive from :class:`TransientError`;
+errors that will fail again on retry (bad input, a corrupt file) derive from
+:class:`TerminalError`. All errors pickle cleanly so that Spark executors can
+send them to the driver.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class PaimonError(Exception):
+    """Root of every error raised by paimon_core."""
+
+    def __init__(self, message: str, **context: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.context = context
+        for key, value in context.items():
+            setattr(self, key, value)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_error, (type(self), self.message, self.context))
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _rebuild_error(cls: type[PaimonError], message: str, context: dict[str, Any]) -> PaimonError:
+    err = cls.__new__(cls)
+    PaimonError.__init__(err, message, **context)
+    return err
+
+
+class TransientError(PaimonError):
+    """An error that may go away when the operation is retried."""
+
+
+class TerminalError(PaimonError):
+    """An error that will happen again on retry: fix the input or the table first."""
+
+
+# --- catalog -----------------------------------------------------------------
+
+
+class CatalogError(TerminalError):
+    """A catalog operation failed."""
+
+
+class DatabaseNotFoundError(CatalogError):
+    """The database does not exist."""
+
+
+class DatabaseAlreadyExistsError(CatalogError):
+    """The database already exists."""
+
+
+class DatabaseNotEmptyError(CatalogError):
+    """The database still holds tables."""
+
+
+class TableNotFoundError(CatalogError):
+    """The table does not exist."""
+
+
+class TableAlreadyExistsError(CatalogError):
+    """The table already exists."""
+
+
+# --- schema and options --------------------------------------------------------
+
+
+class SchemaError(TerminalError):
+    """A schema is invalid or a change to it is not allowed."""
+
+
+class SchemaMismatchError(SchemaError):
+    """Data does not match the table schema and cannot be cast safely."""
+
+
+class InvalidOptionError(TerminalError):
+    """An option key is unknown or its value is invalid."""
+
+
+class InvalidArgumentError(TerminalError):
+    """An argument to an API call is invalid."""
+
+
+# --- metadata files --------------------------------------------------------------
+
+
+class CorruptFileError(TerminalError):
+    """A metadata file (snapshot, schema, manifest...) cannot be parsed."""
+
+
+class SnapshotNotFoundError(TerminalError):
+    """The requested snapshot does not exist (never written, or expired)."""
+
+
+class TagNotFoundError(TerminalError):
+    """The requested tag does not exist."""
+
+
+class TagAlreadyExistsError(TerminalError):
+    """A tag of that name already exists."""
+
+
+# --- commit --------------------------------------------------------------------
+
+
+class CommitError(PaimonError):
+    """A commit failed; the table is unchanged."""
+
+
+class CommitConflictError(CommitError, TransientError):
+    """Another writer changed the table in a way that conflicts with this commit."""
+
+
+class CommitRetriesExhaustedError(CommitError, TransientError):
+    """The commit lost the race for a snapshot id too many times."""
+
+
+class CommitStateUnknownError(CommitError, TerminalError):
+    """The commit may or may not have been published (I/O failed while publishing)."""
+
+
+# --- I/O -------------------------------------------------------------------------
+
+
+class FileIOError(TransientError):
+    """A storage operation failed."""

@@ -1,0 +1,131 @@
+"""The FileIO contract: every byte paimon_core reads or writes goes through it.
+
+Paths are plain strings: either local absolute paths (``/tmp/wh/db.db/t``) or
+URLs (``s3://bucket/wh/db.db/t``, ``memory://wh/...``). Implementations must be
+picklable so Spark executors can carry them.
+"""
+
+from __future__ import annotations
+
+import abc
+import posixpath
+from dataclasses import dataclass
+from typing import IO, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pyarrow.fs as pafs
+
+
+@dataclass(frozen=True, slots=True)
+class FileStatus:
+    """One entry of a directory listing."""
+
+    path: str
+    size: int
+    mtime_millis: int
+    is_dir: bool
+
+    @property
+    def name(self) -> str:
+        """The last path component."""
+        return posixpath.basename(self.path.rstrip("/"))
+
+
+class FileIO(abc.ABC):
+    """Storage operations used by paimon_core."""
+
+    #: True when :meth:`try_write_atomic` is a real no-overwrite publish that two
+    #: processes (or machines) can race on safely.
+    atomic_publish_is_safe: bool = True
+
+    @abc.abstractmethod
+    def read_bytes(self, path: str) -> bytes:
+        """Return the whole content of a file (FileNotFoundError if missing)."""
+
+    @abc.abstractmethod
+    def write_bytes(self, path: str, data: bytes, *, overwrite: bool = False) -> None:
+        """Write a whole file. The content appears all at once or not at all.
+
+        Raises FileExistsError when the file exists and ``overwrite`` is False.
+        """
+
+    @abc.abstractmethod
+    def try_write_atomic(self, path: str, data: bytes) -> bool:
+        """Publish a file only if no file of that name exists.
+
+        Returns True when this call created the file, False when it already
+        existed. Never overwrites, never leaves a partial file at ``path``.
+        """
+
+    @abc.abstractmethod
+    def exists(self, path: str) -> bool:
+        """Whether a file or directory exists."""
+
+    @abc.abstractmethod
+    def delete(self, path: str, *, recursive: bool = False) -> bool:
+        """Delete a file (or a directory with ``recursive``). False if it was missing."""
+
+    @abc.abstractmethod
+    def list_status(self, path: str) -> list[FileStatus]:
+        """Entries directly under a directory; empty when the directory is missing."""
+
+    @abc.abstractmethod
+    def mkdirs(self, path: str) -> None:
+        """Create a directory and its parents (no-op on object stores)."""
+
+    @abc.abstractmethod
+    def open_input(self, path: str) -> IO[bytes]:
+        """A seekable binary stream for reading."""
+
+    @abc.abstractmethod
+    def open_output(self, path: str) -> IO[bytes]:
+        """A binary stream for writing a new file (overwrites)."""
+
+    @abc.abstractmethod
+    def get_file_size(self, path: str) -> int:
+        """Size of a file in bytes."""
+
+    @abc.abstractmethod
+    def arrow_filesystem(self) -> pafs.FileSystem:
+        """A pyarrow filesystem over the same storage (for Parquet/ORC I/O)."""
+
+    def arrow_path(self, path: str) -> str:
+        """Translate one of our paths into a path for :meth:`arrow_filesystem`."""
+        return strip_scheme(path)
+
+    def read_text(self, path: str) -> str:
+        """Read a UTF-8 file."""
+        return self.read_bytes(path).decode("utf-8")
+
+    def overwrite_text(self, path: str, text: str) -> None:
+        """Replace a small UTF-8 file (hint files such as LATEST) atomically."""
+        self.write_bytes(path, text.encode("utf-8"), overwrite=True)
+
+    def list_files(self, path: str) -> list[FileStatus]:
+        """Files (not directories) directly under a directory."""
+        return [s for s in self.list_status(path) if not s.is_dir]
+
+    def list_dirs(self, path: str) -> list[FileStatus]:
+        """Directories directly under a directory."""
+        return [s for s in self.list_status(path) if s.is_dir]
+
+
+def strip_scheme(path: str) -> str:
+    """``s3://b/k`` -> ``b/k``; ``file:///x`` -> ``/x``; plain paths unchanged."""
+    if "://" not in path:
+        return path
+    scheme, rest = path.split("://", 1)
+    if scheme == "file":
+        return rest if rest.startswith("/") else "/" + rest
+    return rest
+
+
+def join(*parts: str) -> str:
+    """Join path parts with ``/``, keeping a URL scheme intact."""
+    out = parts[0].rstrip("/") if parts[0] not in ("/",) else "/"
+    for p in parts[1:]:
+        p = p.strip("/")
+        if not p:
+            continue
+        out = out + p if out.endswith("/") else out + "/" + p
+    return out

@@ -1,0 +1,26 @@
+"""Pick a FileIO for a warehouse path or URL."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from paimon_core.io.file_io import FileIO
+from paimon_core.io.fsspec_io import FsspecFileIO
+from paimon_core.io.local_io import LocalFileIO
+
+
+def scheme_of(path: str) -> str:
+    """The URL scheme of a path; ``file`` for plain paths."""
+    return path.split("://", 1)[0].lower() if "://" in path else "file"
+
+
+def load_file_io(path: str, options: dict[str, Any] | None = None) -> FileIO:
+    """Local paths and ``file://`` get :class:`LocalFileIO`; anything else goes to fsspec.
+
+    ``options`` are fsspec storage options (e.g. ``{"endpoint_url": ..., "key": ...}``
+    for S3), passed through to the fsspec filesystem.
+    """
+    scheme = scheme_of(path)
+    if scheme in ("file", "local"):
+        return LocalFileIO()
+    return FsspecFileIO(scheme, options)

@@ -1,0 +1,378 @@
+"""FileStoreCommit: turn commit messages into one atomically published snapshot.
+
+Each attempt reads the latest snapshot, writes the new manifests and manifest
+lists, and races for ``snapshot-(latest+1)`` with a no-overwrite publish. A lost
+race deletes what the attempt wrote and retries with backoff (``commit.max-retries``,
+``commit.min-retry-wait``, ``commit.max-retry-wait``, ``commit.timeout``). Data
+files are never deleted here. A commit user + identifier already in the history
+is a no-op, so a retried job cannot commit twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from paimon_core.exceptions import (
+    CommitConflictError,
+    CommitRetriesExhaustedError,
+    CommitStateUnknownError,
+    InvalidArgumentError,
+)
+from paimon_core.io.file_io import FileIO
+from paimon_core.manifest.entries import FileKind, ManifestEntry, ManifestFileMeta
+from paimon_core.manifest.manifest_file import write_manifest_file
+from paimon_core.manifest.manifest_list import write_manifest_list
+from paimon_core.manifest.merger import merge_manifests
+from paimon_core.manifest.partition_stats import PartitionCodec
+from paimon_core.operation.commit.changes import Changes, collect_changes, row_delta
+from paimon_core.operation.commit.conflicts import check_no_conflicts
+from paimon_core.operation.scan import FileStoreScan, ScanFilter
+from paimon_core.options import CoreOptions
+from paimon_core.paths import PathFactory
+from paimon_core.predicate import Predicate
+from paimon_core.results import CommitResult
+from paimon_core.schema.table_schema import TableSchema
+from paimon_core.snapshot.snapshot import CommitKind, Snapshot
+from paimon_core.snapshot.snapshot_commit import RenamingSnapshotCommit, SnapshotCommit
+from paimon_core.snapshot.snapshot_manager import SnapshotManager
+from paimon_core.table.commit_message import CommitMessage
+from paimon_core.utils.clock import SYSTEM_CLOCK, Clock
+from paimon_core.version import WRITER_VERSION
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class OverwriteSpec:
+    """Which existing files an overwrite replaces.
+
+    ``static_partition``: a (possibly partial) partition spec, values as internal
+    values; files in matching partitions are replaced. ``None`` with
+    ``dynamic=True``: only the partitions the new data touches are replaced.
+    ``None`` with ``dynamic=False``: the whole table is replaced.
+    """
+
+    static_partition: Mapping[str, object] | None = None
+    dynamic: bool = True
+
+
+class FileStoreCommit:
+    """Commits to one table as one commit user."""
+
+    def __init__(
+        self,
+        *,
+        file_io: FileIO,
+        paths: PathFactory,
+        snapshot_manager: SnapshotManager,
+        schema: TableSchema,
+        commit_user: str,
+        table_name: str,
+        clock: Clock = SYSTEM_CLOCK,
+        snapshot_commit: SnapshotCommit | None = None,
+    ) -> None:
+        self.file_io = file_io
+        self.paths = paths
+        self.snapshot_manager = snapshot_manager
+        self.schema = schema
+        self.options = CoreOptions(schema.options)
+        self.commit_user = commit_user
+        self.table_name = table_name
+        self.clock = clock
+        self.snapshot_commit = snapshot_commit or RenamingSnapshotCommit(snapshot_manager)
+        self.codec = PartitionCodec([f.type for f in schema.partition_fields])
+        self.scan = FileStoreScan(file_io, paths, self.codec)
+        bucket = self.options.bucket
+        self.total_buckets = bucket if bucket > 0 else -1
+
+    # --- idempotency ----------------------------------------------------------------
+    def is_committed(self, commit_identifier: int) -> bool:
+        """Whether this commit user already committed this identifier (or a later one)."""
+        snap = self.snapshot_manager.latest_snapshot_of_user(self.commit_user)
+        return snap is not None and snap.commit_identifier >= commit_identifier
+
+    # --- entry points ------------------------------------------------------------------
+    def commit(
+        self,
+        messages: Sequence[CommitMessage],
+        commit_identifier: int,
+        *,
+        overwrite: OverwriteSpec | None = None,
+        properties: Mapping[str, str] | None = None,
+        watermark: int | None = None,
+        check_committed: bool = True,
+    ) -> CommitResult:
+        """Publish the messages as one snapshot (two when compaction results come along)."""
+        if check_committed and self.is_committed(commit_identifier):
+            logger.info(
+                "Commit %s/%d of %s already in the history: nothing to do",
+                self.commit_user,
+                commit_identifier,
+                self.table_name,
+            )
+            return self._result(None, None, commit_identifier, already=True)
+        changes = collect_changes(messages)
+        snapshot_ids: list[int] = []
+        attempts = 0
+        kind: CommitKind | None = None
+        all_entries: list[ManifestEntry] = []
+        steps: list[tuple[list[ManifestEntry], CommitKind, OverwriteSpec | None]] = []
+        if overwrite is not None:
+            self._check_overwrite_partitions(changes, overwrite)
+            steps.append((changes.append, CommitKind.OVERWRITE, overwrite))
+        elif changes.append:
+            steps.append((changes.append, CommitKind.APPEND, None))
+        if changes.compact:
+            steps.append((changes.compact, CommitKind.COMPACT, None))
+        for entries, step_kind, spec in steps:
+            sid, n, committed = self._try_commit(entries, step_kind, commit_identifier, spec, properties, watermark)
+            snapshot_ids.append(sid)
+            attempts += n
+            all_entries += committed
+            kind = kind or step_kind
+        added_files = sum(1 for e in all_entries if e.kind == FileKind.ADD)
+        deleted_files = sum(1 for e in all_entries if e.kind == FileKind.DELETE)
+        added_rows, deleted_rows = row_delta(all_entries)
+        return CommitResult(
+            table=self.table_name,
+            snapshot_id=snapshot_ids[-1] if snapshot_ids else None,
+            commit_kind=kind.value if kind else None,
+            commit_user=self.commit_user,
+            commit_identifier=commit_identifier,
+            added_files=added_files,
+            deleted_files=deleted_files,
+            added_rows=added_rows,
+            deleted_rows=deleted_rows,
+            attempts=attempts,
+            snapshot_ids=tuple(snapshot_ids),
+        )
+
+    def truncate(self, commit_identifier: int) -> CommitResult:
+        """Remove every row (an OVERWRITE snapshot with no new files)."""
+        return self.commit([], commit_identifier, overwrite=OverwriteSpec(None, dynamic=False))
+
+    # --- internals -----------------------------------------------------------------------
+    def _result(self, sid: int | None, kind: CommitKind | None, ident: int, *, already: bool) -> CommitResult:
+        return CommitResult(
+            table=self.table_name,
+            snapshot_id=sid,
+            commit_kind=kind.value if kind else None,
+            commit_user=self.commit_user,
+            commit_identifier=ident,
+            already_committed=already,
+        )
+
+    def _check_overwrite_partitions(self, changes: Changes, spec: OverwriteSpec) -> None:
+        if not spec.static_partition:
+            return
+        names = [f.name for f in self.schema.partition_fields]
+        unknown = [k for k in spec.static_partition if k not in names]
+        if unknown:
+            raise InvalidArgumentError(
+                f"Overwrite partition spec names non-partition column(s) {unknown}; partition keys are {names}"
+            )
+        pred = self._static_partition_predicate(spec.static_partition)
+        for e in changes.append:
+            if e.kind == FileKind.ADD and not pred.test_values(self.codec.decode(e.partition)):
+                raise InvalidArgumentError(
+                    f"Overwriting partition {dict(spec.static_partition)} but new file {e.file.file_name} "
+                    f"belongs to partition {dict(zip(names, self.codec.decode(e.partition), strict=True))}"
+                )
+
+    def _static_partition_predicate(self, spec: Mapping[str, object]) -> Predicate:
+        from paimon_core.predicate import PredicateBuilder  # local: avoid an import cycle at load
+
+        builder = PredicateBuilder(self.schema.partition_fields)
+        preds = [builder.is_null(k) if v is None else builder.equal(k, v) for k, v in spec.items()]
+        return builder.and_(*preds)
+
+    def _overwrite_deletes(self, latest: Snapshot | None, spec: OverwriteSpec, new: Sequence[ManifestEntry]) -> list[ManifestEntry]:
+        if latest is None:
+            return []
+        if spec.static_partition:
+            flt = ScanFilter(partition_predicate=self._static_partition_predicate(spec.static_partition))
+        elif spec.dynamic and self.schema.partition_keys:
+            flt = ScanFilter(partitions=frozenset(e.partition for e in new))
+            if not flt.partitions:
+                return []
+        else:
+            flt = ScanFilter()
+        return [
+            ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
+            for e in self.scan.live_entries(latest, flt)
+        ]
+
+    def _try_commit(
+        self,
+        entries: list[ManifestEntry],
+        kind: CommitKind,
+        identifier: int,
+        overwrite: OverwriteSpec | None,
+        properties: Mapping[str, str] | None,
+        watermark: int | None,
+    ) -> tuple[int, int, list[ManifestEntry]]:
+        """Commit until published; returns (snapshot id, attempts, the entries committed)."""
+        max_retries = self.options.commit_max_retries
+        min_wait = self.options.commit_min_retry_wait_ms
+        max_wait = self.options.commit_max_retry_wait_ms
+        timeout = self.options.commit_timeout_ms
+        started = time.monotonic()
+        attempt = 0
+        while True:
+            attempt += 1
+            latest = self.snapshot_manager.latest_snapshot()
+            changes = list(entries)
+            if overwrite is not None:
+                changes = self._overwrite_deletes(latest, overwrite, entries) + changes
+            sid = self._attempt(latest, changes, kind, identifier, properties, watermark)
+            if sid is not None:
+                return sid, attempt, changes
+            elapsed_ms = (time.monotonic() - started) * 1000
+            if attempt > max_retries or (timeout is not None and elapsed_ms > timeout):
+                raise CommitRetriesExhaustedError(
+                    f"Gave up committing to {self.table_name} after {attempt} attempts "
+                    f"({elapsed_ms:.0f} ms): other writers kept taking the next snapshot id",
+                    attempts=attempt,
+                )
+            wait = min(max_wait, min_wait * (2 ** min(attempt - 1, 20)))
+            time.sleep(random.uniform(wait / 2, wait) / 1000.0)
+
+    def _attempt(
+        self,
+        latest: Snapshot | None,
+        changes: list[ManifestEntry],
+        kind: CommitKind,
+        identifier: int,
+        properties: Mapping[str, str] | None,
+        watermark: int | None,
+    ) -> int | None:
+        """One try; the new snapshot id, or None if another commit took the id first."""
+        if any(e.kind == FileKind.DELETE for e in changes) and latest is not None:
+            base = self.scan.live_entries(latest, ScanFilter(partitions=frozenset(e.partition for e in changes)))
+            check_no_conflicts(base, changes, snapshot_id=latest.id)
+        new_id = latest.id + 1 if latest is not None else 1
+        written: list[str] = []
+        try:
+            delta_metas = self._write_manifests(changes)
+            written += [m.file_name for m in delta_metas]
+            previous = self.scan.data_manifests(latest) if latest is not None else []
+            base_metas, merged_new = merge_manifests(
+                previous,
+                read=self.scan.read_manifest,
+                write=self._write_manifests,
+                target_size=self.options.manifest_target_file_size,
+                min_count=self.options.manifest_merge_min_count,
+                full_compaction_threshold=self.options.manifest_full_compaction_size,
+            )
+            written += [m.file_name for m in merged_new]
+            base_list = self.paths.new_manifest_list_name()
+            base_size = write_manifest_list(self.file_io, self.paths.manifest_path(base_list), base_metas)
+            written.append(base_list)
+            delta_list = self.paths.new_manifest_list_name()
+            delta_size = write_manifest_list(self.file_io, self.paths.manifest_path(delta_list), delta_metas)
+            written.append(delta_list)
+            added, deleted = row_delta(changes)
+            delta_rows = added - deleted
+            snapshot = Snapshot(
+                id=new_id,
+                schema_id=self.schema.id,
+                base_manifest_list=base_list,
+                base_manifest_list_size=base_size,
+                delta_manifest_list=delta_list,
+                delta_manifest_list_size=delta_size,
+                index_manifest=latest.index_manifest if latest is not None else None,
+                commit_user=self.commit_user,
+                commit_identifier=identifier,
+                commit_kind=kind,
+                time_millis=self.clock.now_millis(),
+                total_record_count=(latest.total_record_count if latest is not None else 0) + delta_rows,
+                delta_record_count=delta_rows,
+                watermark=_watermark(latest, watermark),
+                properties=dict(properties) if properties else None,
+                next_row_id=latest.next_row_id if latest is not None else None,
+                writer_version=WRITER_VERSION,
+            )
+        except BaseException:
+            self._cleanup(written)
+            raise
+        try:
+            published = self.snapshot_commit.commit(snapshot)
+        except Exception as e:
+            # The publish may or may not have landed: look before deciding.
+            existing = self.snapshot_manager.try_snapshot(new_id)
+            if existing is not None and existing.uuid == snapshot.uuid:
+                logger.warning("Publish of snapshot %d reported %r but the snapshot is ours", new_id, e)
+                return new_id
+            if existing is not None:
+                self._cleanup(written)
+                return None
+            raise CommitStateUnknownError(
+                f"Publishing snapshot {new_id} of {self.table_name} failed: {e}; the commit did not land "
+                f"(no snapshot-{new_id}), retry it",
+                snapshot_id=new_id,
+            ) from e
+        if not published:
+            logger.debug("Snapshot %d of %s taken by another commit; retrying", new_id, self.table_name)
+            self._cleanup(written)
+            return None
+        logger.info(
+            "Committed snapshot %d (%s) to %s: %d entries, %+d rows",
+            new_id,
+            kind.value,
+            self.table_name,
+            len(changes),
+            snapshot.delta_record_count,
+        )
+        return new_id
+
+    def _write_manifests(self, entries: list[ManifestEntry]) -> list[ManifestFileMeta]:
+        """Write entries into manifests of about ``manifest.target-file-size`` each."""
+        if not entries:
+            return []
+        target = self.options.manifest_target_file_size
+        metas = [self._write_one(entries)]
+        if metas[0].file_size <= target * 2 or len(entries) < 2:
+            return metas
+        # Too big for one file: split evenly by the measured size.
+        self.file_io.delete(self.paths.manifest_path(metas[0].file_name))
+        parts = -(-metas[0].file_size // target)
+        step = -(-len(entries) // parts)
+        return [self._write_one(entries[i : i + step]) for i in range(0, len(entries), step)]
+
+    def _write_one(self, entries: list[ManifestEntry]) -> ManifestFileMeta:
+        name = self.paths.new_manifest_name()
+        return write_manifest_file(
+            self.file_io,
+            self.paths.manifest_path(name),
+            entries,
+            partition_stats=self.codec.stats([e.partition for e in entries]),
+            schema_id=self.schema.id,
+        )
+
+    def _cleanup(self, names: list[str]) -> None:
+        for name in names:
+            try:
+                self.file_io.delete(self.paths.manifest_path(name))
+            except OSError as e:  # pragma: no cover - best effort; orphan clean removes leftovers
+                logger.warning("Could not delete unused manifest %s: %s", name, e)
+
+
+def _watermark(latest: Snapshot | None, new: int | None) -> int | None:
+    old = latest.watermark if latest is not None else None
+    if new is None:
+        return old
+    return new if old is None else max(old, new)
+
+
+def new_commit_user(prefix: str | None = None) -> str:
+    """A fresh commit user (one per batch job; streaming jobs keep theirs)."""
+    u = str(uuid.uuid4())
+    return f"{prefix}_{u}" if prefix else u
+
+
+__all__ = ["FileStoreCommit", "OverwriteSpec", "new_commit_user", "CommitConflictError"]

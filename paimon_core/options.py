@@ -1,0 +1,295 @@
+"""Table options (Paimon's CoreOptions): keys, defaults, typed getters, validation."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping
+
+from paimon_core.exceptions import InvalidOptionError
+from paimon_core.options_catalog import OPTION_KINDS
+
+# --- keys and defaults used by paimon_core (names exactly as Paimon's) -----------
+BUCKET = "bucket"
+BUCKET_DEFAULT = -1
+BUCKET_KEY = "bucket-key"
+FILE_FORMAT = "file.format"
+FILE_FORMAT_DEFAULT = "parquet"
+FILE_COMPRESSION = "file.compression"
+TARGET_FILE_SIZE = "target-file-size"
+TARGET_FILE_SIZE_PK_DEFAULT = 128 * 1024 * 1024
+TARGET_FILE_SIZE_APPEND_DEFAULT = 256 * 1024 * 1024
+DATA_FILE_PREFIX = "data-file.prefix"
+DATA_FILE_PREFIX_DEFAULT = "data-"
+CHANGELOG_FILE_PREFIX = "changelog-file.prefix"
+CHANGELOG_FILE_PREFIX_DEFAULT = "changelog-"
+PARTITION_DEFAULT_NAME = "partition.default-name"
+PARTITION_DEFAULT_NAME_DEFAULT = "__DEFAULT_PARTITION__"
+MANIFEST_TARGET_FILE_SIZE = "manifest.target-file-size"
+MANIFEST_TARGET_FILE_SIZE_DEFAULT = 8 * 1024 * 1024
+MANIFEST_FULL_COMPACTION_SIZE = "manifest.full-compaction-threshold-size"
+MANIFEST_FULL_COMPACTION_SIZE_DEFAULT = 16 * 1024 * 1024
+MANIFEST_MERGE_MIN_COUNT = "manifest.merge-min-count"
+MANIFEST_MERGE_MIN_COUNT_DEFAULT = 30
+COMMIT_MAX_RETRIES = "commit.max-retries"
+COMMIT_MAX_RETRIES_DEFAULT = 10
+COMMIT_MIN_RETRY_WAIT = "commit.min-retry-wait"
+COMMIT_MIN_RETRY_WAIT_DEFAULT_MS = 10
+COMMIT_MAX_RETRY_WAIT = "commit.max-retry-wait"
+COMMIT_MAX_RETRY_WAIT_DEFAULT_MS = 10_000
+COMMIT_TIMEOUT = "commit.timeout"
+COMMIT_USER_PREFIX = "commit.user-prefix"
+DYNAMIC_PARTITION_OVERWRITE = "dynamic-partition-overwrite"
+METADATA_STATS_MODE = "metadata.stats-mode"
+METADATA_STATS_MODE_DEFAULT = "truncate(16)"
+MERGE_ENGINE = "merge-engine"
+SCAN_SNAPSHOT_ID = "scan.snapshot-id"
+SCAN_TAG_NAME = "scan.tag-name"
+SCAN_TIMESTAMP_MILLIS = "scan.timestamp-millis"
+INCREMENTAL_BETWEEN = "incremental-between"
+INCREMENTAL_BETWEEN_TIMESTAMP = "incremental-between-timestamp"
+PATH = "path"
+
+# Options that are not table options but may legitimately sit in a schema written by
+# other engines (Flink connector options, format passthrough, per-field options).
+_PASSTHROUGH_PREFIXES = (
+    "fields.",
+    "parquet.",
+    "orc.",
+    "avro.",
+    "fs.",
+    "s3.",
+    "oss.",
+    "hadoop.",
+    "file-index.",
+    "sink.",
+    "lookup.",
+    "scan.infer-parallelism",
+    "scan.parallelism",
+    "streaming-read.",
+    "changelog-producer.",
+    "log.",
+)
+
+_MEMORY_UNITS = {
+    "b": 1,
+    "bytes": 1,
+    "k": 1024,
+    "kb": 1024,
+    "kibibytes": 1024,
+    "m": 1024**2,
+    "mb": 1024**2,
+    "mebibytes": 1024**2,
+    "g": 1024**3,
+    "gb": 1024**3,
+    "gibibytes": 1024**3,
+    "t": 1024**4,
+    "tb": 1024**4,
+    "tebibytes": 1024**4,
+}
+_DURATION_UNITS_MS = {
+    "ns": 1e-6,
+    "nano": 1e-6,
+    "nanos": 1e-6,
+    "nanosecond": 1e-6,
+    "nanoseconds": 1e-6,
+    "us": 1e-3,
+    "µs": 1e-3,
+    "micro": 1e-3,
+    "micros": 1e-3,
+    "microsecond": 1e-3,
+    "microseconds": 1e-3,
+    "ms": 1,
+    "milli": 1,
+    "millis": 1,
+    "millisecond": 1,
+    "milliseconds": 1,
+    "s": 1000,
+    "sec": 1000,
+    "secs": 1000,
+    "second": 1000,
+    "seconds": 1000,
+    "min": 60_000,
+    "m": 60_000,
+    "minute": 60_000,
+    "minutes": 60_000,
+    "h": 3_600_000,
+    "hour": 3_600_000,
+    "hours": 3_600_000,
+    "d": 86_400_000,
+    "day": 86_400_000,
+    "days": 86_400_000,
+}
+_NUM_UNIT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Zµ]*)\s*$")
+
+
+def parse_memory_size(text: str, *, key: str = "") -> int:
+    """Parse ``128 mb``, ``8mb``, ``1 gb``, ``1024`` (bytes) into bytes."""
+    m = _NUM_UNIT.match(text)
+    unit = m.group(2).lower() if m else ""
+    if not m or unit not in _MEMORY_UNITS and unit != "":
+        raise InvalidOptionError(f"Invalid memory size {text!r}{_for(key)}: expected e.g. '128 mb'", key=key)
+    return int(float(m.group(1)) * (_MEMORY_UNITS[unit] if unit else 1))
+
+
+def parse_duration_ms(text: str, *, key: str = "") -> int:
+    """Parse ``10 s``, ``1h``, ``100 ms``, ``1 d``, ``500`` (millis) into milliseconds."""
+    m = _NUM_UNIT.match(text)
+    unit = m.group(2).lower() if m else ""
+    if not m or unit not in _DURATION_UNITS_MS and unit != "":
+        raise InvalidOptionError(f"Invalid duration {text!r}{_for(key)}: expected e.g. '10 s' or '1 h'", key=key)
+    return int(float(m.group(1)) * (_DURATION_UNITS_MS[unit] if unit else 1))
+
+
+def _for(key: str) -> str:
+    return f" for option '{key}'" if key else ""
+
+
+def _check_value(key: str, value: str, kind: str, enum_values: tuple[str, ...]) -> None:
+    if kind == "bool":
+        if value.lower() not in ("true", "false"):
+            raise InvalidOptionError(f"Option '{key}' must be true or false, got {value!r}", key=key)
+    elif kind in ("int", "long"):
+        try:
+            int(value)
+        except ValueError:
+            raise InvalidOptionError(f"Option '{key}' must be an integer, got {value!r}", key=key) from None
+    elif kind == "double":
+        try:
+            float(value)
+        except ValueError:
+            raise InvalidOptionError(f"Option '{key}' must be a number, got {value!r}", key=key) from None
+    elif kind == "memory":
+        parse_memory_size(value, key=key)
+    elif kind == "duration":
+        parse_duration_ms(value, key=key)
+    elif kind == "enum" and enum_values and value.lower() not in enum_values:
+        raise InvalidOptionError(
+            f"Option '{key}' must be one of {', '.join(enum_values)}; got {value!r}", key=key
+        )
+
+
+def validate_options(options: Mapping[str, str]) -> None:
+    """Reject unknown keys and malformed values, naming the offending option."""
+    for key, value in options.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise InvalidOptionError(f"Option keys and values must be strings: {key!r}={value!r}", key=str(key))
+        spec = OPTION_KINDS.get(key)
+        if spec is None:
+            if key.startswith(_PASSTHROUGH_PREFIXES):
+                continue
+            close = difflib.get_close_matches(key, OPTION_KINDS.keys(), n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise InvalidOptionError(f"Unknown table option '{key}'{hint}", key=key)
+        _check_value(key, value, *spec)
+    if METADATA_STATS_MODE in options:
+        _check_stats_mode(options[METADATA_STATS_MODE], METADATA_STATS_MODE)
+    for key, value in options.items():
+        if key.startswith("fields.") and key.endswith(".stats-mode"):
+            _check_stats_mode(value, key)
+
+
+def _check_stats_mode(value: str, key: str) -> None:
+    v = value.strip().lower()
+    if v in ("none", "counts", "full") or re.fullmatch(r"truncate\(\d+\)", v):
+        return
+    raise InvalidOptionError(
+        f"Option '{key}' must be none, counts, full or truncate(N); got {value!r}", key=key
+    )
+
+
+class CoreOptions:
+    """Typed, read-only view over a table's options."""
+
+    def __init__(self, options: Mapping[str, str]) -> None:
+        self.options: dict[str, str] = dict(options)
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        return self.options.get(key, default)
+
+    def _int(self, key: str, default: int) -> int:
+        v = self.options.get(key)
+        if v is None:
+            return default
+        try:
+            return int(v)
+        except ValueError:
+            raise InvalidOptionError(f"Option '{key}' must be an integer, got {v!r}", key=key) from None
+
+    def _bool(self, key: str, default: bool) -> bool:
+        v = self.options.get(key)
+        return default if v is None else v.strip().lower() == "true"
+
+    def _memory(self, key: str, default: int) -> int:
+        v = self.options.get(key)
+        return default if v is None else parse_memory_size(v, key=key)
+
+    def _duration(self, key: str, default: int) -> int:
+        v = self.options.get(key)
+        return default if v is None else parse_duration_ms(v, key=key)
+
+    @property
+    def bucket(self) -> int:
+        return self._int(BUCKET, BUCKET_DEFAULT)
+
+    @property
+    def bucket_key(self) -> list[str]:
+        v = self.options.get(BUCKET_KEY)
+        return [k.strip() for k in v.split(",") if k.strip()] if v else []
+
+    @property
+    def file_format(self) -> str:
+        return (self.options.get(FILE_FORMAT) or FILE_FORMAT_DEFAULT).lower()
+
+    def target_file_size(self, *, has_primary_key: bool) -> int:
+        default = TARGET_FILE_SIZE_PK_DEFAULT if has_primary_key else TARGET_FILE_SIZE_APPEND_DEFAULT
+        return self._memory(TARGET_FILE_SIZE, default)
+
+    @property
+    def data_file_prefix(self) -> str:
+        return self.options.get(DATA_FILE_PREFIX, DATA_FILE_PREFIX_DEFAULT)
+
+    @property
+    def partition_default_name(self) -> str:
+        return self.options.get(PARTITION_DEFAULT_NAME, PARTITION_DEFAULT_NAME_DEFAULT)
+
+    @property
+    def manifest_target_file_size(self) -> int:
+        return self._memory(MANIFEST_TARGET_FILE_SIZE, MANIFEST_TARGET_FILE_SIZE_DEFAULT)
+
+    @property
+    def manifest_full_compaction_size(self) -> int:
+        return self._memory(MANIFEST_FULL_COMPACTION_SIZE, MANIFEST_FULL_COMPACTION_SIZE_DEFAULT)
+
+    @property
+    def manifest_merge_min_count(self) -> int:
+        return self._int(MANIFEST_MERGE_MIN_COUNT, MANIFEST_MERGE_MIN_COUNT_DEFAULT)
+
+    @property
+    def commit_max_retries(self) -> int:
+        return self._int(COMMIT_MAX_RETRIES, COMMIT_MAX_RETRIES_DEFAULT)
+
+    @property
+    def commit_min_retry_wait_ms(self) -> int:
+        return self._duration(COMMIT_MIN_RETRY_WAIT, COMMIT_MIN_RETRY_WAIT_DEFAULT_MS)
+
+    @property
+    def commit_max_retry_wait_ms(self) -> int:
+        return self._duration(COMMIT_MAX_RETRY_WAIT, COMMIT_MAX_RETRY_WAIT_DEFAULT_MS)
+
+    @property
+    def commit_timeout_ms(self) -> int | None:
+        v = self.options.get(COMMIT_TIMEOUT)
+        return None if v is None else parse_duration_ms(v, key=COMMIT_TIMEOUT)
+
+    @property
+    def dynamic_partition_overwrite(self) -> bool:
+        return self._bool(DYNAMIC_PARTITION_OVERWRITE, True)
+
+    @property
+    def stats_mode(self) -> str:
+        return self.options.get(METADATA_STATS_MODE, METADATA_STATS_MODE_DEFAULT)
+
+    @property
+    def merge_engine(self) -> str:
+        return self.options.get(MERGE_ENGINE, "deduplicate")

@@ -1,0 +1,166 @@
+"""Every file and directory name of a table, in one place (Paimon's FileStorePathFactory).
+
+Layout under the table root::
+
+    schema/schema-N                  snapshot/{snapshot-N,LATEST,EARLIEST}
+    manifest/{manifest-,manifest-list-,index-manifest-}<uuid>-<n>
+    index/index-<uuid>-<n>           tag/tag-<name>   consumer/consumer-<id>
+    changelog/changelog-N            statistics/      branch/branch-<name>/...
+    k1=v1/k2=v2/bucket-N/data-<uuid>-<n>.parquet
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import uuid
+from collections.abc import Sequence
+
+from paimon_core.io.file_io import join
+
+SNAPSHOT_DIR = "snapshot"
+SNAPSHOT_PREFIX = "snapshot-"
+LATEST = "LATEST"
+EARLIEST = "EARLIEST"
+SCHEMA_DIR = "schema"
+SCHEMA_PREFIX = "schema-"
+MANIFEST_DIR = "manifest"
+MANIFEST_PREFIX = "manifest-"
+MANIFEST_LIST_PREFIX = "manifest-list-"
+INDEX_MANIFEST_PREFIX = "index-manifest-"
+INDEX_DIR = "index"
+INDEX_PREFIX = "index-"
+TAG_DIR = "tag"
+TAG_PREFIX = "tag-"
+CONSUMER_DIR = "consumer"
+CONSUMER_PREFIX = "consumer-"
+CHANGELOG_DIR = "changelog"
+CHANGELOG_PREFIX = "changelog-"
+STATISTICS_DIR = "statistics"
+BRANCH_DIR = "branch"
+BRANCH_PREFIX = "branch-"
+BUCKET_PREFIX = "bucket-"
+POSTPONE_BUCKET_DIR = "bucket-postpone"
+POSTPONE_BUCKET = -2
+DB_SUFFIX = ".db"
+
+
+def bucket_dir_name(bucket: int) -> str:
+    """``bucket-N`` (``bucket-postpone`` for the postpone bucket)."""
+    return POSTPONE_BUCKET_DIR if bucket == POSTPONE_BUCKET else f"{BUCKET_PREFIX}{bucket}"
+
+
+class PathFactory:
+    """Names every file of one table. One instance per writer/committer (it owns a uuid)."""
+
+    def __init__(self, table_path: str, *, data_file_prefix: str = "data-", file_format: str = "parquet") -> None:
+        self.table_path = table_path.rstrip("/")
+        self.data_file_prefix = data_file_prefix
+        self.file_format = file_format
+        self._uuid = str(uuid.uuid4())
+        self._manifest_counter = itertools.count()
+        self._manifest_list_counter = itertools.count()
+        self._index_manifest_counter = itertools.count()
+        self._data_counter = itertools.count()
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, object]:
+        return {
+            "table_path": self.table_path,
+            "data_file_prefix": self.data_file_prefix,
+            "file_format": self.file_format,
+        }
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__init__(  # type: ignore[misc]
+            str(state["table_path"]),
+            data_file_prefix=str(state["data_file_prefix"]),
+            file_format=str(state["file_format"]),
+        )
+
+    def _next(self, counter: itertools.count[int]) -> int:
+        with self._lock:
+            return next(counter)
+
+    # --- metadata directories --------------------------------------------------
+    @property
+    def snapshot_dir(self) -> str:
+        return join(self.table_path, SNAPSHOT_DIR)
+
+    def snapshot_path(self, snapshot_id: int) -> str:
+        return join(self.snapshot_dir, f"{SNAPSHOT_PREFIX}{snapshot_id}")
+
+    @property
+    def schema_dir(self) -> str:
+        return join(self.table_path, SCHEMA_DIR)
+
+    def schema_path(self, schema_id: int) -> str:
+        return join(self.schema_dir, f"{SCHEMA_PREFIX}{schema_id}")
+
+    @property
+    def manifest_dir(self) -> str:
+        return join(self.table_path, MANIFEST_DIR)
+
+    def manifest_path(self, name: str) -> str:
+        return join(self.manifest_dir, name)
+
+    def new_manifest_name(self) -> str:
+        return f"{MANIFEST_PREFIX}{self._uuid}-{self._next(self._manifest_counter)}"
+
+    def new_manifest_list_name(self) -> str:
+        return f"{MANIFEST_LIST_PREFIX}{self._uuid}-{self._next(self._manifest_list_counter)}"
+
+    def new_index_manifest_name(self) -> str:
+        return f"{INDEX_MANIFEST_PREFIX}{self._uuid}-{self._next(self._index_manifest_counter)}"
+
+    @property
+    def index_dir(self) -> str:
+        return join(self.table_path, INDEX_DIR)
+
+    @property
+    def tag_dir(self) -> str:
+        return join(self.table_path, TAG_DIR)
+
+    def tag_path(self, name: str) -> str:
+        return join(self.tag_dir, f"{TAG_PREFIX}{name}")
+
+    @property
+    def consumer_dir(self) -> str:
+        return join(self.table_path, CONSUMER_DIR)
+
+    def consumer_path(self, consumer_id: str) -> str:
+        return join(self.consumer_dir, f"{CONSUMER_PREFIX}{consumer_id}")
+
+    @property
+    def changelog_dir(self) -> str:
+        return join(self.table_path, CHANGELOG_DIR)
+
+    @property
+    def statistics_dir(self) -> str:
+        return join(self.table_path, STATISTICS_DIR)
+
+    @property
+    def branch_dir(self) -> str:
+        return join(self.table_path, BRANCH_DIR)
+
+    # --- data files ------------------------------------------------------------
+    def bucket_path(self, partition_path: str, bucket: int) -> str:
+        """``<table>/<partition path>/bucket-N``; ``partition_path`` is '' when unpartitioned."""
+        if partition_path:
+            return join(self.table_path, partition_path, bucket_dir_name(bucket))
+        return join(self.table_path, bucket_dir_name(bucket))
+
+    def new_data_file_name(self, *, extension: str | None = None, prefix: str | None = None) -> str:
+        ext = extension or self.file_format
+        pre = self.data_file_prefix if prefix is None else prefix
+        return f"{pre}{self._uuid}-{self._next(self._data_counter)}.{ext}"
+
+    def data_file_path(self, partition_path: str, bucket: int, file_name: str, external_path: str | None = None) -> str:
+        if external_path:
+            return external_path
+        return join(self.bucket_path(partition_path, bucket), file_name)
+
+
+def partition_path(names: Sequence[str], value_strings: Sequence[str]) -> str:
+    """``k1=v1/k2=v2`` from already-rendered (and escaped) partition value strings."""
+    return "/".join(f"{n}={v}" for n, v in zip(names, value_strings, strict=True))

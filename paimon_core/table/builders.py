@@ -1,0 +1,150 @@
+"""Write and read builders (the API shape pypaimon and Paimon's Java API share)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from paimon_core.exceptions import InvalidArgumentError
+from paimon_core.operation.commit.committer import FileStoreCommit, OverwriteSpec, new_commit_user
+from paimon_core.predicate import Predicate, PredicateBuilder
+from paimon_core.results import CommitResult
+from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
+from paimon_core.table.commit_message import CommitMessage
+from paimon_core.table.source import Plan
+from paimon_core.table.table_read import TableRead
+from paimon_core.table.table_scan import TableScan
+from paimon_core.table.table_write import TableWrite
+
+if TYPE_CHECKING:
+    from paimon_core.table.table import FileStoreTable
+
+
+class BatchTableCommit:
+    """Commits the messages of one batch job as one snapshot."""
+
+    def __init__(self, table: FileStoreTable, commit_user: str, overwrite: OverwriteSpec | None) -> None:
+        self.table = table
+        self.commit_user = commit_user
+        self.overwrite = overwrite
+        self._done = False
+
+    def commit(self, messages: Sequence[CommitMessage], commit_identifier: int = BATCH_COMMIT_IDENTIFIER) -> CommitResult:
+        if self._done:
+            raise InvalidArgumentError("A BatchTableCommit commits once; create a new write builder for the next batch")
+        self._done = True
+        return self.table.new_file_store_commit(self.commit_user).commit(
+            messages, commit_identifier, overwrite=self.overwrite
+        )
+
+    def truncate(self) -> CommitResult:
+        """Remove all rows (a new OVERWRITE snapshot; old files stay for time travel)."""
+        self._done = True
+        return self.table.new_file_store_commit(self.commit_user).truncate(BATCH_COMMIT_IDENTIFIER)
+
+    def abort(self, messages: Sequence[CommitMessage]) -> None:
+        """Delete the files of messages that will never be committed."""
+        for m in messages:
+            bucket_path = self.table.bucket_path(m.partition, m.bucket)
+            for f in m.new_files:
+                self.table.file_io.delete(f.external_path or f"{bucket_path}/{f.file_name}")
+
+
+class BatchWriteBuilder:
+    """``table.new_batch_write_builder()``: one batch write, one commit."""
+
+    def __init__(self, table: FileStoreTable) -> None:
+        self.table = table
+        self.commit_user = new_commit_user(table.schema.options.get("commit.user-prefix"))
+        self._overwrite: OverwriteSpec | None = None
+
+    def overwrite(self, static_partition: Mapping[str, object] | None = None) -> BatchWriteBuilder:
+        """Replace data instead of appending: the given partition, the partitions written
+        (``dynamic-partition-overwrite``, the default) or the whole table."""
+        if static_partition:
+            codec_fields = {f.name: f for f in self.table.schema.partition_fields}
+            from paimon_core.data.internal import to_internal
+
+            spec = {}
+            for k, v in static_partition.items():
+                if k not in codec_fields:
+                    raise InvalidArgumentError(
+                        f"'{k}' is not a partition key of {self.table.name} (partition keys: {list(codec_fields)})"
+                    )
+                spec[k] = None if v is None else to_internal(v, codec_fields[k].type)
+            self._overwrite = OverwriteSpec(spec, dynamic=False)
+        else:
+            self._overwrite = OverwriteSpec(None, dynamic=self.table.schema.core_options.dynamic_partition_overwrite)
+        return self
+
+    def new_write(self) -> TableWrite:
+        return TableWrite(self.table)
+
+    def new_commit(self) -> BatchTableCommit:
+        return BatchTableCommit(self.table, self.commit_user, self._overwrite)
+
+
+class StreamTableCommit:
+    """Commits with a caller-chosen identifier; an identifier already committed is a no-op."""
+
+    def __init__(self, table: FileStoreTable, commit_user: str) -> None:
+        self.table = table
+        self.commit_user = commit_user
+
+    def commit(self, messages: Sequence[CommitMessage], commit_identifier: int) -> CommitResult:
+        return self.table.new_file_store_commit(self.commit_user).commit(messages, commit_identifier)
+
+    def is_committed(self, commit_identifier: int) -> bool:
+        return self.table.new_file_store_commit(self.commit_user).is_committed(commit_identifier)
+
+
+class StreamWriteBuilder:
+    """``table.new_stream_write_builder(commit_user)``: many commits, stable commit user."""
+
+    def __init__(self, table: FileStoreTable, commit_user: str | None = None) -> None:
+        self.table = table
+        self.commit_user = commit_user or new_commit_user(table.schema.options.get("commit.user-prefix"))
+
+    def new_write(self) -> TableWrite:
+        return TableWrite(self.table)
+
+    def new_commit(self) -> StreamTableCommit:
+        return StreamTableCommit(self.table, self.commit_user)
+
+
+class ReadBuilder:
+    """``table.new_read_builder()``: filter, projection, limit; then scan and read."""
+
+    def __init__(self, table: FileStoreTable) -> None:
+        self.table = table
+        self._predicate: Predicate | None = None
+        self._projection: list[str] | None = None
+        self._limit: int | None = None
+
+    def new_predicate_builder(self) -> PredicateBuilder:
+        return PredicateBuilder(list(self.table.schema.fields))
+
+    def with_filter(self, predicate: Predicate | None) -> ReadBuilder:
+        self._predicate = predicate
+        return self
+
+    def with_projection(self, columns: Sequence[str] | None) -> ReadBuilder:
+        if columns is not None:
+            self.table.schema.fields_of(list(columns))  # raises for unknown columns
+        self._projection = None if columns is None else list(columns)
+        return self
+
+    def with_limit(self, limit: int | None) -> ReadBuilder:
+        if limit is not None and limit < 0:
+            raise InvalidArgumentError(f"limit must be >= 0, got {limit}")
+        self._limit = limit
+        return self
+
+    def new_scan(self) -> TableScan:
+        return TableScan(self.table, predicate=self._predicate, options=self.table.dynamic_options)
+
+    def new_read(self) -> TableRead:
+        return TableRead(self.table, projection=self._projection, predicate=self._predicate, limit=self._limit)
+
+    def plan(self) -> Plan:
+        return self.new_scan().plan()

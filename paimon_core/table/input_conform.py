@@ -1,0 +1,65 @@
+"""Check and cast user data to the table's Arrow schema before writing."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from paimon_core.exceptions import SchemaMismatchError
+from paimon_core.format.arrow_types import to_arrow_schema
+from paimon_core.schema.table_schema import TableSchema
+
+
+def table_arrow_schema(schema: TableSchema) -> pa.Schema:
+    return to_arrow_schema(list(schema.fields))
+
+
+def conform(data: pa.Table | pa.RecordBatch, schema: TableSchema, target: pa.Schema | None = None) -> pa.Table:
+    """Reorder and safely cast ``data`` to the table schema, or raise SchemaMismatchError.
+
+    Missing columns, extra columns, lossy casts and nulls in NOT NULL columns are
+    errors that name the column; nothing is written.
+    """
+    target = target if target is not None else table_arrow_schema(schema)
+    table = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
+    have = table.schema.names
+    want = target.names
+    missing = [n for n in want if n not in have]
+    extra = [n for n in have if n not in want]
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"missing column(s) {missing}")
+        if extra:
+            parts.append(f"unknown column(s) {extra}")
+        raise SchemaMismatchError(
+            f"Data does not match the table schema: {'; '.join(parts)} (table columns: {want})",
+            missing=missing,
+            extra=extra,
+        )
+    cols = []
+    for field in target:
+        col = table.column(field.name)
+        if not col.type.equals(field.type):
+            try:
+                col = col.cast(field.type, safe=True)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+                raise SchemaMismatchError(
+                    f"Column '{field.name}' has type {col.type}, which cannot be cast safely to the "
+                    f"table type {field.type}: {e}",
+                    column=field.name,
+                ) from None
+        if not field.nullable and col.null_count:
+            raise SchemaMismatchError(
+                f"Column '{field.name}' is NOT NULL but {col.null_count} row(s) are null", column=field.name
+            )
+        cols.append(col)
+    return pa.Table.from_arrays(cols, schema=target)
+
+
+def any_null(table: pa.Table, names: list[str]) -> str | None:
+    """The first of the named columns holding a null, or None."""
+    for n in names:
+        if table.column(n).null_count:
+            return n
+    return None
+

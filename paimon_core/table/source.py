@@ -1,0 +1,44 @@
+"""Splits and plans: what a read is made of (Paimon's DataSplit / Plan)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from paimon_core.manifest.entries import DataFileMeta
+
+
+@dataclass(frozen=True)
+class DataSplit:
+    """Files of one (partition, bucket) to read together. Picklable."""
+
+    snapshot_id: int
+    partition: bytes
+    bucket: int
+    bucket_path: str
+    files: tuple[DataFileMeta, ...]
+    #: True when the files can be read as they are (no key merging needed).
+    raw_convertible: bool = True
+    #: Set for incremental reads: rows are what these files added.
+    incremental: bool = False
+
+    @property
+    def row_count(self) -> int:
+        return sum(f.row_count for f in self.files)
+
+    @property
+    def file_size(self) -> int:
+        return sum(f.file_size for f in self.files)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The result of planning a scan."""
+
+    snapshot_id: int | None
+    splits: list[DataSplit] = field(default_factory=list)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.splits)
+
+    def __len__(self) -> int:
+        return len(self.splits)

@@ -1,0 +1,185 @@
+"""FileStoreTable: the facade over one table's files."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+
+import pyarrow as pa
+
+from paimon_core.data.internal import escape_path_name, partition_dir_value
+from paimon_core.exceptions import CommitStateUnknownError
+from paimon_core.format.arrow_types import to_arrow_schema
+from paimon_core.io.file_io import FileIO
+from paimon_core.manifest.partition_stats import PartitionCodec
+from paimon_core.operation.commit.committer import FileStoreCommit
+from paimon_core.operation.scan import FileStoreScan
+from paimon_core.options import CoreOptions, validate_options
+from paimon_core.paths import PathFactory
+from paimon_core.predicate import Predicate
+from paimon_core.results import CommitResult
+from paimon_core.schema.schema_manager import SchemaManager
+from paimon_core.schema.table_schema import TableSchema
+from paimon_core.snapshot.snapshot import Snapshot
+from paimon_core.snapshot.snapshot_manager import SnapshotManager
+from paimon_core.table.builders import BatchWriteBuilder, ReadBuilder, StreamWriteBuilder
+from paimon_core.tag.tag_manager import TagManager
+from paimon_core.utils.clock import SYSTEM_CLOCK, Clock
+
+
+class FileStoreTable:
+    """One Paimon table: schema, snapshots, and factories for reads and writes."""
+
+    def __init__(
+        self,
+        file_io: FileIO,
+        path: str,
+        schema: TableSchema,
+        *,
+        name: str | None = None,
+        dynamic_options: Mapping[str, str] | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> None:
+        self.file_io = file_io
+        self.path = path.rstrip("/")
+        self.schema = schema
+        self.name = name or self.path.rsplit("/", 1)[-1]
+        self.dynamic_options = dict(dynamic_options or {})
+        self.clock = clock
+        self.options = CoreOptions({**schema.options, **self.dynamic_options})
+        self.paths = PathFactory(self.path, data_file_prefix=self.options.data_file_prefix, file_format=self.options.file_format)
+        self.snapshot_manager = SnapshotManager(file_io, self.paths)
+        self.schema_manager = SchemaManager(file_io, self.paths, clock=clock)
+        self.tag_manager = TagManager(file_io, self.paths, clock=clock)
+        self.partition_codec = PartitionCodec([f.type for f in schema.partition_fields])
+        self._schema_cache = lru_cache(maxsize=256)(self._load_schema)
+        self._legacy_partition_name = schema.options.get("partition.legacy-name", "true").lower() == "true"
+
+    def __getstate__(self) -> dict[str, object]:
+        return {
+            "file_io": self.file_io,
+            "path": self.path,
+            "schema": self.schema,
+            "name": self.name,
+            "dynamic_options": self.dynamic_options,
+        }
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__init__(  # type: ignore[misc]
+            state["file_io"], state["path"], state["schema"], name=state["name"], dynamic_options=state["dynamic_options"]
+        )
+
+    def __repr__(self) -> str:
+        return f"FileStoreTable({self.name!r}, path={self.path!r}, schema_id={self.schema.id})"
+
+    # --- schema --------------------------------------------------------------------
+    @property
+    def arrow_schema(self) -> pa.Schema:
+        return to_arrow_schema(list(self.schema.fields))
+
+    def _load_schema(self, schema_id: int) -> TableSchema:
+        if schema_id == self.schema.id:
+            return self.schema
+        return self.schema_manager.schema(schema_id)
+
+    def schema_manager_cached(self, schema_id: int) -> TableSchema:
+        """Schema ``schema_id`` (cached: schema files never change)."""
+        return self._schema_cache(schema_id)
+
+    @property
+    def primary_keys(self) -> list[str]:
+        return list(self.schema.primary_keys)
+
+    @property
+    def partition_keys(self) -> list[str]:
+        return list(self.schema.partition_keys)
+
+    # --- paths ----------------------------------------------------------------------
+    def partition_path(self, partition: bytes) -> str:
+        if not self.schema.partition_keys:
+            return ""
+        values = self.partition_codec.decode(partition)
+        default = self.options.partition_default_name
+        return "/".join(
+            f"{escape_path_name(f.name)}="
+            + partition_dir_value(v, f.type, default_partition_name=default, legacy_name=self._legacy_partition_name)
+            for f, v in zip(self.schema.partition_fields, values, strict=True)
+        )
+
+    def bucket_path(self, partition: bytes, bucket: int) -> str:
+        return self.paths.bucket_path(self.partition_path(partition), bucket)
+
+    # --- factories --------------------------------------------------------------------
+    def copy(self, dynamic_options: Mapping[str, str]) -> FileStoreTable:
+        """The same table with extra options for this handle only (e.g. ``scan.snapshot-id``)."""
+        validate_options(dict(dynamic_options))
+        return FileStoreTable(
+            self.file_io,
+            self.path,
+            self.schema,
+            name=self.name,
+            dynamic_options={**self.dynamic_options, **dynamic_options},
+            clock=self.clock,
+        )
+
+    def new_file_store_scan(self) -> FileStoreScan:
+        return FileStoreScan(self.file_io, self.paths, self.partition_codec)
+
+    def new_file_store_commit(self, commit_user: str) -> FileStoreCommit:
+        return FileStoreCommit(
+            file_io=self.file_io,
+            paths=self.paths,
+            snapshot_manager=self.snapshot_manager,
+            schema=self.schema,
+            commit_user=commit_user,
+            table_name=self.name,
+            clock=self.clock,
+        )
+
+    def new_batch_write_builder(self) -> BatchWriteBuilder:
+        return BatchWriteBuilder(self)
+
+    def new_stream_write_builder(self, commit_user: str | None = None) -> StreamWriteBuilder:
+        return StreamWriteBuilder(self, commit_user)
+
+    def new_read_builder(self) -> ReadBuilder:
+        return ReadBuilder(self)
+
+    # --- conveniences ------------------------------------------------------------------
+    def latest_snapshot(self) -> Snapshot | None:
+        return self.snapshot_manager.latest_snapshot()
+
+    def to_arrow(
+        self,
+        *,
+        columns: list[str] | None = None,
+        predicate: Predicate | None = None,
+        limit: int | None = None,
+    ) -> pa.Table:
+        """Read the table (honouring this handle's time-travel options) into one Arrow table."""
+        rb = self.new_read_builder().with_projection(columns).with_filter(predicate).with_limit(limit)
+        return rb.new_read().to_arrow(rb.new_scan().plan().splits)
+
+    def write_arrow(self, data: pa.Table | pa.RecordBatchReader, *, overwrite: bool | Mapping[str, object] = False) -> CommitResult:
+        """Write and commit in one call. Files of a failed commit are deleted again."""
+        builder = self.new_batch_write_builder()
+        if overwrite:
+            builder.overwrite(overwrite if isinstance(overwrite, Mapping) else None)
+        write = builder.new_write()
+        try:
+            write.write_arrow(data)
+            messages = write.prepare_commit()
+        except BaseException:
+            write.abort()
+            raise
+        commit = builder.new_commit()
+        try:
+            return commit.commit(messages)
+        except CommitStateUnknownError:
+            raise  # the snapshot may reference the files: never delete them
+        except BaseException:
+            commit.abort(messages)
+            raise
+
+    def create_tag(self, name: str, snapshot_id: int | None = None) -> Snapshot:
+        return self.tag_manager.create_from_snapshot_id(name, self.snapshot_manager, snapshot_id)

@@ -1,0 +1,171 @@
+"""TableRead: turn splits into Arrow data, streaming, with bounded memory.
+
+* Columns are matched to each file's schema by field id (schema evolution):
+  renamed columns are found under their old name, added columns read as nulls,
+  widened columns are cast.
+* Append splits stream batch by batch; the predicate is applied exactly.
+* Primary-key splits with several files are merged by key (deduplicate: highest
+  sequence number wins; -U/-D rows drop the key), vectorized with Arrow sorts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from paimon_core.format.arrow_types import to_arrow_field, to_arrow_type
+from paimon_core.format.file_format import file_format_from_name, read_file
+from paimon_core.format.key_value import SEQUENCE_NUMBER, VALUE_KIND
+from paimon_core.io.file_io import join
+from paimon_core.manifest.entries import DataFileMeta
+from paimon_core.predicate import Predicate
+from paimon_core.schema.data_types import DataField
+from paimon_core.table.source import DataSplit
+
+if TYPE_CHECKING:
+    from paimon_core.table.table import FileStoreTable
+
+_RETRACT_KINDS = pa.array([1, 3], pa.int8())  # -U, -D
+
+
+class TableRead:
+    """Reads splits of one table into Arrow."""
+
+    def __init__(
+        self,
+        table: FileStoreTable,
+        *,
+        projection: Sequence[str] | None = None,
+        predicate: Predicate | None = None,
+        limit: int | None = None,
+        batch_size: int = 65536,
+    ) -> None:
+        self.table = table
+        schema = table.schema
+        self.output_fields: list[DataField] = schema.fields_of(projection) if projection else list(schema.fields)
+        self.predicate = predicate
+        needed = {f.name for f in self.output_fields}
+        if predicate is not None:
+            needed |= predicate.field_names()
+        self.read_fields = [f for f in schema.fields if f.name in needed]
+        self.key_fields = schema.fields_of(schema.primary_keys) if schema.primary_keys else []
+        self.output_schema = pa.schema([to_arrow_field(f, field_ids=False) for f in self.output_fields])
+        self.limit = limit
+        self.batch_size = batch_size
+        self._filter_expr = predicate.to_arrow() if predicate is not None else None
+
+    # --- public -----------------------------------------------------------------------
+    def to_arrow(self, splits: Sequence[DataSplit]) -> pa.Table:
+        batches = list(self.to_batches(splits))
+        return pa.Table.from_batches(batches, schema=self.output_schema)
+
+    def to_arrow_batch_reader(self, splits: Sequence[DataSplit]) -> pa.RecordBatchReader:
+        return pa.RecordBatchReader.from_batches(self.output_schema, self.to_batches(splits))
+
+    def to_batches(self, splits: Sequence[DataSplit]) -> Iterator[pa.RecordBatch]:
+        remaining = self.limit
+        for split in splits:
+            for batch in self._read_split(split):
+                if remaining is not None:
+                    if remaining <= 0:
+                        return
+                    if batch.num_rows > remaining:
+                        batch = batch.slice(0, remaining)
+                    remaining -= batch.num_rows
+                if batch.num_rows:
+                    yield batch
+
+    # --- splits -------------------------------------------------------------------------
+    def _read_split(self, split: DataSplit) -> Iterator[pa.RecordBatch]:
+        if self.key_fields and not split.raw_convertible:
+            yield from self._merge_split(split)
+            return
+        for f in split.files:
+            for batch in self._read_file(split, f, self.read_fields, with_kind=bool(self.key_fields)):
+                if self.key_fields:
+                    kinds = batch.column(VALUE_KIND)
+                    batch = batch.filter(pc.invert(pc.is_in(kinds, _RETRACT_KINDS)))
+                yield from self._finish(batch)
+
+    def _finish(self, batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
+        if self._filter_expr is not None:
+            batch = pa.Table.from_batches([batch]).filter(self._filter_expr).combine_chunks().to_batches()
+            batches = batch
+        else:
+            batches = [batch]
+        for b in batches:
+            cols = [b.column(f.name) for f in self.output_fields]
+            yield pa.RecordBatch.from_arrays(cols, schema=self.output_schema)
+
+    def _merge_split(self, split: DataSplit) -> Iterator[pa.RecordBatch]:
+        """Deduplicate merge of all files of a primary-key bucket (vectorized)."""
+        key_names = [f.name for f in self.key_fields]
+        fields = self.read_fields + [f for f in self.key_fields if f not in self.read_fields]
+        parts: list[pa.Table] = []
+        for f in split.files:
+            batches = list(self._read_file(split, f, fields, with_kind=True, with_seq=True))
+            if batches:
+                parts.append(pa.Table.from_batches(batches))
+        if not parts:
+            return
+        data = pa.concat_tables(parts)
+        order = pc.sort_indices(
+            data, sort_keys=[(k, "ascending") for k in key_names] + [(SEQUENCE_NUMBER, "ascending")], null_placement="at_start"
+        )
+        data = data.take(order)
+        # The last row of each key run wins.
+        n = data.num_rows
+        if n > 1:
+            same_as_next = None
+            for k in key_names:
+                col = data.column(k).combine_chunks()
+                cur, nxt = col.slice(0, n - 1), col.slice(1)
+                eq = pc.fill_null(pc.equal(cur, nxt), False)
+                both_null = pc.and_(pc.is_null(cur), pc.is_null(nxt))
+                eq = pc.or_(eq, both_null)
+                same_as_next = eq if same_as_next is None else pc.and_(same_as_next, eq)
+            assert same_as_next is not None
+            is_last = pa.concat_arrays([pc.invert(same_as_next), pa.array([True])])
+            data = data.filter(is_last)
+        data = data.filter(pc.invert(pc.is_in(data.column(VALUE_KIND), _RETRACT_KINDS)))
+        for batch in data.to_batches(max_chunksize=self.batch_size):
+            yield from self._finish(batch)
+
+    # --- files ---------------------------------------------------------------------------
+    def _file_path(self, split: DataSplit, f: DataFileMeta) -> str:
+        return f.external_path or join(split.bucket_path, f.file_name)
+
+    def _read_file(
+        self,
+        split: DataSplit,
+        f: DataFileMeta,
+        fields: Sequence[DataField],
+        *,
+        with_kind: bool = False,
+        with_seq: bool = False,
+    ) -> Iterator[pa.RecordBatch]:
+        file_schema = self.table.schema_manager_cached(f.schema_id)
+        by_id = {ff.id: ff for ff in file_schema.fields}
+        present = [(fld, by_id.get(fld.id)) for fld in fields]
+        columns = [old.name for _, old in present if old is not None]
+        extra = ([VALUE_KIND] if with_kind else []) + ([SEQUENCE_NUMBER] if with_seq else [])
+        fmt = file_format_from_name(f.file_name)
+        path = self._file_path(split, f)
+        for batch in read_file(self.table.file_io, path, fmt, columns=columns + extra, batch_size=self.batch_size):
+            arrays = []
+            names = []
+            for fld, old in present:
+                target = to_arrow_type(fld.type)
+                if old is None:
+                    arrays.append(pa.nulls(batch.num_rows, target))
+                else:
+                    col = batch.column(old.name)
+                    arrays.append(col if col.type.equals(target) else col.cast(target))
+                names.append(fld.name)
+            for e in extra:
+                arrays.append(batch.column(e))
+                names.append(e)
+            yield pa.RecordBatch.from_arrays(arrays, names=names)

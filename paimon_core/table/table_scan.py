@@ -1,0 +1,101 @@
+"""TableScan: plan the splits of a read (snapshot choice, pruning, split packing)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from paimon_core.manifest.entries import FileKind, ManifestEntry
+from paimon_core.operation.scan import ScanFilter
+from paimon_core.operation.stats_filter import ValueStatsFilter
+from paimon_core.options import parse_memory_size
+from paimon_core.predicate import Predicate, pick_by_fields
+from paimon_core.snapshot.snapshot import CommitKind
+from paimon_core.table.snapshot_resolver import ScanTarget, resolve
+from paimon_core.table.source import DataSplit, Plan
+
+if TYPE_CHECKING:
+    from paimon_core.table.table import FileStoreTable
+
+SPLIT_TARGET_SIZE = "source.split.target-size"
+SPLIT_OPEN_FILE_COST = "source.split.open-file-cost"
+
+
+class TableScan:
+    """Plans one read of a table."""
+
+    def __init__(self, table: FileStoreTable, *, predicate: Predicate | None = None, options: Mapping[str, str] | None = None):
+        self.table = table
+        self.predicate = predicate
+        self.options = dict(table.schema.options)
+        self.options.update(options or {})
+
+    def _filter(self) -> ScanFilter:
+        schema = self.table.schema
+        if self.predicate is None:
+            return ScanFilter()
+        part_names = list(schema.partition_keys)
+        part_pred = pick_by_fields(self.predicate, part_names) if part_names else None
+        if part_pred is not None:
+            part_pred = part_pred.remap({f.name: i for i, f in enumerate(schema.partition_fields)})
+        file_filter = None
+        if not schema.primary_keys:
+            # Append tables: every row is final, so value stats may prune files. (Primary-key
+            # tables merge rows across files; pruning by value stats there could resurrect rows.)
+            file_filter = ValueStatsFilter(self.predicate, list(schema.fields), self.table.schema_manager_cached)
+        return ScanFilter(partition_predicate=part_pred, file_filter=file_filter)
+
+    def target(self) -> ScanTarget:
+        return resolve(self.options, self.table.snapshot_manager, self.table.tag_manager)
+
+    def plan(self) -> Plan:
+        target = self.target()
+        if target.snapshot is None:
+            return Plan(None, [])
+        scan = self.table.new_file_store_scan()
+        flt = self._filter()
+        if not target.incremental:
+            entries = scan.live_entries(target.snapshot, flt)
+            return Plan(target.snapshot.id, self._splits(target.snapshot.id, entries, incremental=False))
+        assert target.end is not None
+        if target.tags:
+            assert target.start is not None
+            before = {e.identifier() for e in scan.live_entries(target.start, flt)}
+            entries = [e for e in scan.live_entries(target.end, flt) if e.identifier() not in before]
+        else:
+            entries = []
+            for sid in range(target.start_id + 1, target.end.id + 1):
+                snap = self.table.snapshot_manager.snapshot(sid)
+                if snap.commit_kind == CommitKind.COMPACT:
+                    continue
+                entries += [e for e in scan.delta_entries(snap, flt) if e.kind == FileKind.ADD]
+        return Plan(target.end.id, self._splits(target.end.id, entries, incremental=True))
+
+    def _splits(self, snapshot_id: int, entries: Sequence[ManifestEntry], *, incremental: bool) -> list[DataSplit]:
+        groups: dict[tuple[bytes, int], list[ManifestEntry]] = {}
+        for e in entries:
+            groups.setdefault((e.partition, e.bucket), []).append(e)
+        target_size = parse_memory_size(self.options.get(SPLIT_TARGET_SIZE, "128 mb"))
+        open_cost = parse_memory_size(self.options.get(SPLIT_OPEN_FILE_COST, "4 mb"))
+        has_pk = bool(self.table.schema.primary_keys)
+        splits: list[DataSplit] = []
+        for (partition, bucket), es in groups.items():
+            bucket_path = self.table.bucket_path(partition, bucket)
+            files = [e.file for e in es]
+            if has_pk:
+                # Keys may repeat across files of a bucket: read them together and merge.
+                raw = len(files) == 1 or incremental
+                splits.append(DataSplit(snapshot_id, partition, bucket, bucket_path, tuple(files), raw, incremental))
+                continue
+            pack: list = []
+            weight = 0
+            for f in sorted(files, key=lambda f: (f.min_sequence_number, f.file_name)):
+                w = max(f.file_size, open_cost)
+                if pack and weight + w > target_size:
+                    splits.append(DataSplit(snapshot_id, partition, bucket, bucket_path, tuple(pack), True, incremental))
+                    pack, weight = [], 0
+                pack.append(f)
+                weight += w
+            if pack:
+                splits.append(DataSplit(snapshot_id, partition, bucket, bucket_path, tuple(pack), True, incremental))
+        return splits

@@ -83,7 +83,7 @@ _INT_RANGES: dict[type[DataType], tuple[int, int]] = {
 _MILLIS_PER_DAY = 86_400_000
 _NANOS_PER_DAY = 86_400 * 10**9
 _EPOCH_ORDINAL = _dt.date(1970, 1, 1).toordinal()
-_UTC = _dt.timezone.utc
+_UTC = _dt.UTC
 _UNIT_NANOS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
 _DECIMAL_CONTEXT = Context(prec=100, rounding=ROUND_HALF_UP)
 
@@ -210,7 +210,7 @@ def _decimal_to_internal(value: object, t: DecimalType) -> Decimal:
     if not d.is_finite():
         raise _bad(value, t, "not a finite number")
     q = d.quantize(Decimal(1).scaleb(-t.scale), rounding=ROUND_HALF_UP, context=_DECIMAL_CONTEXT)
-    if abs(q.scaleb(t.scale, context=_DECIMAL_CONTEXT)) >= 10**t.precision:
+    if q.scaleb(t.scale, context=_DECIMAL_CONTEXT).copy_abs() >= 10**t.precision:
         raise _bad(value, t, f"more than {t.precision - t.scale} integer digits")
     if q.is_zero() and q.is_signed():
         q = q.copy_abs()
@@ -598,15 +598,15 @@ def _parse_partition_string(s: str, t: DataType) -> object:
         java_specials = {"NaN": math.nan, "Infinity": math.inf, "+Infinity": math.inf, "-Infinity": -math.inf}
         return to_internal(java_specials[text] if text in java_specials else float(text), t)
     if isinstance(t, DateType):
-        if s.isdigit():
+        if _JAVA_INT_RE.match(s):  # legacy name: day number (Java itself only takes unsigned)
             return to_internal(int(s), t)
         return to_internal(s.split(" ", 1)[0], t)
     if isinstance(t, TimeType):
-        if s.isdigit():
+        if _JAVA_INT_RE.match(s):
             return to_internal(int(s), t)
         return to_internal(s, t)
     if isinstance(t, (TimestampType, LocalZonedTimestampType)):
-        if s.isdigit():
+        if _JAVA_INT_RE.match(s):
             unit = timestamp_unit(t.precision)
             return to_internal(int(s) * _UNIT_NANOS[unit], t)
         nanos = _parse_timestamp_string(s, t)

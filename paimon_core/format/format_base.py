@@ -170,9 +170,11 @@ def is_decode_error(err: BaseException) -> bool:
 
 
 def guard_read(path: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """Re-raise decoding failures of ``batches`` as :class:`CorruptFileError` naming ``path``."""
+    """Drop empty batches; re-raise decoding failures as :class:`CorruptFileError` naming ``path``."""
     try:
-        yield from batches
+        for batch in batches:
+            if batch.num_rows:
+                yield batch
     except Exception as e:
         if is_decode_error(e):
             raise corrupt(path, e) from e

@@ -118,6 +118,8 @@ class OrcFormatWriter(BaseFormatWriter):
         return int(self._last_pos + pending * self._last_pos / self._arrow_bytes_at_flush)
 
     def _finish(self) -> None:
+        if not self._rows:  # pyarrow's ORC writer only emits the schema with the first table
+            self._writer.write(self._physical.empty_table())
         self._writer.close()
 
     def _abort_format(self) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-
 from typing import IO, Any
 
 import fsspec
@@ -105,10 +104,10 @@ class FsspecFileIO(FileIO):
         self.fs.makedirs(self._p(path), exist_ok=True)
 
     def open_input(self, path: str) -> IO[bytes]:
-        return self.fs.open(self._p(path), "rb")  # type: ignore[no-any-return]
+        return self.fs.open(self._p(path), "rb")
 
     def open_output(self, path: str) -> IO[bytes]:
-        return self.fs.open(self._p(path), "wb")  # type: ignore[no-any-return]
+        return self.fs.open(self._p(path), "wb")
 
     def get_file_size(self, path: str) -> int:
         return int(self.fs.size(self._p(path)))

@@ -321,7 +321,37 @@ def _decompress(codec: str, block: bytes) -> bytes:
         return block
     if codec == "deflate":
         return zlib.decompress(block, -15)
+    if codec == "snappy":  # older Java manifests
+        return _snappy_decompress(block)
     raise ValueError(f"unsupported Avro codec {codec!r}")
+
+
+def _snappy_decompress(block: bytes) -> bytes:
+    """Avro's snappy framing: raw snappy data, then a big-endian CRC32 of the result."""
+    import pyarrow as pa  # lazily: only old snappy manifests need it
+
+    if len(block) < 4:
+        raise EOFError("truncated snappy block")
+    data, crc = block[:-4], int.from_bytes(block[-4:], "big")
+    size, _ = _decode_varint(data)  # raw snappy starts with the uncompressed length
+    out: bytes = pa.decompress(data, decompressed_size=size, codec="snappy", asbytes=True)
+    if zlib.crc32(out) != crc:
+        raise ValueError("snappy block CRC mismatch")
+    return out
+
+
+def _decode_varint(data: bytes) -> tuple[int, int]:
+    """An unsigned (not zig-zag) little-endian base-128 varint at the start of ``data``."""
+    n = shift = pos = 0
+    while True:
+        if pos >= len(data) or shift > 63:
+            raise ValueError("bad varint")
+        b = data[pos]
+        pos += 1
+        n |= (b & 0x7F) << shift
+        if b < 0x80:
+            return n, pos
+        shift += 7
 
 
 def _compress(codec: str, block: bytes, level: int) -> bytes:
@@ -476,9 +506,7 @@ class RecordPlan:
     nested: tuple[tuple[str, RecordPlan], ...] = ()
 
 
-_PRIMITIVES = frozenset(
-    {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
-)
+_PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
 _COMPLEX = frozenset({"record", "error", "array", "map", "enum", "fixed"})
 _MAX_DEPTH = 32
 
@@ -614,9 +642,13 @@ class _Codegen:
                 own_ns = self.register(schema, ns)
                 self.record(schema, ind, target, plan, own_ns, depth)
             elif kind == "array":
-                self.blocks(ind, target, lambda i, t: self.value(schema["items"], i, t, plan, ns, depth + 1), False)
+                self.blocks(
+                    ind, target, lambda i, t: self.value(schema["items"], i, t, plan, ns, depth + 1), False
+                )
             elif kind == "map":
-                self.blocks(ind, target, lambda i, t: self.value(schema["values"], i, t, None, ns, depth + 1), True)
+                self.blocks(
+                    ind, target, lambda i, t: self.value(schema["values"], i, t, None, ns, depth + 1), True
+                )
             elif kind == "enum":
                 self.register(schema, ns)
                 idx = self.var()
@@ -668,7 +700,9 @@ class _Codegen:
                 self.emit(ind + 1, "pass")
         self.emit(ind, "else: raise ValueError('invalid union branch')")
 
-    def blocks(self, ind: int, target: str | None, item: Callable[[int, str | None], None], is_map: bool) -> None:
+    def blocks(
+        self, ind: int, target: str | None, item: Callable[[int, str | None], None], is_map: bool
+    ) -> None:
         items, count, elem, key = self.var(), self.var(), self.var(), self.var()
         if target is not None:
             self.emit(ind, f"{items} = {{}}" if is_map else f"{items} = []")
@@ -688,7 +722,13 @@ class _Codegen:
             self.emit(ind, f"{target} = {items}")
 
     def record(
-        self, schema: dict[str, Any], ind: int, target: str | None, plan: RecordPlan | None, ns: str, depth: int
+        self,
+        schema: dict[str, Any],
+        ind: int,
+        target: str | None,
+        plan: RecordPlan | None,
+        ns: str,
+        depth: int,
     ) -> None:
         fields = schema.get("fields", [])
         if plan is None:
@@ -725,9 +765,7 @@ class _Codegen:
 # --- SimpleStats <-> record (shared by manifest files and manifest lists) ------------
 
 
-def build_stats(
-    min_values: bytes, max_values: bytes, null_counts: list[int | None] | None
-) -> SimpleStats:
+def build_stats(min_values: bytes, max_values: bytes, null_counts: list[int | None] | None) -> SimpleStats:
     """Build ``SimpleStats`` from decoded record values (sharing the empty instance)."""
     if null_counts is None:
         return SimpleStats(min_values, max_values, None)

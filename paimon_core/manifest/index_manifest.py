@@ -41,9 +41,7 @@ def read_index_manifest(file_io: FileIO, path: str) -> list[IndexManifestEntry]:
     Raises :class:`CorruptFileError` naming ``path`` when the file cannot be
     decoded, lacks a required field or has a ``_VERSION`` other than 1.
     """
-    entries: list[IndexManifestEntry] = read_avro_objects(
-        file_io.read_bytes(path), path, INDEX_ENTRY_PLAN
-    )
+    entries: list[IndexManifestEntry] = read_avro_objects(file_io.read_bytes(path), path, INDEX_ENTRY_PLAN)
     return entries
 
 

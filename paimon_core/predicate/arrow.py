@@ -60,6 +60,8 @@ def _leaf_to_arrow(p: LeafPredicate, schema: pa.Schema | None) -> Any:
         return pc.scalar(False)
     if function in _COMPARISONS:
         return _COMPARISONS[function](field, _scalar(p, literal, schema))
+    if function in ("starts_with", "ends_with", "contains"):
+        field = _decoded(p, field, schema)
     if function == "starts_with":
         return pc.starts_with(field, pattern=literal)
     if function == "ends_with":
@@ -90,6 +92,15 @@ def _set_values(literals: Sequence[object]) -> list[object]:
         else:
             values.append(lit)
     return values
+
+
+def _decoded(p: LeafPredicate, field: Any, schema: pa.Schema | None) -> Any:
+    """The field, decoded when ``schema`` says it is dictionary-encoded (string kernels need that)."""
+    if schema is not None:
+        index = schema.get_field_index(p.field_name)
+        if index >= 0 and pa.types.is_dictionary(schema.field(index).type):
+            return field.cast(schema.field(index).type.value_type)
+    return field
 
 
 def _arrow_type(p: LeafPredicate, schema: pa.Schema | None) -> pa.DataType:

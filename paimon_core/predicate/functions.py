@@ -14,6 +14,8 @@ import math
 from collections.abc import Sequence
 from typing import Any, Literal, get_args
 
+from paimon_core.exceptions import InvalidArgumentError
+
 __all__ = [
     "BINARY_FUNCTIONS",
     "LEAF_FUNCTIONS",
@@ -107,7 +109,7 @@ def test_value(function: str, value: Any, literals: Sequence[Any]) -> bool:
         return bool(value.endswith(literal))
     if function == "contains":
         return literal in value
-    raise ValueError(f"Unknown leaf function {function!r}")
+    raise InvalidArgumentError(f"Unknown leaf function {function!r}", function=function)
 
 
 # --- stats ---------------------------------------------------------------------------------
@@ -156,7 +158,7 @@ def test_stats(
         return _starts_with_in_range(lo, hi, literal)
     if function in ("ends_with", "contains"):
         return True
-    raise ValueError(f"Unknown leaf function {function!r}")
+    raise InvalidArgumentError(f"Unknown leaf function {function!r}", function=function)
 
 
 def _starts_with_in_range(lo: Any, hi: Any, prefix: Any) -> bool:

@@ -109,7 +109,9 @@ class LeafPredicate(Predicate):
 
     def __post_init__(self) -> None:
         if self.function not in LEAF_FUNCTIONS:
-            raise InvalidArgumentError(f"Unknown predicate function {self.function!r}", function=self.function)
+            raise InvalidArgumentError(
+                f"Unknown predicate function {self.function!r}", function=self.function
+            )
         if not isinstance(self.literals, tuple):
             object.__setattr__(self, "literals", tuple(self.literals))
         expected = 0 if self.function in UNARY_FUNCTIONS else 1 if self.function in BINARY_FUNCTIONS else None
@@ -224,8 +226,11 @@ def _is_nan(v: object) -> bool:
 
 
 def _combine(function: Literal["and", "or"], predicates: Iterable[Predicate]) -> Predicate:
+    given = list(predicates)
+    if len(given) == 1 and isinstance(given[0], Predicate):
+        return given[0]
     flat: list[Predicate] = []
-    for p in predicates:
+    for p in given:
         if isinstance(p, CompoundPredicate) and p.function == function:
             flat.extend(p.children)
         elif isinstance(p, Predicate):

@@ -15,7 +15,7 @@ FIRST_SNAPSHOT_ID = 1
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1  # Java Long.MAX_VALUE: what batch writes commit with
 
 
-class CommitKind(str, enum.Enum):
+class CommitKind(enum.StrEnum):
     """Why a snapshot was made."""
 
     APPEND = "APPEND"

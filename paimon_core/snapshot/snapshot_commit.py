@@ -56,7 +56,7 @@ class LockedSnapshotCommit:
 
     def __init__(self, snapshot_manager: SnapshotManager, lock: Lock | None = None) -> None:
         self.inner = RenamingSnapshotCommit(snapshot_manager)
-        self.lock: Lock = lock if lock is not None else threading.Lock()
+        self.lock: Lock = lock if lock is not None else threading.Lock()  # type: ignore[assignment]
 
     def commit(self, snapshot: Snapshot) -> bool:
         with self.lock:

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from paimon_core.exceptions import InvalidArgumentError
-from paimon_core.operation.commit.committer import FileStoreCommit, OverwriteSpec, new_commit_user
+from paimon_core.operation.commit.committer import OverwriteSpec, new_commit_user
 from paimon_core.predicate import Predicate, PredicateBuilder
 from paimon_core.results import CommitResult
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER

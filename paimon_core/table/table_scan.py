@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from paimon_core.manifest.entries import FileKind, ManifestEntry
+from paimon_core.manifest.entries import DataFileMeta, FileKind, ManifestEntry
 from paimon_core.operation.scan import ScanFilter
 from paimon_core.operation.stats_filter import ValueStatsFilter
 from paimon_core.options import parse_memory_size
@@ -87,7 +87,7 @@ class TableScan:
                 raw = len(files) == 1 or incremental
                 splits.append(DataSplit(snapshot_id, partition, bucket, bucket_path, tuple(files), raw, incremental))
                 continue
-            pack: list = []
+            pack: list[DataFileMeta] = []
             weight = 0
             for f in sorted(files, key=lambda f: (f.min_sequence_number, f.file_name)):
                 w = max(f.file_size, open_cost)

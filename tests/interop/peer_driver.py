@@ -113,14 +113,14 @@ def _rust():
 
 def _req(cmd, key):
     if key not in cmd or cmd[key] is None:
-        raise BadRequest("command %r needs %r" % (cmd.get("cmd"), key))
+        raise BadRequest(f"command {cmd.get('cmd')!r} needs {key!r}")
     return cmd[key]
 
 
 def _split_table(name):
     parts = name.split(".")
     if len(parts) != 2 or not all(parts):
-        raise BadRequest("table must be 'db.table', got %r" % (name,))
+        raise BadRequest(f"table must be 'db.table', got {name!r}")
     return parts[0], parts[1]
 
 
@@ -167,28 +167,28 @@ _LEAF_OPS = {
 def _normalize_filter(f):
     """JSON filter -> {'method', 'field', 'literals'} / {'method': and|or, 'children'}."""
     if not isinstance(f, dict) or "op" not in f:
-        raise BadRequest("filter must be an object with 'op': %r" % (f,))
+        raise BadRequest(f"filter must be an object with 'op': {f!r}")
     op = str(f["op"]).lower()
     if op in ("and", "or"):
         children = f.get("children", f.get("args"))
         if not children:
-            raise BadRequest("%s filter needs non-empty 'children'" % op)
+            raise BadRequest(f"{op} filter needs non-empty 'children'")
         return {"method": op, "children": [_normalize_filter(c) for c in children]}
     if op not in _LEAF_OPS:
-        raise BadRequest("unknown filter op %r (known: %s)" % (op, sorted(_LEAF_OPS)))
+        raise BadRequest(f"unknown filter op {op!r} (known: {sorted(_LEAF_OPS)})")
     method, arity = _LEAF_OPS[op]
     field = _req(f, "field")
     if arity == 0:
         literals = []
     elif arity == 1:
         if "value" not in f:
-            raise BadRequest("filter op %r needs 'value'" % op)
+            raise BadRequest(f"filter op {op!r} needs 'value'")
         literals = [_decode_literal(f["value"])]
     else:
         literals = _decode_literal(f.get("values"))
         if not isinstance(literals, list) or (arity is not None and len(literals) != arity):
-            raise BadRequest("filter op %r needs 'values' (a list%s)"
-                             % (op, "" if arity is None else " of %d" % arity))
+            what = "a list" if arity is None else f"a list of {arity}"
+            raise BadRequest(f"filter op {op!r} needs 'values' ({what})")
     return {"method": method, "field": field, "literals": literals}
 
 
@@ -247,7 +247,7 @@ def _paimon_type_of_change(change):
     if field is not None:
         return PyarrowFieldParser.to_paimon_type(field.type, field.nullable)
     if change.get("type") is None:
-        raise BadRequest("%s needs 'type' or 'arrow_type'" % change.get("action"))
+        raise BadRequest(f"{change.get('action')} needs 'type' or 'arrow_type'")
     return _parse_paimon_type(change["type"])
 
 
@@ -324,7 +324,7 @@ class PypaimonEngine:
             elif action == "remove_option":
                 changes.append(SchemaChange.remove_option(_req(ch, "key")))
             else:
-                raise BadRequest("unknown alter action %r" % (action,))
+                raise BadRequest(f"unknown alter action {action!r}")
         self._catalog(cmd).alter_table(_req(cmd, "table"), changes)
         return {}
 
@@ -388,7 +388,7 @@ class PypaimonEngine:
 
     def delete_tag(self, cmd):
         if not self._table(cmd).delete_tag(_req(cmd, "tag")):
-            raise ValueError("tag %r does not exist" % cmd["tag"])
+            raise ValueError(f"tag {cmd['tag']!r} does not exist")
         return {}
 
     def rollback_to(self, cmd):
@@ -430,6 +430,17 @@ def _q_str(value):
     return "'" + str(value).replace("'", "''") + "'"
 
 
+_PAIMON_DEFAULT_PRECISION = {
+    "TIMESTAMP": "TIMESTAMP(6)",  # DataFusion: TIMESTAMP(3)
+    "TIMESTAMP WITHOUT TIME ZONE": "TIMESTAMP(6)",
+    "DECIMAL": "DECIMAL(10, 0)",
+    "CHAR": "CHAR(1)",
+    "VARCHAR": "VARCHAR(1)",
+    "BINARY": "BINARY(1)",
+    "VARBINARY": "VARBINARY(1)",
+}
+
+
 def _paimon_json_to_sql(type_json, top_level=True):
     """Paimon type (schema-file JSON) -> DataFusion DDL type understood by pypaimon-rust.
 
@@ -440,16 +451,17 @@ def _paimon_json_to_sql(type_json, top_level=True):
         t = type_json["type"].upper()
         not_null = (type_json.get("nullable") is False) or t.rstrip().endswith("NOT NULL")
         if t.startswith("ARRAY"):
-            sql = "ARRAY<%s>" % _paimon_json_to_sql(type_json["element"], False)
+            sql = f"ARRAY<{_paimon_json_to_sql(type_json['element'], False)}>"
         elif t.startswith("MAP"):
-            sql = "MAP(%s, %s)" % (_paimon_json_to_sql(type_json["key"], False),
-                                   _paimon_json_to_sql(type_json["value"], False))
+            key = _paimon_json_to_sql(type_json["key"], False)
+            value = _paimon_json_to_sql(type_json["value"], False)
+            sql = f"MAP({key}, {value})"
         elif t.startswith("ROW"):
-            sql = "STRUCT<%s>" % ", ".join(
-                "%s %s" % (_q_ident(f["name"]), _paimon_json_to_sql(f["type"], False))
-                for f in type_json["fields"])
+            sql = "STRUCT<" + ", ".join(
+                f"{_q_ident(f['name'])} {_paimon_json_to_sql(f['type'], False)}"
+                for f in type_json["fields"]) + ">"
         else:
-            raise Unsupported("rust engine: cannot express Paimon type %r in DataFusion DDL" % (t,))
+            raise Unsupported(f"rust engine: cannot express Paimon type {t!r} in DataFusion DDL")
         return sql + (" NOT NULL" if top_level and not_null else "")
     t = str(type_json).strip().upper()
     not_null = t.endswith("NOT NULL")
@@ -460,11 +472,13 @@ def _paimon_json_to_sql(type_json, top_level=True):
     base = t.split("(")[0].strip()
     if t.startswith("TIMESTAMP_LTZ") or t.endswith("WITH LOCAL TIME ZONE"):
         prec = t[t.index("(") + 1:t.index(")")] if "(" in t else "6"
-        sql = "TIMESTAMP(%s) WITH TIME ZONE" % prec
+        sql = f"TIMESTAMP({prec}) WITH TIME ZONE"
     elif base == "BYTES":
         sql = "BYTEA"
+    elif t in _PAIMON_DEFAULT_PRECISION:  # Paimon's defaults differ from DataFusion's
+        sql = _PAIMON_DEFAULT_PRECISION[t]
     elif base in ("TIME", "BLOB", "VARIANT", "MULTISET", "VECTOR"):
-        raise Unsupported("rust engine: DataFusion DDL in pypaimon-rust 0.4.0 has no %s type" % base)
+        raise Unsupported(f"rust engine: DataFusion DDL in pypaimon-rust 0.4.0 has no {base} type")
     else:
         sql = t
     return sql + (" NOT NULL" if top_level and not_null else "")
@@ -490,7 +504,7 @@ class RustEngine:
 
     def _sql_table(self, cmd):
         db, name = _split_table(_req(cmd, "table"))
-        return "%s.%s" % (_q_ident(db), _q_ident(name))
+        return f"{_q_ident(db)}.{_q_ident(name)}"
 
     # -- DDL --------------------------------------------------------------------------------
     def create_table(self, cmd):
@@ -504,19 +518,19 @@ class RustEngine:
                       for f in PyarrowFieldParser.to_paimon_schema(sch)]
         else:
             fields = sch
-        cols = ["%s %s" % (_q_ident(f["name"]), _paimon_json_to_sql(f["type"])) for f in fields]
+        cols = [f"{_q_ident(f['name'])} {_paimon_json_to_sql(f['type'])}" for f in fields]
         pks = list(cmd.get("primary_keys") or [])
         if pks:
-            cols.append("PRIMARY KEY (%s)" % ", ".join(_q_ident(k) for k in pks))
-        stmt = "CREATE TABLE %s%s (%s)" % ("IF NOT EXISTS " if cmd.get("ignore_if_exists") else "",
-                                           self._sql_table(cmd), ", ".join(cols))
+            cols.append("PRIMARY KEY (" + ", ".join(_q_ident(k) for k in pks) + ")")
+        if_not_exists = "IF NOT EXISTS " if cmd.get("ignore_if_exists") else ""
+        stmt = f"CREATE TABLE {if_not_exists}{self._sql_table(cmd)} ({', '.join(cols)})"
         parts = list(cmd.get("partition_keys") or [])
         if parts:
-            stmt += " PARTITIONED BY (%s)" % ", ".join(_q_ident(k) for k in parts)
+            stmt += " PARTITIONED BY (" + ", ".join(_q_ident(k) for k in parts) + ")"
         options = cmd.get("options") or {}
         if options:
-            stmt += " WITH (%s)" % ", ".join("%s = %s" % (_q_str(k), _q_str(v)) for k, v in options.items())
-        self._sql(cmd, "CREATE DATABASE IF NOT EXISTS %s" % _q_ident(db))
+            stmt += " WITH (" + ", ".join(f"{_q_str(k)} = {_q_str(v)}" for k, v in options.items()) + ")"
+        self._sql(cmd, f"CREATE DATABASE IF NOT EXISTS {_q_ident(db)}")
         self._sql(cmd, stmt)
         return {}
 
@@ -527,7 +541,7 @@ class RustEngine:
         if field is not None:
             return _paimon_json_to_sql(PyarrowFieldParser.to_paimon_type(field.type, True).to_dict())
         if ch.get("type") is None:
-            raise BadRequest("%s needs 'type' or 'arrow_type'" % ch.get("action"))
+            raise BadRequest(f"{ch.get('action')} needs 'type' or 'arrow_type'")
         return _paimon_json_to_sql(ch["type"])
 
     def alter_table(self, cmd):
@@ -536,24 +550,24 @@ class RustEngine:
         for ch in _req(cmd, "changes"):
             action = ch.get("action")
             if action == "add_column":
-                stmts.append("ALTER TABLE %s ADD COLUMN %s %s"
-                             % (tbl, _q_ident(_req(ch, "name")), self._sql_type_of_change(ch)))
+                col = _q_ident(_req(ch, "name"))
+                stmts.append(f"ALTER TABLE {tbl} ADD COLUMN {col} {self._sql_type_of_change(ch)}")
             elif action == "rename_column":
-                stmts.append("ALTER TABLE %s RENAME COLUMN %s TO %s"
-                             % (tbl, _q_ident(_req(ch, "name")), _q_ident(_req(ch, "new_name"))))
+                old, new = _q_ident(_req(ch, "name")), _q_ident(_req(ch, "new_name"))
+                stmts.append(f"ALTER TABLE {tbl} RENAME COLUMN {old} TO {new}")
             elif action == "drop_column":
-                stmts.append("ALTER TABLE %s DROP COLUMN %s" % (tbl, _q_ident(_req(ch, "name"))))
+                stmts.append(f"ALTER TABLE {tbl} DROP COLUMN {_q_ident(_req(ch, 'name'))}")
             elif action == "update_column_type":
-                stmts.append("ALTER TABLE %s ALTER COLUMN %s TYPE %s"
-                             % (tbl, _q_ident(_req(ch, "name")), self._sql_type_of_change(ch)))
+                col = _q_ident(_req(ch, "name"))
+                stmts.append(f"ALTER TABLE {tbl} ALTER COLUMN {col} TYPE {self._sql_type_of_change(ch)}")
             elif action == "set_option":
-                stmts.append("ALTER TABLE %s SET TBLPROPERTIES (%s = %s)"
-                             % (tbl, _q_str(_req(ch, "key")), _q_str(_req(ch, "value"))))
+                kv = f"{_q_str(_req(ch, 'key'))} = {_q_str(_req(ch, 'value'))}"
+                stmts.append(f"ALTER TABLE {tbl} SET TBLPROPERTIES ({kv})")
             elif action == "remove_option":
                 raise Unsupported("rust engine: pypaimon-rust 0.4.0's SQL has no UNSET/RESET "
                                   "TBLPROPERTIES (parser: 'Expected: ADD, RENAME, ... found: UNSET')")
             else:
-                raise BadRequest("unknown alter action %r" % (action,))
+                raise BadRequest(f"unknown alter action {action!r}")
         for s in stmts:  # one statement per change: not atomic, like Spark's ALTER chains
             self._sql(cmd, s)
         return {}
@@ -615,7 +629,7 @@ class RustEngine:
                 start, end = (int(x) for x in incremental.split(","))
             except ValueError:
                 raise Unsupported("rust engine: 'incremental-between' must be two snapshot ids "
-                                  "'start,end' (tags are not supported), got %r" % incremental)
+                                  f"'start,end' (tags are not supported), got {incremental!r}") from None
             scan = rb.new_incremental_scan(start, end)
         else:
             scan = rb.new_scan()
@@ -635,9 +649,9 @@ class RustEngine:
 
     # -- snapshots & tags -------------------------------------------------------------------
     def _call(self, cmd, proc, **args):
-        argstr = ", ".join("%s => %s" % (k, v if isinstance(v, int) else _q_str(v))
+        argstr = ", ".join(f"{k} => {v if isinstance(v, int) else _q_str(v)}"
                            for k, v in args.items())
-        return self._sql(cmd, "CALL sys.%s(%s)" % (proc, argstr))
+        return self._sql(cmd, f"CALL sys.{proc}({argstr})")
 
     def create_tag(self, cmd):
         args = {"table": _req(cmd, "table"), "tag": _req(cmd, "tag")}
@@ -650,7 +664,7 @@ class RustEngine:
         tag = _req(cmd, "tag")
         if tag not in {t.name() for t in self._table(cmd).list_tags()}:
             # sys.delete_tag silently succeeds on a missing tag; match pypaimon's driver behaviour.
-            raise ValueError("tag %r does not exist" % tag)
+            raise ValueError(f"tag {tag!r} does not exist")
         self._call(cmd, "delete_tag", table=cmd["table"], tag=tag)
         return {}
 
@@ -698,7 +712,7 @@ def _deletion_rows(data, schema, options, primary_keys):
                           "delete API for PK tables, only '-D' rows through that column")
     missing = [k for k in primary_keys if k not in data.column_names]
     if missing:
-        raise BadRequest("delete rows must carry the primary key columns; missing %s" % missing)
+        raise BadRequest(f"delete rows must carry the primary key columns; missing {missing}")
     cols = []
     for field in schema:
         if field.name == rk:
@@ -715,7 +729,7 @@ _ENGINES = {}
 
 def _engine(name):
     if name not in ENGINES:
-        raise BadRequest("engine must be one of %s, got %r" % (ENGINES, name))
+        raise BadRequest(f"engine must be one of {ENGINES}, got {name!r}")
     if name not in _ENGINES:
         _ENGINES[name] = PypaimonEngine() if name == "pypaimon" else RustEngine()
     return _ENGINES[name]
@@ -758,7 +772,7 @@ def handle(cmd):
             engine = _engine(cmd.get("engine"))
             result = getattr(engine, name)(cmd)
         else:
-            raise BadRequest("unknown cmd %r (known: ping, shutdown, %s)" % (name, ", ".join(_COMMANDS)))
+            raise BadRequest(f"unknown cmd {name!r} (known: ping, shutdown, {', '.join(_COMMANDS)})")
         answer = {"ok": True}
         answer.update(result)
     except Exception as exc:  # report everything; the client decides
@@ -793,7 +807,7 @@ def serve():
         try:
             cmd = json.loads(line)
         except ValueError as exc:
-            _emit(out, {"ok": False, "error_type": "BadRequest", "error": "bad JSON: %s" % exc,
+            _emit(out, {"ok": False, "error_type": "BadRequest", "error": f"bad JSON: {exc}",
                         "unsupported": False, "traceback": ""})
             continue
         if isinstance(cmd, dict) and cmd.get("cmd") == "shutdown":
@@ -811,7 +825,7 @@ def main(argv):
     try:
         cmd = json.loads(raw)
     except ValueError as exc:
-        answer = {"ok": False, "error_type": "BadRequest", "error": "bad JSON: %s" % exc,
+        answer = {"ok": False, "error_type": "BadRequest", "error": f"bad JSON: {exc}",
                   "unsupported": False, "traceback": ""}
     else:
         answer = handle(cmd)

@@ -88,7 +88,9 @@ def test_not_equal() -> None:
         ("less_or_equal", [(5, 7)], [(6, 7)]),
     ],
 )
-def test_range_comparisons(method: str, stats_true: list[tuple[int, int]], stats_false: list[tuple[int, int]]) -> None:
+def test_range_comparisons(
+    method: str, stats_true: list[tuple[int, int]], stats_false: list[tuple[int, int]]
+) -> None:
     p = getattr(PredicateBuilder(INT1), method)("a", 5)
     for lo, hi in stats_true:
         assert _test(p, 3, (lo, hi, 0))
@@ -195,7 +197,11 @@ def test_starts_with_on_stats_java_rule() -> None:
 
 
 def test_builder_errors() -> None:
-    fields = [DataField(0, "a", IntType()), DataField(1, "arr", ArrayType(IntType())), DataField(2, "s", STRING)]
+    fields = [
+        DataField(0, "a", IntType()),
+        DataField(1, "arr", ArrayType(IntType())),
+        DataField(2, "s", STRING),
+    ]
     b = PredicateBuilder(fields)
     with pytest.raises(InvalidArgumentError, match="'nope'"):
         b.equal("nope", 1)
@@ -265,7 +271,7 @@ def test_leaf_validation() -> None:
 
 def _selected(table: pa.Table, p: Predicate) -> list[int]:
     indexed = table.append_column("__row", pa.array(range(table.num_rows), pa.int64()))
-    return indexed.filter(p.to_arrow(table.schema))["__row"].to_pylist()  # type: ignore[no-any-return]
+    return indexed.filter(p.to_arrow(table.schema))["__row"].to_pylist()
 
 
 def test_to_arrow_null_semantics() -> None:
@@ -293,7 +299,9 @@ def test_to_arrow_typed_literals() -> None:
     ]
     table = pa.table(
         {
-            "ts": pa.array([dt.datetime(2024, 1, 1), dt.datetime(2024, 1, 1, 0, 0, 0, 1)], pa.timestamp("us")),
+            "ts": pa.array(
+                [dt.datetime(2024, 1, 1), dt.datetime(2024, 1, 1, 0, 0, 0, 1)], pa.timestamp("us")
+            ),
             "ltz": pa.array([0, 1], pa.timestamp("ms", tz="UTC")),
             "d": pa.array([dt.date(2024, 1, 1), dt.date(2024, 1, 2)], pa.date32()),
             "m": pa.array([Decimal("1.10"), Decimal("2.20")], pa.decimal128(10, 2)),
@@ -313,6 +321,9 @@ def test_to_arrow_typed_literals() -> None:
     assert _selected(strings, sb.equal("s", "b")) == [1]
     assert _selected(strings, sb.is_in("s", ["b"] * 21)) == [1]
     assert _selected(strings, sb.starts_with("s", "a")) == [0]
+    encoded = pa.table({"s": pa.array(["ab", "b", None]).dictionary_encode()})
+    assert _selected(encoded, sb.starts_with("s", "a")) == [0]
+    assert _selected(encoded, sb.is_not_in("s", ["ab"] * 21)) == [1]
 
 
 def test_to_arrow_float_special_values() -> None:
@@ -410,15 +421,15 @@ def _leaf(draw: st.DrawFn, rows: list[list[object]]) -> Predicate:
         kinds += ["starts_with", "ends_with", "contains"]
     kind = draw(st.sampled_from(kinds))
     if kind in ("is_null", "is_not_null"):
-        return getattr(b, kind)(field.name)  # type: ignore[no-any-return]
+        return getattr(b, kind)(field.name)
     if kind in ("in", "not_in"):
         values = draw(st.lists(st.one_of(literal, st.none()), max_size=25))
         return b.is_in(field.name, values) if kind == "in" else b.is_not_in(field.name, values)
     value = draw(literal)
     if kind in ("starts_with", "ends_with", "contains"):
         assert isinstance(value, str)
-        return getattr(b, kind)(field.name, value[: draw(st.integers(min_value=0, max_value=18))])  # type: ignore[no-any-return]
-    return getattr(b, kind)(field.name, value)  # type: ignore[no-any-return]
+        return getattr(b, kind)(field.name, value[: draw(st.integers(min_value=0, max_value=18))])
+    return getattr(b, kind)(field.name, value)
 
 
 @st.composite
@@ -443,7 +454,9 @@ def _case(draw: st.DrawFn) -> tuple[list[list[object]], Predicate]:
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_case(), st.sampled_from([FULL, StatsMode.truncate(16), StatsMode.truncate(2)]))
-def test_stats_never_prune_matching_files(case: tuple[list[list[object]], Predicate], mode: StatsMode) -> None:
+def test_stats_never_prune_matching_files(
+    case: tuple[list[list[object]], Predicate], mode: StatsMode
+) -> None:
     rows, p = case
     table = _table(rows)
     selected = _selected(table, p)

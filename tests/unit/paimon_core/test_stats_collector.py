@@ -96,8 +96,16 @@ def test_stats_modes_for_keep_first_n_columns() -> None:
 
 
 def test_stats_modes_for_default_table_mode_and_system_fields() -> None:
-    fields = [DataField(0, "a", IntType()), DataField(1, "_KEY_a", IntType()), DataField(2, "_SEQUENCE_NUMBER", IntType())]
-    assert stats_modes_for(fields, {}) == [StatsMode.truncate(16), StatsMode.truncate(128), StatsMode.truncate(128)]
+    fields = [
+        DataField(0, "a", IntType()),
+        DataField(1, "_KEY_a", IntType()),
+        DataField(2, "_SEQUENCE_NUMBER", IntType()),
+    ]
+    assert stats_modes_for(fields, {}) == [
+        StatsMode.truncate(16),
+        StatsMode.truncate(128),
+        StatsMode.truncate(128),
+    ]
     assert stats_modes_for(fields, {"metadata.stats-mode": "none"})[0] == NONE
     with pytest.raises(InvalidOptionError, match="bogus"):
         stats_modes_for(fields, {"metadata.stats-mode": "bogus"})
@@ -148,15 +156,23 @@ def test_truncate_binary_min_max() -> None:
 def test_truncate_binary_fail() -> None:
     value = bytes([0xFF, 0xFF, 7])
     data = pa.table({"x": pa.array([value], pa.binary())})
-    assert collect_stats(data, [DataField(0, "x", BYTES)], [StatsMode.truncate(2)]) == [ColumnStats(None, None, 0)]
-    assert apply_modes([ColumnStats(value, value, 0)], [StatsMode.truncate(2)]) == [ColumnStats(None, None, 0)]
+    assert collect_stats(data, [DataField(0, "x", BYTES)], [StatsMode.truncate(2)]) == [
+        ColumnStats(None, None, 0)
+    ]
+    assert apply_modes([ColumnStats(value, value, 0)], [StatsMode.truncate(2)]) == [
+        ColumnStats(None, None, 0)
+    ]
 
 
 def test_truncate_fail() -> None:
     value = "\U0010ffff" * 4
     data = pa.table({"x": [value]})
-    assert collect_stats(data, [DataField(0, "x", STRING)], [StatsMode.truncate(3)]) == [ColumnStats(None, None, 0)]
-    assert apply_modes([ColumnStats(value, value, 0)], [StatsMode.truncate(3)]) == [ColumnStats(None, None, 0)]
+    assert collect_stats(data, [DataField(0, "x", STRING)], [StatsMode.truncate(3)]) == [
+        ColumnStats(None, None, 0)
+    ]
+    assert apply_modes([ColumnStats(value, value, 0)], [StatsMode.truncate(3)]) == [
+        ColumnStats(None, None, 0)
+    ]
 
 
 # --- truncation rules ------------------------------------------------------------------------
@@ -234,7 +250,11 @@ def test_nested_types_get_null_counts_only() -> None:
 
 
 def test_decimal_timestamp_and_dictionary_columns() -> None:
-    fields = [DataField(0, "m", DecimalType(10, 2)), DataField(1, "ts", TimestampType(3)), DataField(2, "s", STRING)]
+    fields = [
+        DataField(0, "m", DecimalType(10, 2)),
+        DataField(1, "ts", TimestampType(3)),
+        DataField(2, "s", STRING),
+    ]
     data = pa.table(
         {
             "m": pa.array([Decimal("1.50"), Decimal("-2.25")], pa.decimal128(10, 2)),
@@ -254,7 +274,9 @@ def test_all_null_and_empty_columns() -> None:
     assert collect_stats(pa.table({"s": pa.array([None, None], pa.string())}), field, [FULL]) == [
         ColumnStats(None, None, 2)
     ]
-    assert collect_stats(pa.table({"s": pa.array([], pa.string())}), field, [FULL]) == [ColumnStats(None, None, 0)]
+    assert collect_stats(pa.table({"s": pa.array([], pa.string())}), field, [FULL]) == [
+        ColumnStats(None, None, 0)
+    ]
 
 
 def test_record_batch_and_errors() -> None:
@@ -310,7 +332,8 @@ def test_split_batches_merge_to_the_same_stats(values: list[str | None], cut: in
     table = pa.table({"s": pa.array(values, pa.string())})
     cut = min(cut, len(values))
     merged = merge_stats(
-        collect_raw_stats(table.slice(0, cut), field, modes), collect_raw_stats(table.slice(cut), field, modes)
+        collect_raw_stats(table.slice(0, cut), field, modes),
+        collect_raw_stats(table.slice(cut), field, modes),
     )
     assert apply_modes(merged, modes) == collect_stats(table, field, modes)
     final = collect_stats(table, field, modes)[0]

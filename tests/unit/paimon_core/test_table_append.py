@@ -8,7 +8,6 @@ import pytest
 
 from paimon_core import FileSystemCatalog, SchemaMismatchError, SnapshotNotFoundError, TableNotFoundError
 from paimon_core.exceptions import InvalidArgumentError
-from paimon_core.manifest.entries import FileKind
 from tests.fixtures.tables import sample_rows
 
 

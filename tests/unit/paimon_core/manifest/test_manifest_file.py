@@ -102,7 +102,9 @@ def _file(name: str = "data-1.parquet", **changes: Any) -> DataFileMeta:
     return base.copy(**changes)
 
 
-def _entry(name: str = "data-1.parquet", kind: FileKind = FileKind.ADD, bucket: int = 0, **file: Any) -> ManifestEntry:
+def _entry(
+    name: str = "data-1.parquet", kind: FileKind = FileKind.ADD, bucket: int = 0, **file: Any
+) -> ManifestEntry:
     return ManifestEntry(kind, EMPTY_ROW_BYTES, bucket, 2, _file(name, **file))
 
 
@@ -120,7 +122,9 @@ def test_round_trip_every_field(tmp_path: Path, entries: list[ManifestEntry]) ->
 @pytest.mark.parametrize("millis", [0, 1, -1, 1_700_000_000_123, 253_402_300_799_999, -(2**63), 2**63 - 1])
 def test_creation_time_is_lossless(tmp_path: Path, millis: int) -> None:
     path = str(tmp_path / "manifest-ct-0")
-    write_manifest_file(IO, path, [_entry(creation_time=millis)], partition_stats=SimpleStats.empty(), schema_id=0)
+    write_manifest_file(
+        IO, path, [_entry(creation_time=millis)], partition_stats=SimpleStats.empty(), schema_id=0
+    )
     [back] = read_manifest_file(IO, path)
     assert back.file.creation_time == millis
     assert isinstance(back.file.creation_time, int)
@@ -154,7 +158,9 @@ def test_manifest_file_meta_is_computed_like_java(tmp_path: Path) -> None:
         IO, str(tmp_path / "manifest-meta-1"), [_entry("d"), *entries], partition_stats=pstats, schema_id=9
     )
     assert (meta2.min_row_id, meta2.max_row_id) == (None, None)
-    empty = write_manifest_file(IO, str(tmp_path / "manifest-meta-2"), [], partition_stats=pstats, schema_id=9)
+    empty = write_manifest_file(
+        IO, str(tmp_path / "manifest-meta-2"), [], partition_stats=pstats, schema_id=9
+    )
     assert (empty.schema_id, empty.num_added_files, empty.min_bucket, empty.max_level) == (9, 0, None, None)
     assert read_manifest_file(IO, str(tmp_path / "manifest-meta-2")) == []
 

@@ -133,7 +133,7 @@ def _flat(col: pa.Array | pa.ChunkedArray, t: DataType) -> pa.Array:
     if isinstance(col, pa.ChunkedArray):
         col = pa.concat_arrays(col.chunks) if col.num_chunks else pa.array([], type=col.type)
     elif not isinstance(col, pa.Array):
-        col = pa.array(col, type=to_arrow_type(t))
+        raise InvalidArgumentError(f"Bucket-key column of type {t} must be a pyarrow Array, got {type(col)}")
     if pa.types.is_dictionary(col.type):
         col = col.dictionary_decode()
     return col
@@ -312,7 +312,9 @@ def _hash_chunk(encoded: Sequence[_Column], n: int) -> npt.NDArray[np.int32]:
     slots = np.empty((n, arity), dtype=np.uint64)
     for j, c in enumerate(encoded):
         offsets[j] = running
-        slots[:, j] = np.where(c.needs_offset, c.slots | (running.astype(np.uint64) << np.uint64(32)), c.slots)
+        slots[:, j] = np.where(
+            c.needs_offset, c.slots | (running.astype(np.uint64) << np.uint64(32)), c.slots
+        )
         running = running + c.var_size
     row_length = running
     slot_bytes = slots.astype("<u8").view(np.uint8).reshape(n, arity * 8)

@@ -250,5 +250,7 @@ def _read_field(row: memoryview, slot: int, t: DataType) -> object:
 
 def _var_bytes(row: memoryview, offset: int, length: int) -> bytes:
     if offset + length > len(row):
-        raise CorruptFileError(f"BinaryRow variable part [{offset}, {offset + length}) exceeds {len(row)} bytes")
+        raise CorruptFileError(
+            f"BinaryRow variable part [{offset}, {offset + length}) exceeds {len(row)} bytes"
+        )
     return bytes(row[offset : offset + length])

@@ -98,7 +98,7 @@ def _check_atomic(t: DataType) -> None:
 
 
 def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) or _is_numpy_int(value)
+    return (isinstance(value, int) and not isinstance(value, bool)) or _is_numpy_int(value)
 
 
 def _int(value: object) -> int:
@@ -173,7 +173,9 @@ def to_internal(value: object, t: DataType) -> object:
 
 
 def _float_to_internal(value: object, t: FloatType | DoubleType) -> float:
-    if isinstance(value, bool) or not (isinstance(value, (int, float)) or _is_int(value) or _is_numpy_float(value)):
+    if isinstance(value, bool) or not (
+        isinstance(value, (int, float)) or _is_int(value) or _is_numpy_float(value)
+    ):
         raise _bad(value, t, "expected a float")
     try:
         f = _float(value)
@@ -342,6 +344,13 @@ def from_internal(value: object, t: DataType) -> object:
     _check_atomic(t)
     if value is None:
         return None
+    try:
+        return _from_internal(value, t)
+    except (ValueError, OverflowError) as e:
+        raise _bad(value, t, f"outside the range of Python's datetime types ({e})") from e
+
+
+def _from_internal(value: object, t: DataType) -> object:
     if isinstance(t, DateType):
         return _dt.date.fromordinal(_int(value) + _EPOCH_ORDINAL)
     if isinstance(t, TimeType):
@@ -504,7 +513,9 @@ def partition_value_to_string(v: object, t: DataType, *, legacy_name: bool = Tru
     """
     _check_atomic(t)
     if v is None:
-        raise InvalidArgumentError(f"Null partition value of type {t} has no string form; use the default name")
+        raise InvalidArgumentError(
+            f"Null partition value of type {t} has no string form; use the default name"
+        )
     v = to_internal(v, t)
     if isinstance(t, BooleanType):
         return "true" if v else "false"
@@ -619,9 +630,7 @@ def _parse_partition_string(s: str, t: DataType) -> object:
 # path escaping (Java PartitionPathUtils)
 # --------------------------------------------------------------------------------------------
 
-_CHARS_TO_ESCAPE = frozenset(
-    [chr(c) for c in range(0x20)] + list("\"#%'*/:=?\\\u007f{}[]^")
-)
+_CHARS_TO_ESCAPE = frozenset([chr(c) for c in range(0x20)] + list("\"#%'*/:=?\\\u007f{}[]^"))
 
 
 def escape_path_name(s: str) -> str:

@@ -126,7 +126,9 @@ def _id_meta(field_id: int) -> dict[bytes, bytes]:
 def _arrow_type_with_ids(t: DataType, field_id: int, depth: int) -> pa.DataType:
     """Like :func:`to_arrow_type`, with Java's field ids on every nested Arrow field."""
     if isinstance(t, ArrayType):
-        element_id = _STRUCTURED_TYPE_FIELD_ID_BASE + field_id * _STRUCTURED_TYPE_FIELD_DEPTH_LIMIT + depth + 1
+        element_id = (
+            _STRUCTURED_TYPE_FIELD_ID_BASE + field_id * _STRUCTURED_TYPE_FIELD_DEPTH_LIMIT + depth + 1
+        )
         element = pa.field(
             "item",
             _arrow_type_with_ids(t.element, field_id, depth + 1),
@@ -138,7 +140,12 @@ def _arrow_type_with_ids(t: DataType, field_id: int, depth: int) -> pa.DataType:
         key_id = _STRUCTURED_TYPE_FIELD_ID_BASE - field_id * _STRUCTURED_TYPE_FIELD_DEPTH_LIMIT - depth - 1
         value_id = _STRUCTURED_TYPE_FIELD_ID_BASE + field_id * _STRUCTURED_TYPE_FIELD_DEPTH_LIMIT + depth + 1
         return pa.map_(
-            pa.field("key", _arrow_type_with_ids(t.key, field_id, depth + 1), nullable=False, metadata=_id_meta(key_id)),
+            pa.field(
+                "key",
+                _arrow_type_with_ids(t.key, field_id, depth + 1),
+                nullable=False,
+                metadata=_id_meta(key_id),
+            ),
             pa.field(
                 "value",
                 _arrow_type_with_ids(t.value, field_id, depth + 1),

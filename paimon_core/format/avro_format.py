@@ -199,7 +199,8 @@ def _fixer(t: pa.DataType) -> _Fixer | None:
 
         return fix_struct
     inner = _fixer(t.value_type)
-    assert inner is not None  # _has_map(t) implies the element holds a map
+    if inner is None:  # unreachable: _has_map(t) means the element holds a map
+        return None
 
     def fix_list(v: Any) -> Any:
         return None if v is None else [inner(x) for x in v]
@@ -259,6 +260,9 @@ class AvroFormatWriter(BaseFormatWriter):
 
     def _finish(self) -> None:
         self._writer.flush()
+
+    def _abort_format(self) -> None:
+        """Nothing to release: the pending block is dropped with the writer."""
 
 
 # --- Avro -> Arrow -------------------------------------------------------------------------
@@ -379,9 +383,7 @@ def read_avro(
                 rows = list(itertools.islice(reader, batch_size))
                 if not rows:
                     return
-                arrays = [
-                    pa.array([r[f.name] for r in rows], type=f.type) for f in out_schema
-                ]
+                arrays = [pa.array([r[f.name] for r in rows], type=f.type) for f in out_schema]
                 batch = pa.RecordBatch.from_arrays(arrays, schema=out_schema)
                 if arrow_filter is not None:
                     batch = filter_batch(batch, arrow_filter)

@@ -34,9 +34,7 @@ def conform_to_schema(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatc
         raise SchemaMismatchError(f"Duplicate column names {dup} in batch", columns=dup)
     missing = [f.name for f in target if f.name not in index]
     if missing:
-        raise SchemaMismatchError(
-            f"Columns {missing} are missing (available: {names})", missing=missing
-        )
+        raise SchemaMismatchError(f"Columns {missing} are missing (available: {names})", missing=missing)
     arrays: list[pa.Array] = []
     for field in target:
         arr = batch.column(index[field.name])
@@ -147,9 +145,7 @@ def _conform_list(arr: pa.Array, target: pa.DataType, name: str) -> pa.Array:
     offsets, start, end = _normalized_offsets(arr)
     values = conform_array(arr.values.slice(start, end - start), target.value_type, name=f"{name}.element")
     if pt.is_large_list(target):
-        return pa.LargeListArray.from_arrays(
-            offsets.cast(pa.int64()), values, type=target, mask=_mask(arr)
-        )
+        return pa.LargeListArray.from_arrays(offsets.cast(pa.int64()), values, type=target, mask=_mask(arr))
     return pa.ListArray.from_arrays(offsets.cast(pa.int32()), values, type=target, mask=_mask(arr))
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 import abc
 import logging
 import posixpath
-import struct
-import zlib
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Protocol
 
@@ -19,19 +17,13 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: Errors that, once the file is open, mean its bytes cannot be decoded.
-_DECODE_ERRORS: tuple[type[BaseException], ...] = (
-    pa.ArrowException,
-    ValueError,
-    EOFError,
-    IndexError,
-    KeyError,
-    TypeError,
-    struct.error,
-    zlib.error,
-    UnicodeDecodeError,
-    ArithmeticError,
-    SystemError,  # fastavro's decoder on a garbage header
+#: Errors that never mean "bad bytes": bugs and resource exhaustion.
+_NOT_CONTENT_ERRORS: tuple[type[BaseException], ...] = (
+    AttributeError,
+    NameError,
+    AssertionError,
+    MemoryError,
+    RecursionError,
 )
 #: OSErrors that are about storage, not content: never reported as corruption.
 _STORAGE_ERRORS: tuple[type[BaseException], ...] = (
@@ -114,13 +106,14 @@ class BaseFormatWriter(abc.ABC):
             raise PaimonError(f"Writer for {self.path} was aborted", path=self.path)
         try:
             self._finish()
+            size = int(self._sink.tell())  # no extra metadata request on object stores
             self._sink.close()
             self._closed = True
         except BaseException:
             self.abort()
             raise
-        self._final_size = self.file_io.get_file_size(self.path)
-        return self._final_size
+        self._final_size = size
+        return size
 
     def abort(self) -> None:
         """Close quietly and delete the partial file."""
@@ -149,6 +142,7 @@ class BaseFormatWriter(abc.ABC):
     def _finish(self) -> None:
         """Flush everything and write the footer (the sink is closed by the caller)."""
 
+    @abc.abstractmethod
     def _abort_format(self) -> None:
         """Release format resources without producing a valid file (best effort)."""
 
@@ -163,10 +157,16 @@ def corrupt(path: str, err: BaseException) -> CorruptFileError:
 
 
 def is_decode_error(err: BaseException) -> bool:
-    """Whether an exception raised while decoding a file means the file is corrupt."""
-    if isinstance(err, PaimonError) or isinstance(err, _STORAGE_ERRORS):
+    """Whether an exception raised while decoding a file means the file is corrupt.
+
+    Decoders fail in many ways on bad bytes (pyarrow's ArrowInvalid/OSError, fastavro's
+    ValueError/EOFError/SystemError, codec errors such as ``ZstdError``), so everything counts
+    except our own errors, storage errors (missing file, permissions, network) and errors that
+    indicate a bug or resource exhaustion rather than bad content.
+    """
+    if isinstance(err, (PaimonError, *_STORAGE_ERRORS, *_NOT_CONTENT_ERRORS)):
         return False
-    return isinstance(err, _DECODE_ERRORS) or isinstance(err, OSError)
+    return isinstance(err, Exception)
 
 
 def guard_read(path: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

@@ -5,8 +5,8 @@ Keys and defaults follow Java Paimon (``CoreOptions``, ``ParquetFileFormat``,
 
 * ``file.compression`` (default ``zstd``) and ``file.compression.zstd-level``
   (default 1) apply to every format; ``parquet.compression`` and
-  ``parquet.compression.codec.zstd.level`` override them for Parquet, ``avro.codec``
-  for Avro (Java gives the ``parquet.*``/``avro.*`` keys precedence the same way).
+  ``parquet.compression.codec.zstd.level`` override them for Parquet, ``orc.compress`` for
+  ORC and ``avro.codec`` for Avro (Java gives the format keys precedence the same way).
 * ``file.block-size`` (no default) sets the Parquet row group / ORC stripe size and
   wins over ``parquet.block.size`` (Hadoop key, default 128 MiB) and
   ``orc.stripe.size`` (default 64 MiB).
@@ -43,6 +43,7 @@ PARQUET_PAGE_ROW_COUNT_LIMIT = "parquet.page.row.count.limit"
 PARQUET_WRITE_PAGE_INDEX = "parquet.write-page-index.enabled"
 PARQUET_WRITE_PAGE_INDEX_DEFAULT = True
 
+ORC_COMPRESS = "orc.compress"
 ORC_STRIPE_SIZE = "orc.stripe.size"
 ORC_STRIPE_SIZE_DEFAULT = 64 * 1024 * 1024
 ORC_COMPRESS_SIZE = "orc.compress.size"
@@ -223,11 +224,10 @@ class OrcSettings:
 
     @staticmethod
     def from_options(options: Mapping[str, str]) -> OrcSettings:
-        """Resolve from table options; Java's writer takes the codec from ``file.compression``."""
+        """Resolve from table options: ``orc.compress`` wins over ``file.compression`` (as in Java)."""
+        key = ORC_COMPRESS if ORC_COMPRESS in options else FILE_COMPRESSION
         return OrcSettings(
-            compression=_codec(
-                _ORC_CODECS, "orc", FILE_COMPRESSION, str(options.get(FILE_COMPRESSION, FILE_COMPRESSION_DEFAULT))
-            ),
+            compression=_codec(_ORC_CODECS, "orc", key, str(options.get(key, FILE_COMPRESSION_DEFAULT))),
             stripe_size=_block_size(options, ORC_STRIPE_SIZE, ORC_STRIPE_SIZE_DEFAULT),
             compression_block_size=_get_int(options, ORC_COMPRESS_SIZE, ORC_COMPRESS_SIZE_DEFAULT),
             row_index_stride=_get_int(options, ORC_ROW_INDEX_STRIDE, ORC_ROW_INDEX_STRIDE_DEFAULT),

@@ -72,12 +72,16 @@ def _with_id(field: pa.Field, field_id: int | None) -> pa.Field:
 
 def sequence_number_field(*, field_ids: bool = True) -> pa.Field:
     """``_SEQUENCE_NUMBER int64 NOT NULL``."""
-    return _with_id(pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False), SEQUENCE_NUMBER_FIELD_ID if field_ids else None)
+    return _with_id(
+        pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False), SEQUENCE_NUMBER_FIELD_ID if field_ids else None
+    )
 
 
 def value_kind_field(*, field_ids: bool = True) -> pa.Field:
     """``_VALUE_KIND int8 NOT NULL`` (0 +I, 1 -U, 2 +U, 3 -D)."""
-    return _with_id(pa.field(VALUE_KIND, pa.int8(), nullable=False), VALUE_KIND_FIELD_ID if field_ids else None)
+    return _with_id(
+        pa.field(VALUE_KIND, pa.int8(), nullable=False), VALUE_KIND_FIELD_ID if field_ids else None
+    )
 
 
 def key_field(field: DataField, *, field_ids: bool = True) -> pa.Field:

@@ -96,9 +96,7 @@ class OrcFormatWriter(BaseFormatWriter):
         self._last_pos = 0
 
     def _write_batch(self, batch: pa.RecordBatch) -> None:
-        arrays = [
-            _unsliced(_physical_array(batch.column(i), f.type)) for i, f in enumerate(self._physical)
-        ]
+        arrays = [_unsliced(_physical_array(batch.column(i), f.type)) for i, f in enumerate(self._physical)]
         batch = pa.RecordBatch.from_arrays(arrays, schema=self._physical)
         self._writer.write(pa.Table.from_batches([batch]))
         self._arrow_bytes += batch.nbytes
@@ -159,6 +157,8 @@ def read_orc(
     def batches() -> Iterator[pa.RecordBatch]:
         for i in range(reader.nstripes):
             stripe = reader.read_stripe(i, columns=cols)
+            if stripe.schema.names != cols:  # pyarrow returns file order
+                stripe = stripe.select(cols)
             if arrow_filter is not None:
                 stripe = filter_batch(stripe, arrow_filter)
             yield from slice_batches(stripe, batch_size)

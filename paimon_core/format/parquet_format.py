@@ -88,10 +88,23 @@ class ParquetFormatWriter(BaseFormatWriter):
         self._flushed_arrow_bytes = 0
 
     def _write_batch(self, batch: pa.RecordBatch) -> None:
-        self._pending.append(batch)
-        self._pending_bytes += batch.nbytes
-        if self._pending_bytes >= self._settings.row_group_bytes:
+        limit = self._settings.row_group_bytes
+        while batch.num_rows:
+            size = batch.nbytes
+            room = limit - self._pending_bytes
+            if size <= room:
+                self._pending.append(batch)
+                self._pending_bytes += size
+                if self._pending_bytes >= limit:
+                    self._flush_row_group()
+                return
+            # Split a batch larger than the room left so row groups stay near the block size.
+            rows = max(1, batch.num_rows * room // size) if room > 0 else 1
+            head = batch.slice(0, rows)
+            self._pending.append(head)
+            self._pending_bytes += head.nbytes
             self._flush_row_group()
+            batch = batch.slice(rows)
 
     def _flush_row_group(self) -> None:
         if not self._pending:
@@ -128,9 +141,7 @@ class ParquetFormatWriter(BaseFormatWriter):
 
 
 def _fragment(file_io: FileIO, path: str) -> ds.ParquetFileFragment:
-    fmt = ds.ParquetFileFormat(
-        default_fragment_scan_options=ds.ParquetFragmentScanOptions(pre_buffer=True)
-    )
+    fmt = ds.ParquetFileFormat(default_fragment_scan_options=ds.ParquetFragmentScanOptions(pre_buffer=True))
     return fmt.make_fragment(file_io.arrow_path(path), filesystem=file_io.arrow_filesystem())
 
 
@@ -177,6 +188,9 @@ def read_parquet(
         columns=cols,
         filter=arrow_filter,
         batch_size=batch_size,
+        # Little read-ahead: memory stays near one row group, and it measured no slower.
+        batch_readahead=1,
+        fragment_readahead=1,
         use_threads=True,
     )
     return guard_read(path, iter(batches))

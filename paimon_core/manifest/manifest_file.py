@@ -1,8 +1,9 @@
 """Read and write manifest files (``manifest/manifest-<uuid>-<n>``).
 
 A manifest file is an Avro file of :class:`ManifestEntry` records. Reading is
-on the scan-planning hot path, so records are decoded by fastavro's C reader
-and turned into dataclasses with plain positional calls.
+on the scan-planning hot path: a decoder generated for the file's writer
+schema builds the dataclasses directly (see ``avro_schemas``), with no
+intermediate dicts.
 """
 
 from __future__ import annotations
@@ -154,10 +155,12 @@ def _build_data_file(
 
 
 def _build_entry(
-    version: int, kind: int, partition: bytes, bucket: int, total_buckets: int, file: DataFileMeta
+    version: int, kind: int, partition: bytes, bucket: int, total_buckets: int, file: DataFileMeta | None
 ) -> ManifestEntry:
     if version != MANIFEST_ENTRY_VERSION:
         raise ValueError(f"unsupported manifest entry _VERSION {version}")
+    if file is None:
+        raise ValueError("manifest entry without _FILE")
     return ManifestEntry(_KINDS[kind], partition, bucket, total_buckets, file)
 
 

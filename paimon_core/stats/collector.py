@@ -58,10 +58,13 @@ from paimon_core.schema.data_types import (
 )
 
 __all__ = [
+    "COUNTS",
     "FIELDS_PREFIX",
+    "FULL",
     "METADATA_STATS_KEEP_FIRST_N_COLUMNS",
     "METADATA_STATS_MODE",
     "METADATA_STATS_MODE_DEFAULT",
+    "NONE",
     "STATS_MODE_SUFFIX",
     "ColumnStats",
     "SimpleStatsCollector",

@@ -112,9 +112,8 @@ class TableRead:
         if not parts:
             return
         data = pa.concat_tables(parts)
-        order = pc.sort_indices(
-            data, sort_keys=[(k, "ascending") for k in key_names] + [(SEQUENCE_NUMBER, "ascending")], null_placement="at_start"
-        )
+        sort_keys = [(k, "ascending", "at_start") for k in key_names] + [(SEQUENCE_NUMBER, "ascending", "at_start")]
+        order = pc.sort_indices(data, sort_keys=sort_keys)
         data = data.take(order)
         # The last row of each key run wins.
         n = data.num_rows

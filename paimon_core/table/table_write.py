@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from paimon_core.bucket import compute_buckets
-from paimon_core.data.binary_row import serialize_binary_row
+from paimon_core.data.binary_row import EMPTY_ROW, serialize_binary_row
 from paimon_core.data.internal import arrow_scalar_to_internal, escape_path_name, partition_dir_value
 from paimon_core.exceptions import InvalidArgumentError
 from paimon_core.operation.append_writer import RollingAppendWriter
@@ -87,7 +87,7 @@ class TableWrite:
             work = work.append_column(_BUCKET_COL, pa.array(buckets, pa.int32()))
             keys.append(_BUCKET_COL)
         if not keys:
-            self._writer_for(b"", "", 0).write(table)
+            self._writer_for(EMPTY_ROW, "", 0).write(table)
             return
         indexed = work.select(keys).append_column(_ROW_INDEX, pa.array(np.arange(table.num_rows, dtype=np.int64)))
         groups = indexed.group_by(keys, use_threads=False).aggregate([(_ROW_INDEX, "list")])

@@ -259,9 +259,15 @@ def _parse_paimon_type(type_json):
 def _paimon_fields_from_json(fields_json):
     """Schema JSON fields (name/type[/description]) -> pypaimon DataFields with fresh ids."""
     from pypaimon.schema.data_types import AtomicInteger, DataTypeParser
+    def strip_ids(node):  # ids are assigned here, also for nested ROW fields
+        if isinstance(node, dict):
+            return {k: strip_ids(v) for k, v in node.items() if k != "id"}
+        if isinstance(node, list):
+            return [strip_ids(v) for v in node]
+        return node
+
     counter = AtomicInteger(-1)
-    return [DataTypeParser.parse_data_field({k: v for k, v in f.items() if k != "id"}, counter)
-            for f in fields_json]
+    return [DataTypeParser.parse_data_field(strip_ids(f), counter) for f in fields_json]
 
 
 # ---------------------------------------------------------------------------------------------

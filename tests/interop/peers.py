@@ -38,6 +38,7 @@ import tempfile
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -357,6 +358,11 @@ def _run_oneshot(python: str, label: str, cmd: dict[str, Any], timeout: float) -
 # public client
 # ---------------------------------------------------------------------------------------------
 
+def _cleanup(proc: _DriverProcess, tmpdir: str) -> None:
+    proc.close()
+    shutil.rmtree(tmpdir, ignore_errors=True)
+
+
 def _abs(warehouse: str | os.PathLike[str]) -> str:
     # pypaimon-rust needs absolute warehouse paths.
     return os.path.abspath(os.fspath(warehouse))
@@ -383,6 +389,8 @@ class Peer:
         self._proc = _DriverProcess(python, engine)
         self._lock = threading.Lock()
         self._tmpdir = tempfile.mkdtemp(prefix=f"paimon-peer-{engine}-")
+        # Stop the process and remove the temp dir even if close() is never called.
+        self._finalizer = weakref.finalize(self, _cleanup, self._proc, self._tmpdir)
         self.calls = 0
         self.call_seconds = 0.0
 
@@ -396,9 +404,9 @@ class Peer:
         self.close()
 
     def close(self) -> None:
+        """Stop the driver process and remove temp files (a later call starts a new process)."""
         with self._lock:
-            self._proc.close()
-            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            _cleanup(self._proc, self._tmpdir)
 
     # -- plumbing ---------------------------------------------------------------------------
     def _call(self, cmd: str, timeout: float | None = None, **fields: Any) -> dict[str, Any]:

@@ -360,14 +360,17 @@ def test_schema_json(peer: Peer, warehouse: str) -> None:
     """Paimon types with no Arrow twin (VARCHAR(n), CHAR(n)) via schema_json."""
     fields = [{"name": "id", "type": "BIGINT NOT NULL"}, {"name": "name", "type": "VARCHAR(10)"},
               {"name": "code", "type": "CHAR(3)"},
-              {"name": "m", "type": {"type": "MAP", "key": "STRING NOT NULL", "value": "INT"}}]
+              {"name": "m", "type": {"type": "MAP", "key": "STRING NOT NULL", "value": "INT"}},
+              {"id": 9, "name": "r", "type": {"type": "ROW", "fields": [{"id": 10, "name": "x", "type": "TIMESTAMP"}]}}]
     peer.create_table(warehouse, "db.sj", fields, primary_keys=["id"], options={"bucket": "1"})
     schema = peer.table_schema(warehouse, "db.sj")
     assert schema["primary_keys"] == ["id"]
     types = {f["name"]: f["type"] for f in schema["fields"]}
     assert types["name"] == "VARCHAR(10)" and types["code"] == "CHAR(3)"
     data = pa.table({"id": pa.array([1], pa.int64()), "name": ["abc"], "code": ["xyz"],
-                     "m": pa.array([[("a", 1)]], pa.map_(pa.string(), pa.int32()))})
+                     "m": pa.array([[("a", 1)]], pa.map_(pa.string(), pa.int32())),
+                     "r": pa.array([{"x": dt.datetime(2024, 1, 1, 0, 0, 0, 123456)}],
+                                   pa.struct([("x", pa.timestamp("us"))]))})  # TIMESTAMP = TIMESTAMP(6)
     peer.write(warehouse, "db.sj", data)
     assert_same_rows(peer.read(warehouse, "db.sj"), data)
 

@@ -169,7 +169,11 @@ def test_fields_from_arrow_schema_ids_like_java() -> None:
 def test_fields_from_arrow_schema_deep_nesting_children_first() -> None:
     # Java ReassignFieldId: a nested field's own children take ids before the field itself
     schema = pa.schema(
-        [("a", pa.int32()), ("b", pa.struct([("x", pa.struct([("p", pa.int8())])), ("y", pa.int8())])), ("c", pa.int8())]
+        [
+            ("a", pa.int32()),
+            ("b", pa.struct([("x", pa.struct([("p", pa.int8())])), ("y", pa.int8())])),
+            ("c", pa.int8()),
+        ]
     )
     fields, highest = fields_from_arrow_schema(schema, first_id=10)
     b = fields[1].type
@@ -177,7 +181,12 @@ def test_fields_from_arrow_schema_deep_nesting_children_first() -> None:
     x = b.fields[0].type
     assert isinstance(x, RowType)
     assert (fields[0].id, fields[1].id, x.fields[0].id, b.fields[0].id, b.fields[1].id, fields[2].id) == (
-        10, 11, 12, 13, 14, 15,
+        10,
+        11,
+        12,
+        13,
+        14,
+        15,
     )
     assert highest == 15
     assert fields_from_arrow_schema(pa.schema([])) == ([], -1)
@@ -187,8 +196,19 @@ def test_fields_from_arrow_schema_deep_nesting_children_first() -> None:
 
 _canonical_atomic = st.one_of(
     st.sampled_from(
-        [BooleanType(), TinyIntType(), SmallIntType(), IntType(), BigIntType(), FloatType(), DoubleType(),
-         STRING, BYTES, DateType(), TimeType(3)]
+        [
+            BooleanType(),
+            TinyIntType(),
+            SmallIntType(),
+            IntType(),
+            BigIntType(),
+            FloatType(),
+            DoubleType(),
+            STRING,
+            BYTES,
+            DateType(),
+            TimeType(3),
+        ]
     ),
     st.builds(lambda p, s: DecimalType(p, min(s, p)), st.integers(1, 38), st.integers(0, 38)),
     st.builds(TimestampType, st.sampled_from([0, 3, 6, 9])),
@@ -199,7 +219,9 @@ _canonical_atomic = st.one_of(
 def _nested(children: st.SearchStrategy[DataType]) -> st.SearchStrategy[DataType]:
     return st.one_of(
         st.builds(lambda e, n: ArrayType(e, nullable=n), children, st.booleans()),
-        st.builds(lambda k, v, n: MapType(k.copy(nullable=False), v, nullable=n), children, children, st.booleans()),
+        st.builds(
+            lambda k, v, n: MapType(k.copy(nullable=False), v, nullable=n), children, children, st.booleans()
+        ),
         st.builds(
             lambda ts, n: RowType(tuple(DataField(i, f"f{i}", t) for i, t in enumerate(ts)), nullable=n),
             st.lists(children, min_size=1, max_size=3),

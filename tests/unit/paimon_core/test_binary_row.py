@@ -6,7 +6,7 @@ import struct
 from decimal import Context, Decimal
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from paimon_core.data.binary_row import (
@@ -119,7 +119,14 @@ def test_pypaimon_zero_slot_null_variant_is_read() -> None:
 
 
 def test_negative_values_and_small_decimals() -> None:
-    types = [TinyIntType(), SmallIntType(), IntType(), DecimalType(20, 0), DecimalType(20, 0), TimestampType(6)]
+    types = [
+        TinyIntType(),
+        SmallIntType(),
+        IntType(),
+        DecimalType(20, 0),
+        DecimalType(20, 0),
+        TimestampType(6),
+    ]
     values = [-1, -2, -3, Decimal(-1), Decimal(0), -1_000]  # -1 us before epoch
     row = binary_row_bytes(values, types)
     assert row[8:16] == h("ff00000000000000")
@@ -208,6 +215,7 @@ _TYPED: st.SearchStrategy[tuple[DataType, object]] = st.one_of(
 _ROW = st.lists(st.tuples(_TYPED, st.booleans()), max_size=12)
 
 
+@settings(deadline=None)
 @given(_ROW)
 def test_round_trip(fields: list[tuple[tuple[DataType, object], bool]]) -> None:
     types = [tv[0] for tv, _ in fields]

@@ -124,17 +124,21 @@ def _key_table(draw: st.DrawFn, max_columns: int) -> tuple[list[DataType], list[
     return [t for t, _ in specs], [list(r) for r in zip(*columns, strict=True)]
 
 
-@settings(max_examples=150)
+@settings(max_examples=150, deadline=None)
 @given(_key_table(max_columns=1))
-def test_vectorized_equals_reference_single_column(table: tuple[list[DataType], list[list[object | None]]]) -> None:
+def test_vectorized_equals_reference_single_column(
+    table: tuple[list[DataType], list[list[object | None]]],
+) -> None:
     types, rows = table
     columns = [arrow_column([r[0] for r in rows], types[0])]
     assert bucket_hashes(columns, types).tolist() == reference_hashes(rows, types).tolist()
 
 
-@settings(max_examples=150)
+@settings(max_examples=150, deadline=None)
 @given(_key_table(max_columns=5))
-def test_vectorized_equals_reference_composite(table: tuple[list[DataType], list[list[object | None]]]) -> None:
+def test_vectorized_equals_reference_composite(
+    table: tuple[list[DataType], list[list[object | None]]],
+) -> None:
     types, rows = table
     columns = [arrow_column([r[j] for r in rows], t) for j, t in enumerate(types)]
     expected = reference_hashes(rows, types)
@@ -166,11 +170,15 @@ def test_other_arrow_representations() -> None:
     nanos = pa.array([None if v is None else v for v in ts], pa.timestamp("ns"))
     assert bucket_hashes([nanos], [TimestampType(6)]).tolist() == expected_ts
     ints = pa.array([1, None, 3], pa.int64())
-    assert bucket_hashes([ints], [IntType()]).tolist() == reference_hashes([[1], [None], [3]], [IntType()]).tolist()
+    assert (
+        bucket_hashes([ints], [IntType()]).tolist()
+        == reference_hashes([[1], [None], [3]], [IntType()]).tolist()
+    )
     nulls = pa.nulls(3)
-    assert bucket_hashes([nulls], [DecimalType(38, 2)]).tolist() == reference_hashes(
-        [[None]] * 3, [DecimalType(38, 2)]
-    ).tolist()
+    assert (
+        bucket_hashes([nulls], [DecimalType(38, 2)]).tolist()
+        == reference_hashes([[None]] * 3, [DecimalType(38, 2)]).tolist()
+    )
 
 
 def test_large_input_and_edges() -> None:
@@ -270,7 +278,9 @@ def _check_table(table_dir: Path, key_names: list[str]) -> int:
         bucket = int(data_file.parent.name.removeprefix("bucket-"))
         data = pq.read_table(data_file, columns=key_names)
         got = compute_buckets([data.column(k) for k in key_names], [types[k] for k in key_names], num_buckets)
-        assert (got == bucket).all(), f"{data_file}: expected bucket {bucket}, got {sorted(set(got.tolist()))}"
+        assert (got == bucket).all(), (
+            f"{data_file}: expected bucket {bucket}, got {sorted(set(got.tolist()))}"
+        )
         checked += data.num_rows
     return checked
 

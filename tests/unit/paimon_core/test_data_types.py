@@ -110,8 +110,21 @@ def test_ltz_is_written_the_java_way() -> None:
 
 @pytest.mark.parametrize(
     "bad",
-    ["DECIMAL(0, 0)", "DECIMAL(39, 2)", "DECIMAL(5, 6)", "TIMESTAMP(10)", "TIME(10)", "VARCHAR(0)",
-     "CHAR(0)", "BINARY(0)", "FOO", "INT INT", "DECIMAL(10, 2", "TIMESTAMP_LTZ(12)", ""],
+    [
+        "DECIMAL(0, 0)",
+        "DECIMAL(39, 2)",
+        "DECIMAL(5, 6)",
+        "TIMESTAMP(10)",
+        "TIME(10)",
+        "VARCHAR(0)",
+        "CHAR(0)",
+        "BINARY(0)",
+        "FOO",
+        "INT INT",
+        "DECIMAL(10, 2",
+        "TIMESTAMP_LTZ(12)",
+        "",
+    ],
 )
 def test_invalid_types_raise_schema_error(bad: str) -> None:
     with pytest.raises(SchemaError):
@@ -150,7 +163,11 @@ def test_nested_json_exact() -> None:
         "fields": [
             {"id": 4, "name": "a", "type": "INT NOT NULL"},
             {"id": 5, "name": "b", "type": {"type": "ARRAY", "element": "STRING"}, "description": "the b"},
-            {"id": 6, "name": "m", "type": {"type": "MAP NOT NULL", "key": "STRING NOT NULL", "value": "DOUBLE"}},
+            {
+                "id": 6,
+                "name": "m",
+                "type": {"type": "MAP NOT NULL", "key": "STRING NOT NULL", "value": "DOUBLE"},
+            },
         ],
     }
     assert row.to_json() == expected
@@ -169,8 +186,13 @@ def test_nested_json_exact() -> None:
 
 def test_data_field_json_round_trip() -> None:
     f = DataField(3, "x", DecimalType(20, 3), "desc", "1.5")
-    assert f.to_json() == {"id": 3, "name": "x", "type": "DECIMAL(20, 3)", "description": "desc",
-                           "defaultValue": "1.5"}
+    assert f.to_json() == {
+        "id": 3,
+        "name": "x",
+        "type": "DECIMAL(20, 3)",
+        "description": "desc",
+        "defaultValue": "1.5",
+    }
     assert list(f.to_json()) == ["id", "name", "type", "description", "defaultValue"]
     assert DataField.from_json(f.to_json()) == f
     assert DataField.from_json({"id": 0, "name": "a", "type": "INT"}) == DataField(0, "a", IntType())

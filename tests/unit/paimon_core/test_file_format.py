@@ -98,9 +98,7 @@ def all_types_batch() -> pa.RecordBatch:
         "mp": pa.array(
             [[("a", 1)], None, [], [("b", None), ("c", 3)], [("d", 4)]], pa.map_(pa.string(), pa.int64())
         ),
-        "mp_i": pa.array(
-            [[(1, "a")], None, [], [(2, None)], [(3, "x")]], pa.map_(pa.int32(), pa.string())
-        ),
+        "mp_i": pa.array([[(1, "a")], None, [], [(2, None)], [(3, "x")]], pa.map_(pa.int32(), pa.string())),
         "st": pa.array(
             [{"x": 1, "y": "a"}, None, {"x": None, "y": None}, {"x": 3, "y": "c"}, {"x": 4, "y": "d"}],
             pa.struct([("x", pa.int64()), ("y", pa.string())]),
@@ -248,7 +246,9 @@ def test_arrow_filter(tmp_path: Path, fmt: str) -> None:
     io = LocalFileIO()
     path = str(tmp_path / f"t.{fmt}")
     table = sample_table(50_000)
-    write_file(io, path, fmt, table, {"parquet.block.size": str(64 * 1024), "orc.stripe.size": str(64 * 1024)})
+    write_file(
+        io, path, fmt, table, {"parquet.block.size": str(64 * 1024), "orc.stripe.size": str(64 * 1024)}
+    )
     expr = (pc.field("id") >= 40_000) & (pc.field("dt") == "2024-01-02")
     got = read_all(io, path, fmt, table.schema, arrow_filter=expr)
     assert got.equals(table.filter(expr))
@@ -266,7 +266,10 @@ def test_parquet_filter_skips_row_groups(tmp_path: Path) -> None:
     fragment = parquet_format._fragment(io, path).subset(filter=pc.field("id") < 1000)
     scanned = sum(rg.num_rows for rg in fragment.row_groups)
     assert scanned < 50_000
-    assert read_all(io, path, "parquet", sample_table(0).schema, arrow_filter=pc.field("id") < 1000).num_rows == 1000
+    assert (
+        read_all(io, path, "parquet", sample_table(0).schema, arrow_filter=pc.field("id") < 1000).num_rows
+        == 1000
+    )
     with pytest.raises(InvalidArgumentError):
         read_file(io, path, "parquet", arrow_filter=pc.field("no_such_column") > 1)
 
@@ -307,12 +310,13 @@ def test_parquet_streams_in_bounded_batches(tmp_path: Path) -> None:
 def test_orc_avro_stream_in_batches(tmp_path: Path, fmt: str) -> None:
     io = LocalFileIO()
     path = str(tmp_path / f"t.{fmt}")
-    table = sample_table(30_000)
+    n = 200_000 if fmt == "orc" else 30_000  # ORC needs enough rows for several stripes
+    table = sample_table(n)
     write_file(io, path, fmt, table, {"orc.stripe.size": str(64 * 1024)})
     if fmt == "orc":
         assert orc.ORCFile(path).nstripes > 1
     sizes = [b.num_rows for b in read_file(io, path, fmt, batch_size=4096)]
-    assert sum(sizes) == 30_000 and max(sizes) <= 4096
+    assert sum(sizes) == n and max(sizes) <= 4096
     assert read_all(io, path, fmt, table.schema).equals(table)
 
 
@@ -364,7 +368,9 @@ def test_writer_rejects_bad_input_and_stays_usable(tmp_path: Path) -> None:
     with pytest.raises(SchemaMismatchError, match="missing"):
         w.write(pa.table({"id": [1]}))
     # Compatible input is conformed: int32 -> int64, large_string -> string, extra column dropped.
-    w.write(pa.table({"extra": [0], "s": pa.array(["x"], pa.large_string()), "id": pa.array([7], pa.int32())}))
+    w.write(
+        pa.table({"extra": [0], "s": pa.array(["x"], pa.large_string()), "id": pa.array([7], pa.int32())})
+    )
     w.close()
     assert pq.read_table(path).to_pylist() == [{"id": 7, "s": "x"}]
 
@@ -433,8 +439,14 @@ def test_parquet_compression_options(tmp_path: Path) -> None:
     assert orc.ORCFile(orc_path).compression == "SNAPPY"
     write_file(io, orc_path, "orc", t, {})
     assert orc.ORCFile(orc_path).compression == "ZSTD"
+    write_file(io, orc_path, "orc", t, {"file.compression": "snappy", "orc.compress": "ZLIB"})
+    assert orc.ORCFile(orc_path).compression == "ZLIB"
     avro_path = str(tmp_path / "t.avro")
-    for opts, codec in (({}, "zstandard"), ({"avro.codec": "snappy"}, "snappy"), ({"file.compression": "none"}, "null")):
+    for opts, codec in (
+        ({}, "zstandard"),
+        ({"avro.codec": "deflate"}, "deflate"),
+        ({"file.compression": "none"}, "null"),
+    ):
         write_file(io, avro_path, "avro", t, opts)
         with open(avro_path, "rb") as fh:
             assert fastavro.reader(fh).codec == codec
@@ -451,7 +463,12 @@ def test_avro_schema_like_java(tmp_path: Path) -> None:
     fields = {f["name"]: f for f in schema["fields"]}
     assert fields["nn"]["type"] == "long" and "default" not in fields["nn"]
     assert fields["i8"]["type"] == ["null", "int"] and fields["i8"]["default"] is None
-    assert fields["d18"]["type"][1] == {"type": "bytes", "logicalType": "decimal", "precision": 18, "scale": 4}
+    assert fields["d18"]["type"][1] == {
+        "type": "bytes",
+        "logicalType": "decimal",
+        "precision": 18,
+        "scale": 4,
+    }
     assert fields["date"]["type"][1] == {"type": "int", "logicalType": "date"}
     assert fields["time"]["type"][1] == {"type": "int", "logicalType": "time-millis"}
     assert fields["ts_ms"]["type"][1] == {"type": "long", "logicalType": "timestamp-millis"}
@@ -484,7 +501,7 @@ def test_corrupt_file(tmp_path: Path, fmt: str, damage: str) -> None:
         for _ in read_file(io, path, fmt):
             pass
     assert path in str(info.value) and info.value.path == path  # type: ignore[attr-defined]
-    if damage != "zeroed-middle":
+    if damage in ("garbage", "empty"):  # the others may keep a readable header/footer
         with pytest.raises(CorruptFileError):
             read_file_schema(io, path, fmt)
 
@@ -523,7 +540,9 @@ def test_conform_safe_casts() -> None:
             "t": pa.array([1000, None], pa.int32()),  # ORC TIME
             "dict": pa.array(["x", "y"]).dictionary_encode(),
             "nul": pa.nulls(2),
-            "st": pa.array([{"b": "q", "a": 1}, None], pa.struct([("b", pa.large_string()), ("a", pa.int32())])),
+            "st": pa.array(
+                [{"b": "q", "a": 1}, None], pa.struct([("b", pa.large_string()), ("a", pa.int32())])
+            ),
             "m": pa.array([[("k", 1)], None], pa.map_(pa.large_string(), pa.int32())),
         }
     )
@@ -582,7 +601,7 @@ def test_reads_java_style_parquet(tmp_path: Path) -> None:
     )
     assert pq.ParquetFile(path).schema.column(1).physical_type == "INT96"
     target = pa.schema([("d9", pa.decimal128(9, 2)), ("ts9", pa.timestamp("ns")), ("id", pa.int64())])
-    assert read_all(io, path, "parquet", target).to_pydict() == table.select(["d9", "ts9", "id"]).to_pydict()
+    assert read_all(io, path, "parquet", target).equals(table.select(["d9", "ts9", "id"]))
 
 
 # --- interop with pypaimon / pypaimon-rust / pyarrow 19 (peer venv) --------------------------
@@ -656,7 +675,9 @@ def test_peers_read_our_files(tmp_path: Path, fmt: str) -> None:
     io = LocalFileIO()
     batch = all_types_batch()
     if fmt == "avro":  # pypaimon's Avro reader maps the Paimon schema itself; keep what it knows
-        batch = batch.select([n for n in batch.schema.names if n not in ("fbin", "mp", "mp_i", "tz_s", "ts_s")])
+        batch = batch.select(
+            [n for n in batch.schema.names if n not in ("fbin", "mp", "mp_i", "tz_s", "ts_s")]
+        )
     path = str(tmp_path / f"ours.{fmt}")
     write_file(io, path, fmt, batch)
     schema_path = tmp_path / "schema.bin"
@@ -669,6 +690,40 @@ def test_peers_read_our_files(tmp_path: Path, fmt: str) -> None:
         got = pa.Table.from_batches([conform_to_schema(b, batch.schema) for b in table.to_batches()])
         for name in batch.schema.names:
             assert got.column(name).equals(pa.chunked_array([batch.column(name)])), (reader, fmt, name)
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("thin", [False, True])
+def test_peers_read_our_primary_key_files(tmp_path: Path, fmt: str, thin: bool) -> None:
+    """Our KeyValue layout (Java's field ids, required system columns) is readable by pypaimon."""
+    from paimon_core.format.key_value import key_value_arrow_schema
+    from paimon_core.schema.data_types import BigIntType, DataField, DoubleType, VarCharType
+
+    fields = [
+        DataField(0, "id", BigIntType(nullable=False)),
+        DataField(1, "s", VarCharType(VarCharType.MAX_LENGTH)),
+        DataField(2, "v", DoubleType()),
+    ]
+    schema = key_value_arrow_schema(fields[:1], fields, thin_mode=thin)
+    data = {
+        "_KEY_id": [1, 2],
+        "_SEQUENCE_NUMBER": [5, 6],
+        "_VALUE_KIND": [0, 3],
+        "id": [1, 2],
+        "s": ["ü", None],
+        "v": [None, 2.5],
+    }
+    batch = pa.RecordBatch.from_pydict({n: data[n] for n in schema.names}, schema=schema)
+    path = str(tmp_path / f"data-pk-0.{fmt}")
+    write_file(LocalFileIO(), path, fmt, batch)
+    schema_path = tmp_path / "schema.bin"
+    schema_path.write_bytes(schema.serialize().to_pybytes())
+    run_peer(_PEER_READ, path, fmt, str(schema_path), str(tmp_path / "peer."))
+    for reader in ["pypaimon"] + (["pyarrow"] if fmt != "avro" else []):
+        table = pa.ipc.open_file(str(tmp_path / f"peer.{reader}.arrow")).read_all()
+        got = pa.Table.from_batches([conform_to_schema(b, schema) for b in table.to_batches()])
+        assert got.to_pylist() == pa.Table.from_batches([batch]).to_pylist(), (reader, fmt)
 
 
 _PEER_WRITE = """
@@ -750,7 +805,10 @@ def test_read_peer_written_files(peer_files: dict[str, list[str]], engine: str, 
         thin = detect_thin_mode(file_schema, ["id"])
         # pypaimon-rust's native writer is Parquet only; it falls back to pypaimon for ORC/Avro.
         assert thin == (engine == "rust" and fmt == "parquet")
-        system = [pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False), pa.field(VALUE_KIND, pa.int8(), nullable=False)]
+        system = [
+            pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False),
+            pa.field(VALUE_KIND, pa.int8(), nullable=False),
+        ]
         key = [] if thin else [pa.field(KEY_FIELD_PREFIX + "id", pa.int64(), nullable=False)]
         target = pa.schema(key + system + list(_PEER_SCHEMA))
     got = read_all(io, path, fmt, target)
@@ -771,7 +829,12 @@ def test_read_peer_written_files(peer_files: dict[str, list[str]], engine: str, 
 def test_parquet_properties_match_pypaimon(peer_files: dict[str, list[str]], tmp_path: Path) -> None:
     theirs = pq.ParquetFile(peer_files["pypaimon/parquet/append"][0]).metadata
     path = str(tmp_path / "ours.parquet")
-    write_file(LocalFileIO(), path, "parquet", read_all(LocalFileIO(), peer_files["pypaimon/parquet/append"][0], "parquet", _PEER_SCHEMA))
+    write_file(
+        LocalFileIO(),
+        path,
+        "parquet",
+        read_all(LocalFileIO(), peer_files["pypaimon/parquet/append"][0], "parquet", _PEER_SCHEMA),
+    )
     ours = pq.ParquetFile(path).metadata
     assert ours.format_version == theirs.format_version == "2.6"
     assert set((ours.metadata or {}).keys()) == set((theirs.metadata or {}).keys()) == {b"ARROW:schema"}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from paimon_core.data.internal import (
@@ -82,10 +82,17 @@ def test_friendly_values() -> None:
     assert to_internal(3, DoubleType()) == 3.0
 
 
+def test_from_internal_out_of_range() -> None:
+    with pytest.raises(InvalidArgumentError):
+        from_internal(10**20, DateType())
+
+
 def test_from_internal() -> None:
     assert from_internal(19723, DateType()) == dt.date(2024, 1, 1)
     assert from_internal(3_723_004, TimeType(3)) == dt.time(1, 2, 3, 4000)
-    assert from_internal(1_704_112_200_123_456_789, TimestampType(9)) == dt.datetime(2024, 1, 1, 12, 30, 0, 123456)
+    assert from_internal(1_704_112_200_123_456_789, TimestampType(9)) == dt.datetime(
+        2024, 1, 1, 12, 30, 0, 123456
+    )
     assert from_internal(-1, TimestampType(9)) == dt.datetime(1969, 12, 31, 23, 59, 59, 999999)
     assert from_internal(0, LocalZonedTimestampType(3)) == dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
     assert from_internal(Decimal("1.50"), DecimalType(3, 2)) == Decimal("1.50")
@@ -181,9 +188,9 @@ def test_arrow_scalar_other_representations() -> None:
     assert arrow_scalar_to_internal(pa.scalar("a", pa.large_string()), STRING) == "a"
     assert arrow_scalar_to_internal(pa.scalar(86_400_000, pa.date64()), DateType()) == 1
     assert arrow_scalar_to_internal(pa.scalar(1_500, pa.time64("us")), TimeType(3)) == 1
-    assert arrow_scalar_to_internal(pa.scalar(Decimal("1.5"), pa.decimal128(5, 1)), DecimalType(5, 2)) == Decimal(
-        "1.50"
-    )
+    assert arrow_scalar_to_internal(
+        pa.scalar(Decimal("1.5"), pa.decimal128(5, 1)), DecimalType(5, 2)
+    ) == Decimal("1.50")
 
 
 @given(_typed_values)
@@ -214,7 +221,12 @@ TS_1230 = 1_704_112_200 * NS  # 2024-01-01 12:30:00
         (3_600_000, TimeType(0), "3600000", "01:00:00"),
         (3_600_120, TimeType(3), "3600120", "01:00:00.12"),
         (Decimal("-0.10"), DecimalType(10, 2), "-0.10", "-0.10"),
-        (Decimal("12345678901234567890.5"), DecimalType(38, 1), "12345678901234567890.5", "12345678901234567890.5"),
+        (
+            Decimal("12345678901234567890.5"),
+            DecimalType(38, 1),
+            "12345678901234567890.5",
+            "12345678901234567890.5",
+        ),
         (True, BooleanType(), "true", "true"),
         (False, BooleanType(), "false", "false"),
         (-5, TinyIntType(), "-5", "-5"),
@@ -277,6 +289,7 @@ def test_partition_string_parsing_extras() -> None:
         partition_string_to_value("x", DecimalType(5, 2))
 
 
+@settings(deadline=None)
 @given(_typed_values, st.booleans())
 def test_partition_string_round_trip(tv: tuple[DataType, object], legacy: bool) -> None:
     t, v = tv

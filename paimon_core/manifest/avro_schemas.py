@@ -562,26 +562,11 @@ def compile_decoder(writer_schema_text: str, plan: RecordPlan | None) -> Callabl
     gen.emit(2, "if rec is None: raise ValueError('null top-level record')")
     gen.emit(2, "out.append(rec)")
     gen.emit(1, "return pos")
-    namespace: dict[str, Any] = {"_long": _long_tail, "_unpack_from": struct.unpack_from}
+    namespace: dict[str, Any] = {"_unpack_from": struct.unpack_from}
     namespace.update(gen.consts)
     exec(compile("\n".join(gen.lines), "<paimon-avro-decoder>", "exec"), namespace)  # noqa: S102
     decode: Callable[..., int] = namespace["decode"]
     return decode
-
-
-def _long_tail(data: bytes, pos: int, first: int) -> tuple[int, int]:
-    """Finish a varint whose first byte (``first``, >= 0x80) was already read."""
-    n = first & 0x7F
-    shift = 7
-    while True:
-        b = data[pos]
-        pos += 1
-        n |= (b & 0x7F) << shift
-        if b < 0x80:
-            return (n >> 1) ^ -(n & 1), pos
-        shift += 7
-        if shift > 63:
-            raise ValueError("varint is too long")
 
 
 class _Codegen:
@@ -608,10 +593,21 @@ class _Codegen:
     # -- primitives --
 
     def long(self, ind: int, target: str) -> None:
+        """A zig-zag varint, inlined (one byte: no loop; longer: a local loop)."""
         self.emit(ind, "b = data[pos]")
         self.emit(ind, "pos += 1")
         self.emit(ind, f"if b < 128: {target} = (b >> 1) ^ -(b & 1)")
-        self.emit(ind, f"else: {target}, pos = _long(data, pos, b)")
+        self.emit(ind, "else:")
+        self.emit(ind + 1, "z = b & 127")
+        self.emit(ind + 1, "shift = 7")
+        self.emit(ind + 1, "while True:")
+        self.emit(ind + 2, "b = data[pos]")
+        self.emit(ind + 2, "pos += 1")
+        self.emit(ind + 2, "z |= (b & 127) << shift")
+        self.emit(ind + 2, "if b < 128: break")
+        self.emit(ind + 2, "shift += 7")
+        self.emit(ind + 2, "if shift > 63: raise ValueError('varint is too long')")
+        self.emit(ind + 1, f"{target} = (z >> 1) ^ -(z & 1)")
 
     def sized(self, ind: int, target: str | None, kind: str) -> None:
         length = self.var()

@@ -27,7 +27,7 @@ from paimon_core.io.file_io import FileIO
 from paimon_core.manifest.entries import FileKind, ManifestEntry, ManifestFileMeta
 from paimon_core.manifest.manifest_file import write_manifest_file
 from paimon_core.manifest.manifest_list import write_manifest_list
-from paimon_core.manifest.merger import merge_manifests
+from paimon_core.manifest.merger import merge_entries, merge_manifests
 from paimon_core.manifest.partition_stats import PartitionCodec
 from paimon_core.operation.commit.changes import Changes, collect_changes, row_delta
 from paimon_core.operation.commit.conflicts import check_no_conflicts
@@ -106,8 +106,14 @@ class FileStoreCommit:
         properties: Mapping[str, str] | None = None,
         watermark: int | None = None,
         check_committed: bool = True,
+        check_append_conflicts: bool = False,
     ) -> CommitResult:
-        """Publish the messages as one snapshot (two when compaction results come along)."""
+        """Publish the messages as one snapshot (two when compaction results come along).
+
+        Commits that delete files always check that those files are still live. Pure
+        appends add fresh uniquely named files, so (as in Java) they are only checked
+        against the latest snapshot when ``check_append_conflicts`` is set.
+        """
         if check_committed and self.is_committed(commit_identifier):
             logger.info(
                 "Commit %s/%d of %s already in the history: nothing to do",
@@ -130,7 +136,9 @@ class FileStoreCommit:
         if changes.compact:
             steps.append((changes.compact, CommitKind.COMPACT, None))
         for entries, step_kind, spec in steps:
-            sid, n, committed = self._try_commit(entries, step_kind, commit_identifier, spec, properties, watermark)
+            sid, n, committed = self._try_commit(
+                entries, step_kind, commit_identifier, spec, properties, watermark, check_append_conflicts
+            )
             snapshot_ids.append(sid)
             attempts += n
             all_entries += committed
@@ -215,6 +223,7 @@ class FileStoreCommit:
         overwrite: OverwriteSpec | None,
         properties: Mapping[str, str] | None,
         watermark: int | None,
+        check_append: bool = False,
     ) -> tuple[int, int, list[ManifestEntry]]:
         """Commit until published; returns (snapshot id, attempts, the entries committed)."""
         max_retries = self.options.commit_max_retries
@@ -229,7 +238,7 @@ class FileStoreCommit:
             changes = list(entries)
             if overwrite is not None:
                 changes = self._overwrite_deletes(latest, overwrite, entries) + changes
-            sid = self._attempt(latest, changes, kind, identifier, properties, watermark)
+            sid = self._attempt(latest, changes, kind, identifier, properties, watermark, check_append)
             if sid is not None:
                 return sid, attempt, changes
             elapsed_ms = (time.monotonic() - started) * 1000
@@ -250,9 +259,11 @@ class FileStoreCommit:
         identifier: int,
         properties: Mapping[str, str] | None,
         watermark: int | None,
+        check_append: bool = False,
     ) -> int | None:
         """One try; the new snapshot id, or None if another commit took the id first."""
-        if any(e.kind == FileKind.DELETE for e in changes) and latest is not None:
+        merge_entries(changes)  # the commit itself must not add a file twice
+        if latest is not None and (check_append or any(e.kind == FileKind.DELETE for e in changes)):
             base = self.scan.live_entries(latest, ScanFilter(partitions=frozenset(e.partition for e in changes)))
             check_no_conflicts(base, changes, snapshot_id=latest.id)
         new_id = latest.id + 1 if latest is not None else 1

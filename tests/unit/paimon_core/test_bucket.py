@@ -41,10 +41,10 @@ from paimon_core.schema.data_types import (
     VarCharType,
     parse_data_type,
 )
+from tests.peer_python import require_peer_python
 
 STRING = VarCharType(VarCharType.MAX_LENGTH)
 BYTES = VarBinaryType(VarBinaryType.MAX_LENGTH)
-PEER_PYTHON = Path("/tmp/peers/pypaimon/bin/python")
 
 
 def reference_hashes(rows: list[list[object | None]], types: list[DataType]) -> np.ndarray:
@@ -257,8 +257,7 @@ _PEER_SCRIPT = textwrap.dedent(
 
 
 def _run_peer(tmp_path: Path) -> Path:
-    if not PEER_PYTHON.exists():
-        pytest.skip(f"pypaimon peer python not found at {PEER_PYTHON}")
+    PEER_PYTHON = require_peer_python()
     script = tmp_path / "write_tables.py"
     script.write_text(_PEER_SCRIPT)
     warehouse = tmp_path / "wh"

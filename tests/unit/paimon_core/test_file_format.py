@@ -38,6 +38,7 @@ from paimon_core.format.format_options import ParquetSettings, parse_memory_size
 from paimon_core.io.file_io import FileIO
 from paimon_core.io.fsspec_io import FsspecFileIO
 from paimon_core.io.local_io import LocalFileIO
+from tests.peer_python import require_peer_python
 
 FORMATS = ["parquet", "orc", "avro"]
 
@@ -607,23 +608,9 @@ def test_reads_java_style_parquet(tmp_path: Path) -> None:
 # --- interop with pypaimon / pypaimon-rust / pyarrow 19 (peer venv) --------------------------
 
 
-def _peer_python() -> str | None:
-    candidates = [
-        os.environ.get("PAIMON_PEERS_PYTHON"),
-        str(Path(__file__).resolve().parents[3] / ".cache" / "peers-venv" / "bin" / "python"),
-        "/tmp/peers/pypaimon/bin/python",
-    ]
-    for c in candidates:
-        if c and os.path.isfile(c) and os.access(c, os.X_OK):
-            return c
-    return None
-
-
 def run_peer(script: str, *args: str) -> str:
     """Run ``script`` with the peer venv's Python (pypaimon 2.1, pyarrow 19); skip if absent."""
-    python = _peer_python()
-    if python is None:
-        pytest.skip("peer venv with pypaimon not found (set PAIMON_PEERS_PYTHON)")
+    python = str(require_peer_python())
     proc = subprocess.run(
         [python, "-c", textwrap.dedent(script), *args],
         capture_output=True,

@@ -49,10 +49,10 @@ from paimon_core.schema.data_types import (
     VarBinaryType,
     VarCharType,
 )
+from tests.peer_python import require_peer_python
 
 STRING = VarCharType(VarCharType.MAX_LENGTH)
 BYTES = VarBinaryType(VarBinaryType.MAX_LENGTH)
-PEER_PYTHON = Path("/tmp/peers/pypaimon/bin/python")
 NS = 10**9
 
 
@@ -363,8 +363,7 @@ _PEER_PARTITION_SCRIPT = textwrap.dedent(
 
 @pytest.mark.interop
 def test_partition_dirs_match_pypaimon(tmp_path: Path) -> None:
-    if not PEER_PYTHON.exists():
-        pytest.skip(f"pypaimon peer python not found at {PEER_PYTHON}")
+    PEER_PYTHON = require_peer_python()
     script = tmp_path / "write.py"
     script.write_text(_PEER_PARTITION_SCRIPT)
     wh = tmp_path / "wh"

@@ -203,3 +203,28 @@ def test_rust_avro_leading_null_struct_bug(rust_peer: Peer, warehouse: str) -> N
     assert rust_peer.read(warehouse, "db.t").column("st").to_pylist() == [None, {"x": None, "y": None}] * 2
     ours = FileSystemCatalog(warehouse).get_table("db.t").to_arrow()
     assert ours.column("st").to_pylist() == [None, {"x": 1, "y": "a"}] * 2
+
+
+def test_partition_paths_escaping_and_nulls(peer: Peer, warehouse: str) -> None:
+    data = pa.table(
+        {
+            "id": pa.array([1, 2, 3, 4], pa.int64()),
+            "p": pa.array(["a/b c:d=e%f", None, "ü", ""], pa.string()),
+            "q": pa.array([1, None, 2, 3], pa.int32()),
+        }
+    )
+    cat = FileSystemCatalog(warehouse)
+    cat.create_database("db")
+    t = cat.create_table("db.e", data.schema, partition_keys=["p", "q"])
+    t.write_arrow(data)
+    import os
+
+    dirs = sorted(d for d in os.listdir(f"{warehouse}/db.db/e") if d.startswith("p="))
+    assert dirs == ["p=__DEFAULT_PARTITION__", "p=a%2Fb c%3Ad%3De%25f", "p=ü"]
+    assert sorted(os.listdir(f"{warehouse}/db.db/e/p=__DEFAULT_PARTITION__")) == ["q=3", "q=__DEFAULT_PARTITION__"]
+    _assert_same(peer.read(warehouse, "db.e"), data)
+    # And the other way round: their partitions, our reader.
+    peer.create_table(warehouse, "db.f", data.schema, partition_keys=["p", "q"])
+    peer.write(warehouse, "db.f", data)
+    assert sorted(os.listdir(f"{warehouse}/db.db/f")) == sorted(os.listdir(f"{warehouse}/db.db/e"))
+    _assert_same(FileSystemCatalog(warehouse).get_table("db.f").to_arrow(), data)

@@ -166,3 +166,18 @@ def test_manifests_are_merged(catalog: FileSystemCatalog) -> None:
     scan = t.new_file_store_scan()
     assert len(scan.data_manifests(snap)) <= 4
     assert t.to_arrow().num_rows == 24
+
+
+def test_incremental_between_tags_and_timestamps(catalog: FileSystemCatalog) -> None:
+    t = catalog.create_table("db.inc", sample_rows(1).schema)
+    for k in range(4):
+        t.write_arrow(sample_rows(5, start=k * 5))
+        t.create_tag(f"t{k + 1}")
+    snaps = list(t.snapshot_manager.snapshots())
+    got = t.copy({"incremental-between": "t1,t3"}).to_arrow()
+    assert sorted(got.column("id").to_pylist()) == list(range(5, 15))
+    ts = f"{snaps[0].time_millis},{snaps[2].time_millis}"
+    got = t.copy({"incremental-between-timestamp": ts}).to_arrow()
+    assert sorted(got.column("id").to_pylist()) == list(range(5, 15))
+    with pytest.raises(InvalidArgumentError, match="mutually exclusive"):
+        t.copy({"incremental-between": "1,2", "scan.snapshot-id": "1"}).to_arrow()

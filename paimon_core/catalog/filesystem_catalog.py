@@ -24,6 +24,7 @@ from paimon_core.paths import DB_SUFFIX, PathFactory
 from paimon_core.schema.data_types import DataField
 from paimon_core.schema.schema_change import SchemaChange
 from paimon_core.schema.schema_manager import SchemaManager
+from paimon_core.snapshot.snapshot_commit import Lock
 from paimon_core.table.table import FileStoreTable
 from paimon_core.utils.clock import SYSTEM_CLOCK, Clock
 
@@ -56,12 +57,16 @@ class FileSystemCatalog:
         file_io: FileIO | None = None,
         storage_options: Mapping[str, Any] | None = None,
         clock: Clock = SYSTEM_CLOCK,
+        commit_lock: Lock | None = None,
     ) -> None:
+        """``commit_lock``: a lock shared by every committer of this warehouse, for object
+        stores without an atomic exclusive create (see README "Storage and commit safety")."""
         if not warehouse:
             raise InvalidArgumentError("A warehouse path or URL is required")
         self.warehouse = warehouse.rstrip("/") or "/"
         self.file_io = file_io or load_file_io(self.warehouse, dict(storage_options or {}))
         self.clock = clock
+        self.commit_lock = commit_lock
 
     # --- databases ----------------------------------------------------------------------
     def database_path(self, name: str) -> str:
@@ -157,7 +162,9 @@ class FileSystemCatalog:
             if not self.database_exists(db):
                 raise DatabaseNotFoundError(f"Database '{db}' does not exist in {self.warehouse}", database=db)
             raise TableNotFoundError(f"Table '{identifier}' does not exist in {self.warehouse}", table=identifier)
-        return FileStoreTable(self.file_io, path, schema, name=identifier, clock=self.clock)
+        return FileStoreTable(
+            self.file_io, path, schema, name=identifier, clock=self.clock, commit_lock=self.commit_lock
+        )
 
     def drop_table(self, identifier: str, *, ignore_if_not_exists: bool = False) -> None:
         if not self.table_exists(identifier):

@@ -13,7 +13,13 @@ def table_arrow_schema(schema: TableSchema) -> pa.Schema:
     return to_arrow_schema(list(schema.fields))
 
 
-def conform(data: pa.Table | pa.RecordBatch, schema: TableSchema, target: pa.Schema | None = None) -> pa.Table:
+def conform(
+    data: pa.Table | pa.RecordBatch,
+    schema: TableSchema,
+    target: pa.Schema | None = None,
+    *,
+    check_not_null: bool = True,
+) -> pa.Table:
     """Reorder and safely cast ``data`` to the table schema, or raise SchemaMismatchError.
 
     Missing columns, extra columns, lossy casts and nulls in NOT NULL columns are
@@ -48,7 +54,7 @@ def conform(data: pa.Table | pa.RecordBatch, schema: TableSchema, target: pa.Sch
                     f"table type {field.type}: {e}",
                     column=field.name,
                 ) from None
-        if not field.nullable and col.null_count:
+        if check_not_null and not field.nullable and col.null_count:
             raise SchemaMismatchError(
                 f"Column '{field.name}' is NOT NULL but {col.null_count} row(s) are null", column=field.name
             )

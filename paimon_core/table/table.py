@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from functools import lru_cache
 
@@ -21,10 +22,31 @@ from paimon_core.results import CommitResult
 from paimon_core.schema.schema_manager import SchemaManager
 from paimon_core.schema.table_schema import TableSchema
 from paimon_core.snapshot.snapshot import Snapshot
+from paimon_core.snapshot.snapshot_commit import (
+    Lock,
+    LockedSnapshotCommit,
+    RenamingSnapshotCommit,
+    SnapshotCommit,
+)
 from paimon_core.snapshot.snapshot_manager import SnapshotManager
 from paimon_core.table.builders import BatchWriteBuilder, ReadBuilder, StreamWriteBuilder
 from paimon_core.tag.tag_manager import TagManager
 from paimon_core.utils.clock import SYSTEM_CLOCK, Clock
+
+logger = logging.getLogger(__name__)
+
+
+_warned_paths: set[str] = set()
+
+
+def _warn_unsafe_store(path: str) -> None:
+    if path not in _warned_paths:
+        _warned_paths.add(path)
+        logger.warning(
+            "Storage of %s has no atomic exclusive create: concurrent committers could overwrite "
+            "each other's snapshot. Use a single committer or pass commit_lock= to the catalog.",
+            path,
+        )
 
 
 class FileStoreTable:
@@ -39,8 +61,10 @@ class FileStoreTable:
         name: str | None = None,
         dynamic_options: Mapping[str, str] | None = None,
         clock: Clock = SYSTEM_CLOCK,
+        commit_lock: Lock | None = None,
     ) -> None:
         self.file_io = file_io
+        self.commit_lock = commit_lock
         self.path = path.rstrip("/")
         self.schema = schema
         self.name = name or self.path.rsplit("/", 1)[-1]
@@ -62,11 +86,17 @@ class FileStoreTable:
             "schema": self.schema,
             "name": self.name,
             "dynamic_options": self.dynamic_options,
+            "commit_lock": self.commit_lock,
         }
 
     def __setstate__(self, state: dict[str, object]) -> None:
         self.__init__(  # type: ignore[misc]
-            state["file_io"], state["path"], state["schema"], name=state["name"], dynamic_options=state["dynamic_options"]
+            state["file_io"],
+            state["path"],
+            state["schema"],
+            name=state["name"],
+            dynamic_options=state["dynamic_options"],
+            commit_lock=state.get("commit_lock"),
         )
 
     def __repr__(self) -> str:
@@ -120,12 +150,20 @@ class FileStoreTable:
             name=self.name,
             dynamic_options={**self.dynamic_options, **dynamic_options},
             clock=self.clock,
+            commit_lock=self.commit_lock,
         )
 
     def new_file_store_scan(self) -> FileStoreScan:
         return FileStoreScan(self.file_io, self.paths, self.partition_codec)
 
     def new_file_store_commit(self, commit_user: str) -> FileStoreCommit:
+        snapshot_commit: SnapshotCommit
+        if self.commit_lock is not None:
+            snapshot_commit = LockedSnapshotCommit(self.snapshot_manager, self.commit_lock)
+        else:
+            if not self.file_io.atomic_publish_is_safe:
+                _warn_unsafe_store(self.path)
+            snapshot_commit = RenamingSnapshotCommit(self.snapshot_manager)
         return FileStoreCommit(
             file_io=self.file_io,
             paths=self.paths,
@@ -134,6 +172,7 @@ class FileStoreTable:
             commit_user=commit_user,
             table_name=self.name,
             clock=self.clock,
+            snapshot_commit=snapshot_commit,
         )
 
     def new_batch_write_builder(self) -> BatchWriteBuilder:

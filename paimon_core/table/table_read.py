@@ -56,6 +56,18 @@ class TableRead:
         self.limit = limit
         self.batch_size = batch_size
         self._filter_expr = predicate.to_arrow() if predicate is not None else None
+        if self.key_fields:
+            from paimon_core.mergetree.merge_function import create_merge_function
+            from paimon_core.mergetree.writer import sort_keys_for
+
+            opts = schema.options
+            trimmed = schema.fields_of(schema.trimmed_primary_keys)
+            self._merge_function = create_merge_function(trimmed, list(schema.fields), opts)
+            seq_fields = [x.strip() for x in opts.get("sequence.field", "").split(",") if x.strip()]
+            descending = opts.get("sequence.field.sort-order", "ascending").lower() == "descending"
+            self._merge_sort_keys = sort_keys_for(
+                [f.name for f in trimmed], seq_fields, sequence_descending=descending
+            )
 
     # --- public -----------------------------------------------------------------------
     def to_arrow(self, splits: Sequence[DataSplit]) -> pa.Table:
@@ -101,9 +113,8 @@ class TableRead:
             yield pa.RecordBatch.from_arrays(cols, schema=self.output_schema)
 
     def _merge_split(self, split: DataSplit) -> Iterator[pa.RecordBatch]:
-        """Deduplicate merge of all files of a primary-key bucket (vectorized)."""
-        key_names = [f.name for f in self.key_fields]
-        fields = self.read_fields + [f for f in self.key_fields if f not in self.read_fields]
+        """Merge all files of a primary-key bucket with the table's merge engine (vectorized)."""
+        fields = list(self.table.schema.fields)  # merge engines may need every value column
         parts: list[pa.Table] = []
         for f in split.files:
             batches = list(self._read_file(split, f, fields, with_kind=True, with_seq=True))
@@ -112,25 +123,9 @@ class TableRead:
         if not parts:
             return
         data = pa.concat_tables(parts)
-        sort_keys = [(k, "ascending", "at_start") for k in key_names] + [(SEQUENCE_NUMBER, "ascending", "at_start")]
-        order = pc.sort_indices(data, sort_keys=sort_keys)
-        data = data.take(order)
-        # The last row of each key run wins.
-        n = data.num_rows
-        if n > 1:
-            same_as_next = None
-            for k in key_names:
-                col = data.column(k).combine_chunks()
-                cur, nxt = col.slice(0, n - 1), col.slice(1)
-                eq = pc.fill_null(pc.equal(cur, nxt), False)
-                both_null = pc.and_(pc.is_null(cur), pc.is_null(nxt))
-                eq = pc.or_(eq, both_null)
-                same_as_next = eq if same_as_next is None else pc.and_(same_as_next, eq)
-            assert same_as_next is not None
-            is_last = pa.concat_arrays([pc.invert(same_as_next), pa.array([True])])
-            data = data.filter(is_last)
-        data = data.filter(pc.invert(pc.is_in(data.column(VALUE_KIND), _RETRACT_KINDS)))
-        for batch in data.to_batches(max_chunksize=self.batch_size):
+        data = data.take(pc.sort_indices(data, sort_keys=self._merge_sort_keys))
+        merged = self._merge_function.merge(data, drop_retracts=True)
+        for batch in merged.to_batches(max_chunksize=self.batch_size):
             yield from self._finish(batch)
 
     # --- files ---------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from paimon_core.data.binary_row import deserialize_binary_row
 from paimon_core.manifest.entries import DataFileMeta, FileKind, ManifestEntry
 from paimon_core.operation.scan import ScanFilter
 from paimon_core.operation.stats_filter import ValueStatsFilter
@@ -71,6 +72,27 @@ class TableScan:
                 entries += [e for e in scan.delta_entries(snap, flt) if e.kind == FileKind.ADD]
         return Plan(target.end.id, self._splits(target.end.id, entries, incremental=True))
 
+    def _skips_level0(self) -> bool:
+        """Java's batch-scan rule: first-row and deletion-vector tables read only compacted files."""
+        opts = self.options
+        if opts.get("merge-engine", "deduplicate") == "first-row":
+            return True
+        dv = opts.get("deletion-vectors.enabled", "false").lower() == "true"
+        return dv and opts.get("deletion-vectors.merge-on-read", "false").lower() != "true"
+
+    def _non_overlapping(self, files: Sequence[DataFileMeta]) -> bool:
+        if len(files) == 1:
+            return True
+        key_types = [f.type for f in self.table.schema.fields_of(self.table.schema.trimmed_primary_keys)]
+        try:
+            ranges = sorted(
+                (tuple(deserialize_binary_row(f.min_key, key_types)), tuple(deserialize_binary_row(f.max_key, key_types)))
+                for f in files
+            )
+        except Exception:  # noqa: BLE001 - undecodable keys: merge to be safe
+            return False
+        return all(prev[1] < cur[0] for prev, cur in zip(ranges, ranges[1:], strict=False))
+
     def _splits(self, snapshot_id: int, entries: Sequence[ManifestEntry], *, incremental: bool) -> list[DataSplit]:
         groups: dict[tuple[bytes, int], list[ManifestEntry]] = {}
         for e in entries:
@@ -78,13 +100,17 @@ class TableScan:
         target_size = parse_memory_size(self.options.get(SPLIT_TARGET_SIZE, "128 mb"))
         open_cost = parse_memory_size(self.options.get(SPLIT_OPEN_FILE_COST, "4 mb"))
         has_pk = bool(self.table.schema.primary_keys)
+        skip_level0 = has_pk and not incremental and self._skips_level0()
         splits: list[DataSplit] = []
         for (partition, bucket), es in groups.items():
             bucket_path = self.table.bucket_path(partition, bucket)
-            files = [e.file for e in es]
+            files = [e.file for e in es if not (skip_level0 and e.file.level == 0)]
+            if not files:
+                continue
             if has_pk:
-                # Keys may repeat across files of a bucket: read them together and merge.
-                raw = len(files) == 1 or incremental
+                # Keys may repeat across files of a bucket: read them together and merge,
+                # unless their key ranges are disjoint (the raw fast path).
+                raw = incremental or self._non_overlapping(files)
                 splits.append(DataSplit(snapshot_id, partition, bucket, bucket_path, tuple(files), raw, incremental))
                 continue
             pack: list[DataFileMeta] = []

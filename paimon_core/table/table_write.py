@@ -1,16 +1,17 @@
-"""Batch writes of an append table: split rows by (partition, bucket), write rolling files.
+"""Batch writes: split rows by (partition, bucket) and hand them to per-bucket writers.
 
-``write_arrow`` may be called many times; ``prepare_commit`` closes the files and
-returns one :class:`CommitMessage` per (partition, bucket) for a committer.
-Splitting is vectorized: one Arrow ``group_by`` per input batch gives the row
-indices of every (partition, bucket) group, then one ``take`` per group.
+Append tables get rolling files (:class:`RollingAppendWriter`); primary-key tables
+get LSM level-0 sorted runs (:class:`MergeTreeWriter`). ``write_arrow`` may be called
+many times; ``prepare_commit`` closes the files and returns one :class:`CommitMessage`
+per (partition, bucket). Splitting is vectorized: one Arrow ``group_by`` per input
+batch gives the row indices of every group, then one ``take`` per group.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 import numpy as np
 import pyarrow as pa
@@ -18,13 +19,16 @@ import pyarrow as pa
 from paimon_core.bucket import compute_buckets
 from paimon_core.data.binary_row import EMPTY_ROW, serialize_binary_row
 from paimon_core.data.internal import arrow_scalar_to_internal, escape_path_name, partition_dir_value
-from paimon_core.exceptions import InvalidArgumentError
+from paimon_core.exceptions import InvalidArgumentError, SchemaMismatchError
+from paimon_core.manifest.entries import DataFileMeta
 from paimon_core.operation.append_writer import RollingAppendWriter
 from paimon_core.operation.scan import ScanFilter
+from paimon_core.options import parse_memory_size
 from paimon_core.paths import PathFactory
 from paimon_core.stats.collector import stats_modes_for
 from paimon_core.table.commit_message import CommitMessage
 from paimon_core.table.input_conform import conform
+from paimon_core.table.row_kind import DELETE, INSERT, constant_kinds, kinds_from_strings
 
 if TYPE_CHECKING:
     from paimon_core.table.table import FileStoreTable
@@ -33,8 +37,19 @@ logger = logging.getLogger(__name__)
 
 _ROW_INDEX = "__paimon_row_index"
 _BUCKET_COL = "__paimon_bucket"
+WRITE_BUFFER_SIZE = "write-buffer-size"
+ROWKIND_FIELD = "rowkind.field"
+SEQUENCE_FIELD = "sequence.field"
+SEQUENCE_SORT_ORDER = "sequence.field.sort-order"
 
 PartitionKey = tuple[bytes, int]
+WriteInput: TypeAlias = pa.Table | pa.RecordBatch | pa.RecordBatchReader | Iterable[pa.RecordBatch]
+
+
+class BucketWriter(Protocol):
+    def close(self) -> list[DataFileMeta]: ...
+
+    def abort(self) -> None: ...
 
 
 class TableWrite:
@@ -42,15 +57,16 @@ class TableWrite:
 
     def __init__(self, table: FileStoreTable) -> None:
         schema = table.schema
-        if schema.primary_keys:
-            raise InvalidArgumentError(
-                f"Table {table.name} has a primary key; primary-key writes are not supported yet "
-                "(append tables only in this version)"
-            )
         self.table = table
         self.schema = schema
         self.options = schema.core_options
-        self.bucket_mode = self.options.bucket  # -1: unaware; > 0: fixed buckets by bucket-key
+        self.has_pk = bool(schema.primary_keys)
+        self.bucket_mode = self.options.bucket  # -1: unaware/dynamic; > 0: fixed buckets
+        if self.has_pk and self.bucket_mode <= 0:
+            raise InvalidArgumentError(
+                f"Table {table.name}: primary-key writes need a fixed 'bucket' > 0 in this version "
+                f"(bucket={self.bucket_mode}: dynamic and postpone buckets are not supported yet)"
+            )
         self.total_buckets = self.bucket_mode if self.bucket_mode > 0 else -1
         self.paths = PathFactory(
             table.path, data_file_prefix=self.options.data_file_prefix, file_format=self.options.file_format
@@ -59,26 +75,78 @@ class TableWrite:
         self.partition_fields = schema.partition_fields
         self.bucket_fields = schema.fields_of(schema.bucket_keys) if self.bucket_mode > 0 else []
         self.stats_modes = stats_modes_for(list(schema.fields), schema.options)
-        self.target_file_size = self.options.target_file_size(has_primary_key=False)
+        self.target_file_size = self.options.target_file_size(has_primary_key=self.has_pk)
         self.legacy_partition_name = schema.options.get("partition.legacy-name", "true").lower() == "true"
-        self._writers: dict[PartitionKey, RollingAppendWriter] = {}
-        self._restored_seq: dict[PartitionKey, int] | None = None
+        self.rowkind_field = schema.options.get(ROWKIND_FIELD)
+        if self.has_pk:
+            from paimon_core.mergetree.merge_function import create_merge_function
+
+            self.key_fields = schema.fields_of(schema.trimmed_primary_keys)
+            self.merge_function = create_merge_function(self.key_fields, list(schema.fields), schema.options)
+            self.sequence_fields = [s.strip() for s in schema.options.get(SEQUENCE_FIELD, "").split(",") if s.strip()]
+            schema.fields_of(self.sequence_fields)  # unknown sequence fields: clear error
+            self.sequence_descending = schema.options.get(SEQUENCE_SORT_ORDER, "ascending").lower() == "descending"
+            self.buffer_size = parse_memory_size(schema.options.get(WRITE_BUFFER_SIZE, "256 mb"), key=WRITE_BUFFER_SIZE)
+            self.key_stats_modes = stats_modes_for(self.key_fields, schema.options)
+        self._writers: dict[PartitionKey, BucketWriter] = {}
+        self._restored_seq: dict[bytes, dict[int, int]] = {}
         self._closed = False
 
     # --- writing -----------------------------------------------------------------
-    def write_arrow(self, data: pa.Table | pa.RecordBatch | pa.RecordBatchReader | Iterable[pa.RecordBatch]) -> None:
-        """Write rows (a Table, a RecordBatch, or a stream of batches)."""
+    def write_arrow(self, data: WriteInput, *, row_kinds: pa.Array | None = None) -> None:
+        """Write rows (a Table, a RecordBatch, or a stream of batches).
+
+        Primary-key tables take row kinds from the ``rowkind.field`` column, from
+        ``row_kinds`` (int8: 0 +I, 1 -U, 2 +U, 3 -D; single-table input only), or
+        treat every row as an insert/upsert.
+        """
         if self._closed:
             raise InvalidArgumentError("This TableWrite was already committed or aborted; create a new one")
         if isinstance(data, (pa.Table, pa.RecordBatch)):
-            self._write_table(conform(data, self.schema, self.arrow_schema))
+            self._write_table(conform(data, self.schema, self.arrow_schema), row_kinds)
             return
+        if row_kinds is not None:
+            raise InvalidArgumentError("row_kinds can only be given with a single Table or RecordBatch")
         for batch in data:
-            self._write_table(conform(batch, self.schema, self.arrow_schema))
+            self._write_table(conform(batch, self.schema, self.arrow_schema), None)
 
-    def _write_table(self, table: pa.Table) -> None:
+    def delete_arrow(self, keys: pa.Table | pa.RecordBatch) -> None:
+        """Delete rows by primary key (other columns may be missing: they are written as nulls)."""
+        if not self.has_pk:
+            raise InvalidArgumentError(f"Table {self.table.name} has no primary key: rows cannot be deleted by key")
+        t = pa.Table.from_batches([keys]) if isinstance(keys, pa.RecordBatch) else keys
+        missing_keys = [k for k in self.schema.primary_keys if k not in t.schema.names]
+        if missing_keys:
+            raise SchemaMismatchError(f"Deletes need the primary key columns; missing {missing_keys}")
+        for f in self.arrow_schema:
+            if f.name not in t.schema.names:
+                t = t.append_column(f.name, pa.nulls(t.num_rows, f.type))
+        kinds = constant_kinds(t.num_rows, DELETE)
+        conformed = conform(t.select(self.arrow_schema.names), self.schema, self.arrow_schema, check_not_null=False)
+        self._write_table(conformed, kinds)
+
+    def _kinds(self, table: pa.Table, row_kinds: pa.Array | None) -> pa.Array:
+        if self.rowkind_field:
+            return kinds_from_strings(table.column(self.rowkind_field), self.rowkind_field)
+        if row_kinds is not None:
+            if len(row_kinds) != table.num_rows:
+                raise InvalidArgumentError(f"row_kinds has {len(row_kinds)} values for {table.num_rows} rows")
+            return row_kinds.cast(pa.int8())
+        return constant_kinds(table.num_rows, INSERT)
+
+    def _write_table(self, table: pa.Table, row_kinds: pa.Array | None) -> None:
         if table.num_rows == 0:
             return
+        kinds: pa.Array | None = None
+        if self.has_pk:
+            for k in self.schema.primary_keys:
+                if table.column(k).null_count:
+                    raise SchemaMismatchError(
+                        f"Primary key column '{k}' has {table.column(k).null_count} null value(s)", column=k
+                    )
+            kinds = self._kinds(table, row_kinds)
+        elif row_kinds is not None:
+            raise InvalidArgumentError(f"Table {self.table.name} is an append table: row kinds are not supported")
         keys: list[str] = [f.name for f in self.partition_fields]
         work = table
         if self.bucket_mode > 0:
@@ -87,19 +155,31 @@ class TableWrite:
             work = work.append_column(_BUCKET_COL, pa.array(buckets, pa.int32()))
             keys.append(_BUCKET_COL)
         if not keys:
-            self._writer_for(EMPTY_ROW, "", 0).write(table)
+            self._write_group(EMPTY_ROW, "", 0, table, kinds)
             return
         indexed = work.select(keys).append_column(_ROW_INDEX, pa.array(np.arange(table.num_rows, dtype=np.int64)))
         groups = indexed.group_by(keys, use_threads=False).aggregate([(_ROW_INDEX, "list")])
         index_lists = groups.column(f"{_ROW_INDEX}_list")
         key_columns = [groups.column(k) for k in keys]
+        part_types = [f.type for f in self.partition_fields]
         for g in range(groups.num_rows):
             values = [arrow_scalar_to_internal(key_columns[i][g], f.type) for i, f in enumerate(self.partition_fields)]
             bucket = key_columns[-1][g].as_py() if self.bucket_mode > 0 else 0
-            rows = index_lists[g].values
-            part = table if groups.num_rows == 1 else table.take(rows)
-            partition_bytes = serialize_binary_row(values, [f.type for f in self.partition_fields])
-            self._writer_for(partition_bytes, self._partition_path(values), bucket).write(part)
+            if groups.num_rows == 1:
+                part, part_kinds = table, kinds
+            else:
+                rows = index_lists[g].values
+                part = table.take(rows)
+                part_kinds = kinds.take(rows) if kinds is not None else None
+            partition_bytes = serialize_binary_row(values, part_types) if part_types else EMPTY_ROW
+            self._write_group(partition_bytes, self._partition_path(values), bucket, part, part_kinds)
+
+    def _write_group(self, partition: bytes, path: str, bucket: int, part: pa.Table, kinds: pa.Array | None) -> None:
+        writer = self._writer_for(partition, path, bucket)
+        if kinds is None:
+            writer.write(part)  # type: ignore[attr-defined]
+        else:
+            writer.write(part, kinds)  # type: ignore[attr-defined]
 
     def _partition_path(self, values: list[object | None]) -> str:
         default = self.options.partition_default_name
@@ -109,39 +189,59 @@ class TableWrite:
             for f, v in zip(self.partition_fields, values, strict=True)
         )
 
-    def _writer_for(self, partition: bytes, partition_path: str, bucket: int) -> RollingAppendWriter:
+    def _writer_for(self, partition: bytes, partition_path: str, bucket: int) -> BucketWriter:
         key = (partition, bucket)
         w = self._writers.get(key)
-        if w is None:
+        if w is not None:
+            return w
+        common = {
+            "file_io": self.table.file_io,
+            "paths": self.paths,
+            "partition_path": partition_path,
+            "bucket": bucket,
+            "file_format": self.options.file_format,
+            "options": self.schema.options,
+            "target_file_size": self.target_file_size,
+            "schema_id": self.schema.id,
+            "first_sequence_number": self._restore_sequence(partition, bucket),
+        }
+        if self.has_pk:
+            from paimon_core.mergetree.writer import MergeTreeWriter
+
+            w = MergeTreeWriter(
+                key_fields=self.key_fields,
+                value_fields=list(self.schema.fields),
+                merge_function=self.merge_function,
+                sequence_fields=self.sequence_fields,
+                sequence_descending=self.sequence_descending,
+                buffer_size=self.buffer_size,
+                key_stats_modes=self.key_stats_modes,
+                value_stats_modes=self.stats_modes,
+                **common,  # type: ignore[arg-type]
+            )
+        else:
             w = RollingAppendWriter(
-                file_io=self.table.file_io,
-                paths=self.paths,
-                partition_path=partition_path,
-                bucket=bucket,
                 fields=list(self.schema.fields),
                 arrow_schema=self.arrow_schema,
-                file_format=self.options.file_format,
-                options=self.schema.options,
-                target_file_size=self.target_file_size,
                 stats_modes=self.stats_modes,
-                schema_id=self.schema.id,
-                first_sequence_number=self._restore_sequence(key),
+                **common,  # type: ignore[arg-type]
             )
-            self._writers[key] = w
+        self._writers[key] = w
         return w
 
-    def _restore_sequence(self, key: PartitionKey) -> int:
-        """Fixed-bucket files continue the bucket's sequence numbers (unaware buckets start at 0)."""
+    def _restore_sequence(self, partition: bytes, bucket: int) -> int:
+        """Fixed buckets continue their sequence numbers (unaware buckets start at 0)."""
         if self.bucket_mode <= 0:
             return 0
-        if self._restored_seq is None:
+        seqs = self._restored_seq.get(partition)
+        if seqs is None:
             latest = self.table.snapshot_manager.latest_snapshot()
-            seqs: dict[PartitionKey, int] = {}
-            for e in self.table.new_file_store_scan().live_entries(latest, ScanFilter()):
-                k = (e.partition, e.bucket)
-                seqs[k] = max(seqs.get(k, -1), e.file.max_sequence_number)
-            self._restored_seq = seqs
-        return self._restored_seq.get(key, -1) + 1
+            seqs = {}
+            flt = ScanFilter(partitions=frozenset([partition]))
+            for e in self.table.new_file_store_scan().live_entries(latest, flt):
+                seqs[e.bucket] = max(seqs.get(e.bucket, -1), e.file.max_sequence_number)
+            self._restored_seq[partition] = seqs
+        return seqs.get(bucket, -1) + 1
 
     # --- finishing -----------------------------------------------------------------
     def prepare_commit(self) -> list[CommitMessage]:
@@ -172,4 +272,3 @@ class TableWrite:
         if exc is not None:
             self.abort()
         self.close()
-

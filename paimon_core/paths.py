@@ -62,6 +62,7 @@ class PathFactory:
         self._manifest_list_counter = itertools.count()
         self._index_manifest_counter = itertools.count()
         self._data_counter = itertools.count()
+        self._index_counter = itertools.count()
         self._lock = threading.Lock()
 
     def __getstate__(self) -> dict[str, object]:
@@ -116,6 +117,12 @@ class PathFactory:
     @property
     def index_dir(self) -> str:
         return join(self.table_path, INDEX_DIR)
+
+    def new_index_file_name(self) -> str:
+        return f"{INDEX_PREFIX}{self._uuid}-{self._next(self._index_counter)}"
+
+    def index_file_path(self, name: str) -> str:
+        return join(self.index_dir, name)
 
     @property
     def tag_dir(self) -> str:

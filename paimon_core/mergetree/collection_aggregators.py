@@ -228,9 +228,11 @@ def _with_init(f: Fold, init: BoolArray) -> Fold:
 
 
 def _freeze(value: Any) -> Any:
-    """A hashable stand-in with value equality (lists, maps, rows, bytes)."""
+    """A hashable stand-in with Java's value equality (rows, arrays, maps regardless of order)."""
     if isinstance(value, dict):
         return tuple((k, _freeze(v)) for k, v in value.items())
+    if isinstance(value, list) and value and all(isinstance(x, tuple) and len(x) == 2 for x in value):
+        return ("map", frozenset((_freeze(k), _freeze(v)) for k, v in value))
     if isinstance(value, (list, tuple)):
         return tuple(_freeze(v) for v in value)
     return value

@@ -117,7 +117,8 @@ def create_merge_function(
     if engine == "first-row":
         if seq_fields:
             raise InvalidOptionError(
-                "Do not support use sequence field on FIRST_ROW merge engine.", key=SEQUENCE_FIELD
+                f"Do not support use sequence field on FIRST_ROW merge engine (option '{SEQUENCE_FIELD}').",
+                key=SEQUENCE_FIELD,
             )
         return FirstRowMergeFunction(key_fields, value_fields, ignore_delete=ignore_delete)
     if engine == "partial-update":

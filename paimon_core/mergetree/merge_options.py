@@ -105,12 +105,12 @@ def sequence_fields(options: Mapping[str, str], field_names: Sequence[str]) -> l
                 key=SEQUENCE_FIELD,
             )
         if field_option(options, name, AGGREGATE_FUNCTION) is not None:
-            raise InvalidOptionError(
-                f"Should not define aggregation on sequence field: '{name}'.",
-                key=f"{FIELDS_PREFIX}.{name}.{AGGREGATE_FUNCTION}",
-            )
+            key = f"{FIELDS_PREFIX}.{name}.{AGGREGATE_FUNCTION}"
+            raise InvalidOptionError(f"Should not define aggregation on sequence field: '{name}' ({key}).", key=key)
         if fields.count(name) > 1:
-            raise InvalidOptionError(f"Sequence field '{name}' is defined repeatedly.", key=SEQUENCE_FIELD)
+            raise InvalidOptionError(
+                f"Sequence field '{name}' is defined repeatedly ({SEQUENCE_FIELD}={text!r}).", key=SEQUENCE_FIELD
+            )
     return fields
 
 

@@ -33,7 +33,7 @@ from paimon_core.mergetree.aggregators import (
     splice,
 )
 from paimon_core.mergetree.errors import MergeError
-from paimon_core.mergetree.segments import BoolArray, IntArray, segmented_accumulate
+from paimon_core.mergetree.segments import BoolArray, IntArray, Segments, segmented_accumulate
 
 __all__ = ["ProductAggregator", "SumAggregator", "decimal_from_unscaled", "decimal_unscaled"]
 
@@ -210,6 +210,23 @@ class _NumericAggregator(FieldAggregator):
     retractable = True
     has_rules = True
 
+    def _fold(self, f: Fold) -> pa.Array:
+        """Fold every reset-delimited run, keep each key's last one.
+
+        Java computes the rows before a reset too, and their overflow still throws, so
+        the runs before the last reset are evaluated (and checked) like the last one.
+        """
+        if not f.reset.any():
+            return self._fold_runs(f)
+        starts = np.union1d(f.seg.starts, np.flatnonzero(f.reset)).astype(np.int64)
+        runs = Segments.from_starts(starts, f.seg.n)
+        out = self._fold_runs(Fold(f.values, runs, f.ops, f.reset))
+        return out.take(pa.array(runs.ids[f.seg.ends - 1]))
+
+    def _fold_runs(self, f: Fold) -> pa.Array:
+        """The fold when resets only happen on a key's first row."""
+        raise NotImplementedError
+
     def _arith(self) -> _Arithmetic:
         return _Arithmetic(self.arrow_type, self.field.name)
 
@@ -263,7 +280,7 @@ class SumAggregator(_NumericAggregator):
     def _rules(self) -> ScalarRules:
         return _SumRules(self._arith())
 
-    def _fold(self, f: Fold) -> pa.Array:
+    def _fold_runs(self, f: Fold) -> pa.Array:
         t = f.values.type
         everything = np.arange(f.seg.count, dtype=np.int64)
         contrib = f.active & f.valid & (f.ops != OP_SKIP)
@@ -313,7 +330,7 @@ class ProductAggregator(_NumericAggregator):
     def _rules(self) -> ScalarRules:
         return _ProductRules(self._arith())
 
-    def _fold(self, f: Fold) -> pa.Array:
+    def _fold_runs(self, f: Fold) -> pa.Array:
         t = f.values.type
         everything = np.arange(f.seg.count, dtype=np.int64)
         if pa.types.is_decimal(t):

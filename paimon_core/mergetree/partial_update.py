@@ -162,7 +162,9 @@ class PartialUpdateMergeFunction(KeyedMergeFunction):
             key = agg_option_key(options, f.name)
             if function.strip().lower() != "last_non_null_value" and f.name not in protected:
                 raise InvalidOptionError(
-                    f"Must use sequence group for aggregation functions but not found for field {f.name}.", key=key
+                    f"Must use sequence group for aggregation functions but not found for field {f.name}. "
+                    f"(option '{key}')",
+                    key=key,
                 )
             aggregator = create_field_aggregator(f, function, options, option_key=key)
             if f.name in protected:  # outside groups last_non_null_value is a plain non-null update

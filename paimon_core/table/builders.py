@@ -61,6 +61,12 @@ class BatchWriteBuilder:
     def overwrite(self, static_partition: Mapping[str, object] | None = None) -> BatchWriteBuilder:
         """Replace data instead of appending: the given partition, the partitions written
         (``dynamic-partition-overwrite``, the default) or the whole table."""
+        schema = self.table.schema
+        if schema.primary_keys and schema.core_options.bucket == -1:
+            raise InvalidArgumentError(
+                f"Insert overwrite of dynamic-bucket table {self.table.name} is not supported yet "
+                "(its key index would have to be rebuilt)"
+            )
         if static_partition:
             codec_fields = {f.name: f for f in self.table.schema.partition_fields}
             from paimon_core.data.internal import to_internal

@@ -20,7 +20,7 @@ from paimon_core.bucket import compute_buckets
 from paimon_core.data.binary_row import EMPTY_ROW, serialize_binary_row
 from paimon_core.data.internal import arrow_scalar_to_internal, escape_path_name, partition_dir_value
 from paimon_core.exceptions import InvalidArgumentError, SchemaMismatchError
-from paimon_core.manifest.entries import DataFileMeta
+from paimon_core.manifest.entries import DataFileMeta, IndexFileMeta
 from paimon_core.operation.append_writer import RollingAppendWriter
 from paimon_core.operation.scan import ScanFilter
 from paimon_core.options import parse_memory_size
@@ -31,6 +31,7 @@ from paimon_core.table.input_conform import conform
 from paimon_core.table.row_kind import DELETE, INSERT, constant_kinds, kinds_from_strings
 
 if TYPE_CHECKING:
+    from paimon_core.index.bucket_assigner import PartitionIndex
     from paimon_core.table.table import FileStoreTable
 
 logger = logging.getLogger(__name__)
@@ -62,10 +63,15 @@ class TableWrite:
         self.options = schema.core_options
         self.has_pk = bool(schema.primary_keys)
         self.bucket_mode = self.options.bucket  # -1: unaware/dynamic; > 0: fixed buckets
-        if self.has_pk and self.bucket_mode <= 0:
+        self.dynamic = self.has_pk and self.bucket_mode == -1
+        if self.has_pk and self.bucket_mode < -1:
             raise InvalidArgumentError(
-                f"Table {table.name}: primary-key writes need a fixed 'bucket' > 0 in this version "
-                f"(bucket={self.bucket_mode}: dynamic and postpone buckets are not supported yet)"
+                f"Table {table.name}: postpone buckets (bucket={self.bucket_mode}) are not supported yet"
+            )
+        if self.dynamic and set(schema.partition_keys) - set(schema.primary_keys):
+            raise InvalidArgumentError(
+                f"Table {table.name}: cross-partition upsert (primary key without all partition keys) "
+                "is not supported yet"
             )
         self.total_buckets = self.bucket_mode if self.bucket_mode > 0 else -1
         self.paths = PathFactory(
@@ -88,6 +94,15 @@ class TableWrite:
             self.sequence_descending = schema.options.get(SEQUENCE_SORT_ORDER, "ascending").lower() == "descending"
             self.buffer_size = parse_memory_size(schema.options.get(WRITE_BUFFER_SIZE, "256 mb"), key=WRITE_BUFFER_SIZE)
             self.key_stats_modes = stats_modes_for(self.key_fields, schema.options)
+        if self.dynamic:
+            from paimon_core.index.bucket_assigner import DynamicBucketAssigner
+
+            self.assigner = DynamicBucketAssigner(
+                target_row_num=int(schema.options.get("dynamic-bucket.target-row-num", "2000000")),
+                max_buckets=int(schema.options.get("dynamic-bucket.max-buckets", "-1")),
+            )
+            self._partition_indexes: dict[bytes, PartitionIndex] = {}
+            self._index_files: dict[PartitionKey, IndexFileMeta] = {}
         self._writers: dict[PartitionKey, BucketWriter] = {}
         self._restored_seq: dict[bytes, dict[int, int]] = {}
         self._closed = False
@@ -155,7 +170,10 @@ class TableWrite:
             work = work.append_column(_BUCKET_COL, pa.array(buckets, pa.int32()))
             keys.append(_BUCKET_COL)
         if not keys:
-            self._write_group(EMPTY_ROW, "", 0, table, kinds)
+            if self.dynamic:
+                self._write_dynamic(EMPTY_ROW, "", table, kinds)
+            else:
+                self._write_group(EMPTY_ROW, "", 0, table, kinds)
             return
         indexed = work.select(keys).append_column(_ROW_INDEX, pa.array(np.arange(table.num_rows, dtype=np.int64)))
         groups = indexed.group_by(keys, use_threads=False).aggregate([(_ROW_INDEX, "list")])
@@ -172,7 +190,66 @@ class TableWrite:
                 part = table.take(rows)
                 part_kinds = kinds.take(rows) if kinds is not None else None
             partition_bytes = serialize_binary_row(values, part_types) if part_types else EMPTY_ROW
-            self._write_group(partition_bytes, self._partition_path(values), bucket, part, part_kinds)
+            if self.dynamic:
+                self._write_dynamic(partition_bytes, self._partition_path(values), part, part_kinds)
+            else:
+                self._write_group(partition_bytes, self._partition_path(values), bucket, part, part_kinds)
+
+    # --- dynamic buckets ---------------------------------------------------------------
+    def _partition_index(self, partition: bytes) -> PartitionIndex:
+        from paimon_core.index.bucket_assigner import PartitionIndex
+        from paimon_core.index.hash_index import HASH_INDEX, read_hash_index
+        from paimon_core.manifest.index_manifest import read_index_manifest
+
+        index = self._partition_indexes.get(partition)
+        if index is not None:
+            return index
+        per_bucket: dict[int, np.ndarray] = {}
+        latest = self.table.snapshot_manager.latest_snapshot()
+        if latest is not None and latest.index_manifest:
+            entries = read_index_manifest(self.table.file_io, self.paths.manifest_path(latest.index_manifest))
+            for e in entries:
+                if e.partition == partition and e.index_file.index_type == HASH_INDEX:
+                    per_bucket[e.bucket] = read_hash_index(
+                        self.table.file_io, self.paths.index_file_path(e.index_file.file_name)
+                    )
+                    self._index_files[(partition, e.bucket)] = e.index_file
+        index = PartitionIndex.load(per_bucket)
+        self._partition_indexes[partition] = index
+        return index
+
+    def _write_dynamic(self, partition: bytes, path: str, part: pa.Table, kinds: pa.Array | None) -> None:
+        from paimon_core.bucket import bucket_hashes
+
+        index = self._partition_index(partition)
+        hashes = bucket_hashes([part.column(f.name) for f in self.key_fields], [f.type for f in self.key_fields])
+        buckets = self.assigner.assign(index, hashes)
+        uniq = np.unique(buckets)
+        if len(uniq) == 1:
+            self._write_group(partition, path, int(uniq[0]), part, kinds)
+            return
+        order = np.argsort(buckets, kind="stable")
+        sorted_b = buckets[order]
+        bounds = np.searchsorted(sorted_b, uniq, side="left").tolist() + [len(order)]
+        for i, b in enumerate(uniq):
+            rows = pa.array(order[bounds[i] : bounds[i + 1]])
+            self._write_group(partition, path, int(b), part.take(rows), kinds.take(rows) if kinds is not None else None)
+
+    def _index_changes(self) -> dict[PartitionKey, tuple[tuple[IndexFileMeta, ...], tuple[IndexFileMeta, ...]]]:
+        """New HASH files for every bucket that gained keys (and the files they replace)."""
+        from paimon_core.index.hash_index import write_hash_index
+
+        out: dict[PartitionKey, tuple[tuple[IndexFileMeta, ...], tuple[IndexFileMeta, ...]]] = {}
+        for partition, index in self._partition_indexes.items():
+            for bucket in sorted(index.added):
+                hashes = index.hashes[index.buckets == bucket]
+                name = self.paths.new_index_file_name()
+                meta = write_hash_index(self.table.file_io, self.paths.index_file_path(name), hashes)
+                old = self._index_files.get((partition, bucket))
+                out[(partition, bucket)] = ((meta,), (old,) if old is not None else ())
+                self._index_files[(partition, bucket)] = meta
+            index.added.clear()
+        return out
 
     def _write_group(self, partition: bytes, path: str, bucket: int, part: pa.Table, kinds: pa.Array | None) -> None:
         writer = self._writer_for(partition, path, bucket)
@@ -230,8 +307,8 @@ class TableWrite:
         return w
 
     def _restore_sequence(self, partition: bytes, bucket: int) -> int:
-        """Fixed buckets continue their sequence numbers (unaware buckets start at 0)."""
-        if self.bucket_mode <= 0:
+        """Buckets continue their sequence numbers (unaware append buckets start at 0)."""
+        if self.bucket_mode <= 0 and not self.has_pk:
             return 0
         seqs = self._restored_seq.get(partition)
         if seqs is None:
@@ -247,11 +324,20 @@ class TableWrite:
     def prepare_commit(self) -> list[CommitMessage]:
         """Close every open file and describe them; the writer can go on writing afterwards."""
         messages = []
+        index_changes = self._index_changes() if self.dynamic else {}
         for (partition, bucket), w in self._writers.items():
             files = w.close()
-            if files:
+            new_index, old_index = index_changes.pop((partition, bucket), ((), ()))
+            if files or new_index:
                 messages.append(
-                    CommitMessage(partition=partition, bucket=bucket, total_buckets=self.total_buckets, new_files=tuple(files))
+                    CommitMessage(
+                        partition=partition,
+                        bucket=bucket,
+                        total_buckets=self.total_buckets,
+                        new_files=tuple(files),
+                        new_index_files=new_index,
+                        deleted_index_files=old_index,
+                    )
                 )
         return messages
 

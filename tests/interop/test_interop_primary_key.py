@@ -61,3 +61,30 @@ def test_peers_write_we_read_merged(peer: Peer, warehouse: str) -> None:
     t.write_arrow(more.append_column("op", pa.array(["+U", "+U"])))
     theirs = peer.read(warehouse, "db.pk").sort_by("id")
     assert dict(zip(theirs.column("id").to_pylist(), theirs.column("v").to_pylist(), strict=True))[4] == 5004.0
+
+
+def test_dynamic_bucket_both_ways(pypaimon_peer: Peer, rust_peer: Peer, warehouse: str) -> None:
+    opts = {"bucket": "-1", "dynamic-bucket.target-row-num": "30"}
+    cat = FileSystemCatalog(warehouse)
+    cat.create_database("db")
+    # Ours first, theirs on top (pypaimon must pick up our HASH index and keep keys in place).
+    t = cat.create_table("db.ours", _rows([0], 0).schema, primary_keys=["dt", "id"], partition_keys=["dt"], options=opts)
+    t.write_arrow(_rows(list(range(100)), 0.0))
+    pypaimon_peer.write(warehouse, "db.ours", _rows(list(range(0, 120, 4)), 1000.0))
+    t = cat.get_table("db.ours")
+    t.write_arrow(_rows([1, 2], 5000.0))
+    expect = {i: float(i) for i in range(100)}
+    expect.update({i: 1000.0 + i for i in range(0, 120, 4)})
+    expect.update({1: 5001.0, 2: 5002.0})
+    for got in (t.to_arrow(), pypaimon_peer.read(warehouse, "db.ours"), rust_peer.read(warehouse, "db.ours")):
+        assert dict(zip(got.column("id").to_pylist(), got.column("v").to_pylist(), strict=True)) == expect
+    # Theirs first, ours on top.
+    pypaimon_peer.create_table(warehouse, "db.theirs", _rows([0], 0).schema, primary_keys=["dt", "id"],
+                               partition_keys=["dt"], options=opts)
+    pypaimon_peer.write(warehouse, "db.theirs", _rows(list(range(100)), 0.0))
+    t2 = cat.get_table("db.theirs")
+    t2.write_arrow(_rows(list(range(0, 120, 4)), 1000.0))
+    expect2 = {i: float(i) for i in range(100)}
+    expect2.update({i: 1000.0 + i for i in range(0, 120, 4)})
+    for got in (t2.to_arrow(), pypaimon_peer.read(warehouse, "db.theirs")):
+        assert dict(zip(got.column("id").to_pylist(), got.column("v").to_pylist(), strict=True)) == expect2

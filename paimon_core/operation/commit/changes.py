@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from paimon_core.manifest.entries import FileKind, ManifestEntry
+from paimon_core.manifest.entries import FileKind, IndexManifestEntry, ManifestEntry
 from paimon_core.table.commit_message import CommitMessage
 
 
@@ -16,6 +16,7 @@ class Changes:
     append: list[ManifestEntry] = field(default_factory=list)
     compact: list[ManifestEntry] = field(default_factory=list)
     changelog: list[ManifestEntry] = field(default_factory=list)
+    index: list[IndexManifestEntry] = field(default_factory=list)
 
     @property
     def partitions(self) -> set[bytes]:
@@ -35,6 +36,10 @@ def collect_changes(messages: Sequence[CommitMessage]) -> Changes:
             ch.compact.append(ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f))
         for f in m.changelog_files:
             ch.changelog.append(ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f))
+        for i in m.deleted_index_files:
+            ch.index.append(IndexManifestEntry(FileKind.DELETE, m.partition, m.bucket, i))
+        for i in m.new_index_files:
+            ch.index.append(IndexManifestEntry(FileKind.ADD, m.partition, m.bucket, i))
     return ch
 
 

@@ -24,7 +24,8 @@ from paimon_core.exceptions import (
     InvalidArgumentError,
 )
 from paimon_core.io.file_io import FileIO
-from paimon_core.manifest.entries import FileKind, ManifestEntry, ManifestFileMeta
+from paimon_core.manifest.entries import FileKind, IndexManifestEntry, ManifestEntry, ManifestFileMeta
+from paimon_core.manifest.index_manifest import read_index_manifest, write_index_manifest
 from paimon_core.manifest.manifest_file import write_manifest_file
 from paimon_core.manifest.manifest_list import write_manifest_list
 from paimon_core.manifest.merger import merge_entries, merge_manifests
@@ -131,13 +132,20 @@ class FileStoreCommit:
         if overwrite is not None:
             self._check_overwrite_partitions(changes, overwrite)
             steps.append((changes.append, CommitKind.OVERWRITE, overwrite))
-        elif changes.append:
+        elif changes.append or changes.index:
             steps.append((changes.append, CommitKind.APPEND, None))
         if changes.compact:
             steps.append((changes.compact, CommitKind.COMPACT, None))
-        for entries, step_kind, spec in steps:
+        for i, (entries, step_kind, spec) in enumerate(steps):
             sid, n, committed = self._try_commit(
-                entries, step_kind, commit_identifier, spec, properties, watermark, check_append_conflicts
+                entries,
+                step_kind,
+                commit_identifier,
+                spec,
+                properties,
+                watermark,
+                check_append_conflicts,
+                changes.index if i == 0 else [],
             )
             snapshot_ids.append(sid)
             attempts += n
@@ -224,6 +232,7 @@ class FileStoreCommit:
         properties: Mapping[str, str] | None,
         watermark: int | None,
         check_append: bool = False,
+        index_changes: Sequence[IndexManifestEntry] = (),
     ) -> tuple[int, int, list[ManifestEntry]]:
         """Commit until published; returns (snapshot id, attempts, the entries committed)."""
         max_retries = self.options.commit_max_retries
@@ -238,7 +247,7 @@ class FileStoreCommit:
             changes = list(entries)
             if overwrite is not None:
                 changes = self._overwrite_deletes(latest, overwrite, entries) + changes
-            sid = self._attempt(latest, changes, kind, identifier, properties, watermark, check_append)
+            sid = self._attempt(latest, changes, kind, identifier, properties, watermark, check_append, index_changes)
             if sid is not None:
                 return sid, attempt, changes
             elapsed_ms = (time.monotonic() - started) * 1000
@@ -260,6 +269,7 @@ class FileStoreCommit:
         properties: Mapping[str, str] | None,
         watermark: int | None,
         check_append: bool = False,
+        index_changes: Sequence[IndexManifestEntry] = (),
     ) -> int | None:
         """One try; the new snapshot id, or None if another commit took the id first."""
         merge_entries(changes)  # the commit itself must not add a file twice
@@ -287,6 +297,10 @@ class FileStoreCommit:
             delta_list = self.paths.new_manifest_list_name()
             delta_size = write_manifest_list(self.file_io, self.paths.manifest_path(delta_list), delta_metas)
             written.append(delta_list)
+            index_manifest = latest.index_manifest if latest is not None else None
+            if index_changes:
+                index_manifest = self._write_index_manifest(index_manifest, index_changes)
+                written.append(index_manifest)
             added, deleted = row_delta(changes)
             delta_rows = added - deleted
             snapshot = Snapshot(
@@ -296,7 +310,7 @@ class FileStoreCommit:
                 base_manifest_list_size=base_size,
                 delta_manifest_list=delta_list,
                 delta_manifest_list_size=delta_size,
-                index_manifest=latest.index_manifest if latest is not None else None,
+                index_manifest=index_manifest,
                 commit_user=self.commit_user,
                 commit_identifier=identifier,
                 commit_kind=kind,
@@ -340,6 +354,27 @@ class FileStoreCommit:
             snapshot.delta_record_count,
         )
         return new_id
+
+    def _write_index_manifest(self, previous: str | None, changes: Sequence[IndexManifestEntry]) -> str:
+        """A full listing: the previous index files minus deleted ones, plus new ones.
+
+        For HASH indexes a new file replaces the previous file of its (partition, bucket).
+        """
+        entries: list[IndexManifestEntry] = []
+        if previous is not None:
+            entries = read_index_manifest(self.file_io, self.paths.manifest_path(previous))
+        deleted = {e.index_file.file_name for e in changes if e.kind == FileKind.DELETE}
+        new = [e for e in changes if e.kind == FileKind.ADD]
+        replaced_hash = {(e.partition, e.bucket) for e in new if e.index_file.index_type == "HASH"}
+        kept = [
+            e
+            for e in entries
+            if e.index_file.file_name not in deleted
+            and not (e.index_file.index_type == "HASH" and (e.partition, e.bucket) in replaced_hash)
+        ]
+        name = self.paths.new_index_manifest_name()
+        write_index_manifest(self.file_io, self.paths.manifest_path(name), kept + new)
+        return name
 
     def _write_manifests(self, entries: list[ManifestEntry]) -> list[ManifestFileMeta]:
         """Write entries into manifests of about ``manifest.target-file-size`` each."""

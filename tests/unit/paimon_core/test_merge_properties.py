@@ -37,6 +37,8 @@ from paimon_core.schema.data_types import (
 
 STRING = VarCharType(VarCharType.MAX_LENGTH)
 EXAMPLES = int(os.environ.get("MERGE_PROPERTY_EXAMPLES", "250"))
+ROWS_FACTOR = int(os.environ.get("MERGE_PROPERTY_ROWS_FACTOR", "1"))
+KEYS = int(os.environ.get("MERGE_PROPERTY_KEYS", "4"))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 KIND = st.sampled_from([0, 0, 0, 2, 2, 1, 3, 3])
@@ -71,10 +73,10 @@ def _values_for(t: Any) -> st.SearchStrategy[Any]:
 @st.composite
 def rows_for(draw: st.DrawFn, fields: Sequence[Field], max_rows: int = 16) -> list[KV]:
     """Rows in arrival order (seq = index), then sorted by key like the caller does."""
-    n = draw(st.integers(1, max_rows))
+    n = draw(st.integers(1, max_rows * ROWS_FACTOR))
     out = []
     for seq in range(n):
-        key = draw(st.integers(0, 3))
+        key = draw(st.integers(0, KEYS - 1))
         values = [key] + [draw(_values_for(f.type)) for f in fields[1:]]
         for i, f in enumerate(fields):
             if isinstance(f.type, MapType) and values[i] is not None:

@@ -7,7 +7,11 @@ Reads drop those positions from each data file.
 
 from __future__ import annotations
 
-from paimon_core.deletionvectors.deletion_file import DELETION_VECTORS_INDEX, DeletionFile, deletion_files_by_bucket
+from paimon_core.deletionvectors.deletion_file import (
+    DELETION_VECTORS_INDEX,
+    DeletionFile,
+    deletion_files_by_bucket,
+)
 from paimon_core.deletionvectors.deletion_vector import (
     BITMAP32_MAGIC,
     BITMAP64_MAGIC,

@@ -11,7 +11,6 @@ from collections.abc import Iterable
 
 from paimon_core.deletionvectors.deletion_file import DeletionFile
 from paimon_core.deletionvectors.deletion_vector import (
-    BITMAP32_MAGIC,
     CRC_SIZE,
     LENGTH_SIZE,
     MAGIC_SIZE,
@@ -56,10 +55,8 @@ def read_deletion_vector(file_io: FileIO, deletion_file: DeletionFile) -> Deleti
                 f"corrupt deletion vector in {path}: file ends before offset {deletion_file.offset} + 8", path=path
             )
         (length,) = struct.unpack_from(">i", head, 0)
-        rest = f.read(max(length, MAGIC_SIZE) - MAGIC_SIZE + CRC_SIZE) if length >= 0 else b""
-    (magic,) = struct.unpack_from(">I", head, LENGTH_SIZE)
-    range_length = deletion_file.length if magic == BITMAP32_MAGIC or length >= 0 else None
-    dv = deserialize_deletion_vector(head + rest, path=path, range_length=range_length)
+        rest = f.read(max(length - MAGIC_SIZE, 0) + CRC_SIZE)
+    dv = deserialize_deletion_vector(head + rest, path=path, range_length=deletion_file.length)
     return _checked(dv, deletion_file.cardinality, path)
 
 

@@ -62,7 +62,15 @@ _SIMPLE: dict[str, type[FieldAggregator]] = {
 SUPPORTED_FUNCTIONS = frozenset({*_SIMPLE, "listagg", "collect"})
 #: Valid in Java but not implemented here yet (bitmaps, sketches, nested tables).
 UNSUPPORTED_FUNCTIONS = frozenset(
-    {"rbm32", "rbm64", "hll_sketch", "theta_sketch", "nested_update", "nested_partial_update", "merge_map_with_keytime"}
+    {
+        "rbm32",
+        "rbm64",
+        "hll_sketch",
+        "theta_sketch",
+        "nested_update",
+        "nested_partial_update",
+        "merge_map_with_keytime",
+    }
 )
 
 
@@ -83,7 +91,10 @@ def _check_type(field: DataField, function: str, key: str) -> None:
     elif function in ("bool_and", "bool_or"):
         ok, expected = isinstance(t, BooleanType), "BOOLEAN"
     elif function == "listagg":
-        ok, expected = isinstance(t, VarCharType) and t.length == VarCharType.MAX_LENGTH, "STRING (unbounded VARCHAR)"
+        ok, expected = (
+            isinstance(t, VarCharType) and t.length == VarCharType.MAX_LENGTH,
+            "STRING (unbounded VARCHAR)",
+        )
     elif function == "collect":
         ok, expected = isinstance(t, ArrayType), "ARRAY"
     elif function == "merge_map":
@@ -131,7 +142,10 @@ def create_field_aggregator(
     if name == "listagg":
         delimiter = field_option(options, field.name, LIST_AGG_DELIMITER)
         return ListaggAggregator(
-            field, ignore_retract=ignore_retract, delimiter="," if delimiter is None else delimiter, distinct=distinct
+            field,
+            ignore_retract=ignore_retract,
+            delimiter="," if delimiter is None else delimiter,
+            distinct=distinct,
         )
     if name == "collect":
         return CollectAggregator(field, ignore_retract=ignore_retract, distinct=distinct)

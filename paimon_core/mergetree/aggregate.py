@@ -82,7 +82,10 @@ class AggregateMergeFunction(KeyedMergeFunction):
             reset = np.asarray(kinds == DELETE, dtype=np.bool_)
             for name in self.not_null:
                 col = to_array(data.column(name))
-                if col.null_count and (reset & np.asarray(pc.is_null(col).to_numpy(zero_copy_only=False))).any():
+                if (
+                    col.null_count
+                    and (reset & np.asarray(pc.is_null(col).to_numpy(zero_copy_only=False))).any()
+                ):
                     raise MergeError(f"Field {name} can not be null", field=name)
         else:
             reset = np.zeros(seg.n, dtype=np.bool_)

@@ -94,12 +94,16 @@ class KeyedMergeFunction(ABC):
         by_engine = ~single | (self.single_insert_is_identity & ~is_retract(first_kind))
         parts: list[tuple[pa.Table, IntArray]] = []
         if by_engine.all():
-            parts.append(self._merge_engine(data, seg, kinds, np.arange(seg.count, dtype=np.int64), drop_retracts))
+            parts.append(
+                self._merge_engine(data, seg, kinds, np.arange(seg.count, dtype=np.int64), drop_retracts)
+            )
         else:
             if by_engine.any():
                 sub_seg, rows = seg.subset(by_engine)
                 sub = data.take(pa.array(rows))
-                parts.append(self._merge_engine(sub, sub_seg, kinds[rows], np.flatnonzero(by_engine), drop_retracts))
+                parts.append(
+                    self._merge_engine(sub, sub_seg, kinds[rows], np.flatnonzero(by_engine), drop_retracts)
+                )
             parts.append(self._passthrough(data, seg, kinds, np.flatnonzero(~by_engine), drop_retracts))
         return _assemble(parts, data.schema)
 
@@ -117,7 +121,12 @@ class KeyedMergeFunction(ABC):
         row_kinds = kinds[rows]
         retract = is_retract(row_kinds)
         if drop_retracts:
-            rows, which, row_kinds, retract = rows[~retract], which[~retract], row_kinds[~retract], retract[~retract]
+            rows, which, row_kinds, retract = (
+                rows[~retract],
+                which[~retract],
+                row_kinds[~retract],
+                retract[~retract],
+            )
         table = data.take(pa.array(rows))
         out_kinds = np.where(retract, row_kinds, INSERT).astype(np.int8)
         return _set_column(table, VALUE_KIND, out_kinds), which
@@ -143,7 +152,9 @@ class KeyedMergeFunction(ABC):
                 columns.append(pa.array(result.kinds[keep], type=data.schema.field(name).type))
             else:
                 columns.append(to_array(data.column(name)).take(kept_source))
-        columns = [c if c.type == f.type else c.cast(f.type) for c, f in zip(columns, data.schema, strict=True)]
+        columns = [
+            c if c.type == f.type else c.cast(f.type) for c, f in zip(columns, data.schema, strict=True)
+        ]
         return pa.Table.from_arrays(columns, schema=data.schema), which[keep]
 
     @abstractmethod

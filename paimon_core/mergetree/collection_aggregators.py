@@ -94,7 +94,9 @@ def _codes(values: pa.Array) -> npt.NDArray[np.int64]:
     encoded = pc.dictionary_encode(values)
     codes = encoded.indices.to_numpy(zero_copy_only=False)
     size = len(encoded.dictionary)
-    return np.asarray(np.where(pc.is_null(encoded.indices).to_numpy(zero_copy_only=False), size, codes), np.int64)
+    return np.asarray(
+        np.where(pc.is_null(encoded.indices).to_numpy(zero_copy_only=False), size, codes), np.int64
+    )
 
 
 def _first_occurrence(ids: IntArray, codes: npt.NDArray[np.int64]) -> BoolArray:
@@ -174,11 +176,15 @@ class ListaggAggregator(FieldAggregator):
         rows, ids = _entries(
             _with_init(f, init), f.active & f.op(OP_AGG) & item, prepend=reversed_rows & item
         )
-        has_items = np.bincount(ids, minlength=f.seg.count) > 0 if len(ids) else np.zeros(f.seg.count, np.bool_)
+        has_items = (
+            np.bincount(ids, minlength=f.seg.count) > 0 if len(ids) else np.zeros(f.seg.count, np.bool_)
+        )
         if self.distinct:
             joined = self._distinct_join(values, rows, ids, f.seg.count)
         else:
-            lists = pa.ListArray.from_arrays(pa.array(_offsets(ids, f.seg.count)), values.take(pa.array(rows)))
+            lists = pa.ListArray.from_arrays(
+                pa.array(_offsets(ids, f.seg.count)), values.take(pa.array(rows))
+            )
             joined = pc.binary_join(lists, self.delimiter)
         # no non-blank string: Java keeps the blank/null accumulator (aggReversed replaces it)
         last_rev = f.last_index(reversed_rows)
@@ -204,12 +210,16 @@ class ListaggAggregator(FieldAggregator):
         keep = _first_occurrence(ids[parent[idx]], _codes(flat.take(pa.array(idx))))
         appended = idx[keep & ~from_first[idx]]
         appended_ids = ids[parent[appended]]
-        lists = pa.ListArray.from_arrays(pa.array(_offsets(appended_ids, count)), flat.take(pa.array(appended)))
+        lists = pa.ListArray.from_arrays(
+            pa.array(_offsets(appended_ids, count)), flat.take(pa.array(appended))
+        )
         tail = pc.binary_join(lists, self.delimiter)
         first_rows = np.full(count, -1, dtype=np.int64)
         first_rows[ids[first_entry]] = rows[first_entry]
         head = take_or_null(values, first_rows)
-        has_tail = np.bincount(appended_ids, minlength=count) > 0 if len(appended) else np.zeros(count, np.bool_)
+        has_tail = (
+            np.bincount(appended_ids, minlength=count) > 0 if len(appended) else np.zeros(count, np.bool_)
+        )
         both = pc.binary_join_element_wise(head, tail, self.delimiter)
         return pc.if_else(pa.array(has_tail), both, head)
 
@@ -239,8 +249,9 @@ def _freeze(value: Any) -> Any:
 
 
 class _CollectRules:
-    def __init__(self, distinct: bool, *, prepend_reversed: bool = False) -> None:
+    def __init__(self, distinct: bool, *, equaliser: bool = False, prepend_reversed: bool = False) -> None:
         self.distinct = distinct
+        self.equaliser = equaliser  # Java's equaliser path keeps the accumulator as it is
         self.prepend_reversed = prepend_reversed
 
     def agg(self, acc: Any, value: Any) -> Any:
@@ -250,9 +261,9 @@ class _CollectRules:
             return value if acc is None else acc
         if not self.distinct:
             return list(acc) + list(value)
-        out = list(acc or [])
+        out: list[Any] = list(acc or []) if self.equaliser else []
         seen = {_freeze(v) for v in out}
-        for element in value or []:
+        for element in value or [] if self.equaliser else [*(acc or []), *(value or [])]:
             key = _freeze(element)
             if key not in seen:
                 seen.add(key)
@@ -281,9 +292,9 @@ class _CollectRules:
 
 
 def _needs_equaliser(t: pa.DataType) -> bool:
-    return bool(pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t)) or bool(
-        pa.types.is_nested(t)
-    )
+    return bool(
+        pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t)
+    ) or bool(pa.types.is_nested(t))
 
 
 class CollectAggregator(FieldAggregator):
@@ -298,7 +309,11 @@ class CollectAggregator(FieldAggregator):
         self.distinct = distinct
 
     def _rules(self) -> ScalarRules:
-        return _CollectRules(self.distinct, prepend_reversed=self.ignore_retract)
+        return _CollectRules(
+            self.distinct,
+            equaliser=_needs_equaliser(self.arrow_type.value_type),
+            prepend_reversed=self.ignore_retract,
+        )
 
     def _fold(self, f: Fold) -> pa.Array:
         values, seg = f.values, f.seg
@@ -378,7 +393,9 @@ class MergeMapAggregator(FieldAggregator):
             scalar_mask[:] = True
         scalar = np.flatnonzero(scalar_mask)
         outside = ~np.isin(seg.ids, scalar)
-        rows, ids = _entries(_with_init(f, f.init_valid & ~scalar_mask), f.active & f.op(OP_AGG) & f.valid & outside)
+        rows, ids = _entries(
+            _with_init(f, f.init_valid & ~scalar_mask), f.active & f.op(OP_AGG) & f.valid & outside
+        )
         null = np.bincount(ids, minlength=seg.count) == 0 if len(ids) else np.ones(seg.count, np.bool_)
         taken = values.take(pa.array(rows))
         offsets = taken.offsets.to_numpy(zero_copy_only=False).astype(np.int64)

@@ -58,7 +58,11 @@ class DeduplicateMergeFunction(KeyedMergeFunction):
     """Java's ``DeduplicateMergeFunction``: keep the latest row of each key."""
 
     def __init__(
-        self, key_fields: Sequence[DataField], value_fields: Sequence[DataField], *, ignore_delete: bool = False
+        self,
+        key_fields: Sequence[DataField],
+        value_fields: Sequence[DataField],
+        *,
+        ignore_delete: bool = False,
     ) -> None:
         super().__init__(key_fields, value_fields)
         self.ignore_delete = ignore_delete
@@ -78,7 +82,11 @@ class FirstRowMergeFunction(KeyedMergeFunction):
     """Java's ``FirstRowMergeFunction``: keep the first inserted row of each key."""
 
     def __init__(
-        self, key_fields: Sequence[DataField], value_fields: Sequence[DataField], *, ignore_delete: bool = False
+        self,
+        key_fields: Sequence[DataField],
+        value_fields: Sequence[DataField],
+        *,
+        ignore_delete: bool = False,
     ) -> None:
         super().__init__(key_fields, value_fields)
         self.ignore_delete = ignore_delete
@@ -108,7 +116,9 @@ def create_merge_function(
     names = [f.name for f in value_fields]
     missing = [f.name for f in key_fields if f.name not in names]
     if missing:
-        raise InvalidOptionError(f"Primary key fields {missing} are not table fields {names}", key="primary-key")
+        raise InvalidOptionError(
+            f"Primary key fields {missing} are not table fields {names}", key="primary-key"
+        )
     check_field_options(options, names)
     seq_fields = sequence_fields(options, names)
     ignore_delete = _ignore_delete(options)

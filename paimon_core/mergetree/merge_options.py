@@ -40,7 +40,11 @@ __all__ = [
 MERGE_ENGINE = "merge-engine"
 ENGINES = ("deduplicate", "partial-update", "aggregation", "first-row")
 IGNORE_DELETE = "ignore-delete"
-IGNORE_DELETE_FALLBACK_KEYS = ("first-row.ignore-delete", "deduplicate.ignore-delete", "partial-update.ignore-delete")
+IGNORE_DELETE_FALLBACK_KEYS = (
+    "first-row.ignore-delete",
+    "deduplicate.ignore-delete",
+    "partial-update.ignore-delete",
+)
 PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE = "partial-update.remove-record-on-delete"
 PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP = "partial-update.remove-record-on-sequence-group"
 AGGREGATION_REMOVE_RECORD_ON_DELETE = "aggregation.remove-record-on-delete"
@@ -57,7 +61,9 @@ SEQUENCE_GROUP = "sequence-group"
 _FIELD_SUFFIXES = (AGGREGATE_FUNCTION, IGNORE_RETRACT, LIST_AGG_DELIMITER, DISTINCT, SEQUENCE_GROUP)
 
 
-def get_bool(options: Mapping[str, str], key: str, default: bool = False, fallback_keys: Sequence[str] = ()) -> bool:
+def get_bool(
+    options: Mapping[str, str], key: str, default: bool = False, fallback_keys: Sequence[str] = ()
+) -> bool:
     """A boolean option (``true``/``false``, any case), trying ``fallback_keys`` after ``key``."""
     for k in (key, *fallback_keys):
         value = options.get(k)
@@ -106,10 +112,13 @@ def sequence_fields(options: Mapping[str, str], field_names: Sequence[str]) -> l
             )
         if field_option(options, name, AGGREGATE_FUNCTION) is not None:
             key = f"{FIELDS_PREFIX}.{name}.{AGGREGATE_FUNCTION}"
-            raise InvalidOptionError(f"Should not define aggregation on sequence field: '{name}' ({key}).", key=key)
+            raise InvalidOptionError(
+                f"Should not define aggregation on sequence field: '{name}' ({key}).", key=key
+            )
         if fields.count(name) > 1:
             raise InvalidOptionError(
-                f"Sequence field '{name}' is defined repeatedly ({SEQUENCE_FIELD}={text!r}).", key=SEQUENCE_FIELD
+                f"Sequence field '{name}' is defined repeatedly ({SEQUENCE_FIELD}={text!r}).",
+                key=SEQUENCE_FIELD,
             )
     return fields
 
@@ -125,7 +134,9 @@ def check_field_options(options: Mapping[str, str], field_names: Sequence[str]) 
             continue
         for name in body[: -len(suffix) - 1].split(","):
             if name not in field_names:
-                raise InvalidOptionError(f"Field {name} can not be found in table schema (option '{key}').", key=key)
+                raise InvalidOptionError(
+                    f"Field {name} can not be found in table schema (option '{key}').", key=key
+                )
 
 
 @dataclass(frozen=True)
@@ -155,7 +166,9 @@ def parse_sequence_groups(
         protected = tuple(p.strip() for p in options[key].split(",") if p.strip())
         for name in (*seq, *protected):
             if name not in field_names:
-                raise InvalidOptionError(f"Field {name} can not be found in table schema (option '{key}').", key=key)
+                raise InvalidOptionError(
+                    f"Field {name} can not be found in table schema (option '{key}').", key=key
+                )
             if name in primary_keys:
                 raise InvalidOptionError(
                     f"The sequence-group '{key}' contains primary key field '{name}', which is not allowed. "
@@ -166,10 +179,13 @@ def parse_sequence_groups(
         for name in (*protected, *seq):
             if name in owner and owner[name] != key:
                 raise InvalidOptionError(
-                    f"Field {name} is defined repeatedly by multiple groups: {key} (also in {owner[name]}).", key=key
+                    f"Field {name} is defined repeatedly by multiple groups: {key} (also in {owner[name]}).",
+                    key=key,
                 )
             if name in protected and protected.count(name) > 1:
-                raise InvalidOptionError(f"Field {name} is defined repeatedly by multiple groups: {key}", key=key)
+                raise InvalidOptionError(
+                    f"Field {name} is defined repeatedly by multiple groups: {key}", key=key
+                )
             owner[name] = key
         groups.append(SequenceGroup(key, seq, protected))
     return groups

@@ -99,7 +99,9 @@ class _Arithmetic:
 
     def _check(self, value: int, expr: str) -> int:
         if not self.low <= value <= self.high:
-            raise MergeError(f"{_type_label(self.t)} overflow: {expr} in field '{self.field}'", field=self.field)
+            raise MergeError(
+                f"{_type_label(self.t)} overflow: {expr} in field '{self.field}'", field=self.field
+            )
         return value
 
     def _float(self, a: Any, b: Any, op: str) -> float:
@@ -341,7 +343,9 @@ class ProductAggregator(_NumericAggregator):
         contrib = f.active & f.valid & f.op(OP_AGG, OP_AGG_REVERSED) & ~in_dividing
         init = f.init_valid & ~np.isin(everything, dividing)
         restart = f.last_reset[init]
-        null = np.asarray(~(init | (f.last_index(contrib) >= 0)), dtype=np.bool_) | np.isin(everything, dividing)
+        null = np.asarray(~(init | (f.last_index(contrib) >= 0)), dtype=np.bool_) | np.isin(
+            everything, dividing
+        )
         if pa.types.is_floating(t):
             x = pc.fill_null(f.values, 0).to_numpy(zero_copy_only=False)
             one = x.dtype.type(1.0)

@@ -115,7 +115,9 @@ class _GroupState:
         self.nonempty = valid
         self.rank = np.where(valid, lexicographic_rank(columns), -1).astype(np.int64)
 
-    def accepted(self, seg: Segments, participates: BoolArray, pre_reset: BoolArray, post_reset: BoolArray) -> BoolArray:
+    def accepted(
+        self, seg: Segments, participates: BoolArray, pre_reset: BoolArray, post_reset: BoolArray
+    ) -> BoolArray:
         """Per row: the row's sequence is not older than the group's current sequence."""
         resets = pre_reset | post_reset
         contribution = np.where(resets | (participates & self.nonempty), self.rank, -1)
@@ -156,7 +158,9 @@ class PartialUpdateMergeFunction(KeyedMergeFunction):
         for f in self.value_fields:
             if f.name in self.key_names or f.name in self.sequence_field_names:
                 continue
-            function = field_option(options, f.name, AGGREGATE_FUNCTION) or options.get(FIELDS_DEFAULT_AGG_FUNC)
+            function = field_option(options, f.name, AGGREGATE_FUNCTION) or options.get(
+                FIELDS_DEFAULT_AGG_FUNC
+            )
             if function is None:
                 continue
             key = agg_option_key(options, f.name)
@@ -173,7 +177,9 @@ class PartialUpdateMergeFunction(KeyedMergeFunction):
 
     def _check_deletes(self, options: Mapping[str, str]) -> list[int]:
         def conflict(a: str, b: str) -> InvalidOptionError:
-            return InvalidOptionError(f"{a} and {b} have conflicting behavior so should not be enabled at the same time.", key=b)
+            return InvalidOptionError(
+                f"{a} and {b} have conflicting behavior so should not be enabled at the same time.", key=b
+            )
 
         on_group = options.get(PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP)
         if self.remove_on_delete and self.ignore_delete:
@@ -228,14 +234,21 @@ class PartialUpdateMergeFunction(KeyedMergeFunction):
         multi = (seg.lengths > 1)[seg.ids]
         for name in self.not_null:
             col = to_array(data.column(name))
-            if col.null_count and (rows & multi & np.asarray(pc.is_null(col).to_numpy(zero_copy_only=False))).any():
+            if (
+                col.null_count
+                and (rows & multi & np.asarray(pc.is_null(col).to_numpy(zero_copy_only=False))).any()
+            ):
                 raise MergeError(f"Field {name} can not be null", field=name)
 
     @staticmethod
-    def _last_written(data: pa.Table, seg: Segments, name: str, resets: BoolArray, writers: BoolArray) -> pa.Array:
+    def _last_written(
+        data: pa.Table, seg: Segments, name: str, resets: BoolArray, writers: BoolArray
+    ) -> pa.Array:
         """Value of the last row that writes ``name``: a reset row always, ``writers`` when non-null."""
         col = to_array(data.column(name))
-        writes = resets | (writers & np.asarray(pc.is_valid(col).to_numpy(zero_copy_only=False), dtype=np.bool_))
+        writes = resets | (
+            writers & np.asarray(pc.is_valid(col).to_numpy(zero_copy_only=False), dtype=np.bool_)
+        )
         return take_or_null(col, last_index(writes, seg))
 
     def _merge_groups(
@@ -259,7 +272,8 @@ class PartialUpdateMergeFunction(KeyedMergeFunction):
                 if np.array_equal(new_reset, post_reset):
                     break
                 post_reset = new_reset
-        trigger = self._reset_positions(seg, states, participates, pre_reset, post_reset)
+        accepted_by_group = [state.accepted(seg, participates, pre_reset, post_reset) for state in states]
+        trigger = self._reset_positions(accepted_by_group, post_reset)
         resets = pre_reset | post_reset
         columns: dict[str, pa.Array] = {}
         for name in self._value_names():
@@ -268,8 +282,7 @@ class PartialUpdateMergeFunction(KeyedMergeFunction):
             if gi is None:
                 columns[name] = self._last_written(data, seg, name, resets, insert)
                 continue
-            state = states[gi]
-            accepted = state.accepted(seg, participates, pre_reset, post_reset)
+            state, accepted = states[gi], accepted_by_group[gi]
             aggregator = self.aggregators.get(name)
             if name in state.group.sequence_fields or aggregator is None:
                 writes = resets | accepted
@@ -291,24 +304,17 @@ class PartialUpdateMergeFunction(KeyedMergeFunction):
             columns[name] = aggregator.fold(col, seg, ops, pre_reset, reset_after=post_reset)
         return columns, post_reset
 
-    def _reset_positions(
-        self,
-        seg: Segments,
-        states: list[_GroupState],
-        participates: BoolArray,
-        pre_reset: BoolArray,
-        post_reset: BoolArray,
-    ) -> IntArray:
+    def _reset_positions(self, accepted_by_group: list[BoolArray], post_reset: BoolArray) -> IntArray:
         """Per row: the field position where Java resets the row (past the last field if none).
 
         Java walks the fields in order and resets at the first sequence field of a listed
         group that accepts the ``-D``; fields before it were already processed.
         """
-        trigger = np.full(seg.n, len(self.value_fields), dtype=np.int64)
+        trigger = np.full(len(post_reset), len(self.value_fields), dtype=np.int64)
         if not post_reset.any():
             return trigger
         for gi in self.partial_delete_groups:
-            hit = post_reset & states[gi].accepted(seg, participates, pre_reset, post_reset)
+            hit = post_reset & accepted_by_group[gi]
             first = min(self._position[s] for s in self.groups[gi].sequence_fields)
             trigger = np.where(hit, np.minimum(trigger, first), trigger)
         return trigger

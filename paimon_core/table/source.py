@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from paimon_core.deletionvectors.deletion_file import DeletionFile
+from paimon_core.exceptions import InvalidArgumentError
 from paimon_core.manifest.entries import DataFileMeta
 
 
@@ -20,6 +22,17 @@ class DataSplit:
     raw_convertible: bool = True
     #: Set for incremental reads: rows are what these files added.
     incremental: bool = False
+    #: Deletion vectors of ``files``, aligned with them (None: nothing deleted in that file).
+    #: Empty when the table has no deletion vectors (Java's ``dataDeletionFiles``).
+    deletion_files: tuple[DeletionFile | None, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.deletion_files and len(self.deletion_files) != len(self.files):
+            raise InvalidArgumentError(f"{len(self.deletion_files)} deletion files for {len(self.files)} data files")
+
+    def deletion_file(self, index: int) -> DeletionFile | None:
+        """The deletion vector location of ``files[index]``, if any."""
+        return self.deletion_files[index] if self.deletion_files else None
 
     @property
     def row_count(self) -> int:

@@ -6,6 +6,8 @@
 * Append splits stream batch by batch; the predicate is applied exactly.
 * Primary-key splits with several files are merged by key (deduplicate: highest
   sequence number wins; -U/-D rows drop the key), vectorized with Arrow sorts.
+* Deletion vectors of a split drop their row positions from each file as it is read,
+  before any merge or filter (Java's ``ApplyDeletionVectorReader``).
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from paimon_core.deletionvectors import DeletionFile, DeletionVector, read_deletion_vector
 from paimon_core.format.arrow_types import to_arrow_field, to_arrow_type
 from paimon_core.format.file_format import file_format_from_name, read_file
 from paimon_core.format.key_value import SEQUENCE_NUMBER, VALUE_KIND
@@ -95,8 +99,11 @@ class TableRead:
         if self.key_fields and not split.raw_convertible:
             yield from self._merge_split(split)
             return
-        for f in split.files:
-            for batch in self._read_file(split, f, self.read_fields, with_kind=bool(self.key_fields)):
+        for i, f in enumerate(split.files):
+            batches = self._read_file(
+                split, f, self.read_fields, with_kind=bool(self.key_fields), deletion=split.deletion_file(i)
+            )
+            for batch in batches:
                 if self.key_fields:
                     kinds = batch.column(VALUE_KIND)
                     batch = batch.filter(pc.invert(pc.is_in(kinds, _RETRACT_KINDS)))
@@ -116,8 +123,10 @@ class TableRead:
         """Merge all files of a primary-key bucket with the table's merge engine (vectorized)."""
         fields = list(self.table.schema.fields)  # merge engines may need every value column
         parts: list[pa.Table] = []
-        for f in split.files:
-            batches = list(self._read_file(split, f, fields, with_kind=True, with_seq=True))
+        for i, f in enumerate(split.files):
+            batches = list(
+                self._read_file(split, f, fields, with_kind=True, with_seq=True, deletion=split.deletion_file(i))
+            )
             if batches:
                 parts.append(pa.Table.from_batches(batches))
         if not parts:
@@ -140,6 +149,25 @@ class TableRead:
         *,
         with_kind: bool = False,
         with_seq: bool = False,
+        deletion: DeletionFile | None = None,
+    ) -> Iterator[pa.RecordBatch]:
+        if deletion is None:
+            yield from self._read_columns(split, f, fields, with_kind=with_kind, with_seq=with_seq)
+            return
+        dv = read_deletion_vector(self.table.file_io, deletion)
+        if dv.deletes_all(f.row_count):
+            return
+        batches = self._read_columns(split, f, fields, with_kind=with_kind, with_seq=with_seq)
+        yield from _apply_deletion_vector(batches, dv)
+
+    def _read_columns(
+        self,
+        split: DataSplit,
+        f: DataFileMeta,
+        fields: Sequence[DataField],
+        *,
+        with_kind: bool,
+        with_seq: bool,
     ) -> Iterator[pa.RecordBatch]:
         file_schema = self.table.schema_manager_cached(f.schema_id)
         by_id = {ff.id: ff for ff in file_schema.fields}
@@ -163,3 +191,13 @@ class TableRead:
                 arrays.append(batch.column(e))
                 names.append(e)
             yield pa.RecordBatch.from_arrays(arrays, names=names)
+
+
+def _apply_deletion_vector(batches: Iterator[pa.RecordBatch], dv: DeletionVector) -> Iterator[pa.RecordBatch]:
+    """Drop the deleted positions (row ordinals within the file) from a file's batches."""
+    position = 0
+    for batch in batches:
+        n = batch.num_rows
+        deleted = dv.deleted_mask(n, position)
+        position += n
+        yield batch.filter(pa.array(np.logical_not(deleted))) if deleted.any() else batch

@@ -6,12 +6,15 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from paimon_core.data.binary_row import deserialize_binary_row
-from paimon_core.manifest.entries import DataFileMeta, FileKind, ManifestEntry
+from paimon_core.deletionvectors.deletion_file import DeletionFile, deletion_files_by_bucket
+from paimon_core.io.file_io import join
+from paimon_core.manifest.entries import DataFileMeta, FileKind, IndexManifestEntry, ManifestEntry
+from paimon_core.manifest.index_manifest import read_index_manifest
 from paimon_core.operation.scan import ScanFilter
 from paimon_core.operation.stats_filter import ValueStatsFilter
 from paimon_core.options import parse_memory_size
 from paimon_core.predicate import Predicate, pick_by_fields
-from paimon_core.snapshot.snapshot import CommitKind
+from paimon_core.snapshot.snapshot import CommitKind, Snapshot
 from paimon_core.table.snapshot_resolver import ScanTarget, resolve
 from paimon_core.table.source import DataSplit, Plan
 
@@ -20,6 +23,12 @@ if TYPE_CHECKING:
 
 SPLIT_TARGET_SIZE = "source.split.target-size"
 SPLIT_OPEN_FILE_COST = "source.split.open-file-cost"
+
+_DvMap = dict[tuple[bytes, int], dict[str, DeletionFile]]
+
+
+def _true(options: Mapping[str, str], key: str) -> bool:
+    return options.get(key, "false").strip().lower() == "true"
 
 
 class TableScan:
@@ -57,7 +66,8 @@ class TableScan:
         flt = self._filter()
         if not target.incremental:
             entries = scan.live_entries(target.snapshot, flt)
-            return Plan(target.snapshot.id, self._splits(target.snapshot.id, entries, incremental=False))
+            dvs = self._deletion_files(target.snapshot, entries)
+            return Plan(target.snapshot.id, self._splits(target.snapshot.id, entries, incremental=False, dvs=dvs))
         assert target.end is not None
         if target.tags:
             assert target.start is not None
@@ -72,13 +82,39 @@ class TableScan:
                 entries += [e for e in scan.delta_entries(snap, flt) if e.kind == FileKind.ADD]
         return Plan(target.end.id, self._splits(target.end.id, entries, incremental=True))
 
+    def _deletion_vectors(self) -> bool:
+        return _true(self.options, "deletion-vectors.enabled")
+
     def _skips_level0(self) -> bool:
-        """Java's batch-scan rule: first-row and deletion-vector tables read only compacted files."""
-        opts = self.options
-        if opts.get("merge-engine", "deduplicate") == "first-row":
-            return True
-        dv = opts.get("deletion-vectors.enabled", "false").lower() == "true"
-        return dv and opts.get("deletion-vectors.merge-on-read", "false").lower() != "true"
+        """Java's ``batchScanSkipLevel0``: deletion-vector tables (unless merge-on-read) and
+        first-row tables read only compacted files."""
+        if self._deletion_vectors():
+            return not _true(self.options, "deletion-vectors.merge-on-read")
+        return self.options.get("merge-engine", "deduplicate") == "first-row"
+
+    def _deletion_files(self, snapshot: Snapshot, entries: Sequence[ManifestEntry]) -> _DvMap:
+        """Deletion vectors of the buckets read, from ``snapshot``'s index manifest.
+
+        As in Java (``SnapshotReaderImpl.scanDvIndex``) and pypaimon they apply only to batch
+        reads of tables with ``deletion-vectors.enabled``; other tables ignore DV index files.
+        """
+        if not self._deletion_vectors() or snapshot.index_manifest is None or not entries:
+            return {}
+        table = self.table
+        index_entries = read_index_manifest(table.file_io, table.paths.manifest_path(snapshot.index_manifest))
+        in_data_dir = _true(self.options, "index-file-in-data-file-dir")
+
+        def index_path(e: IndexManifestEntry) -> str:
+            f = e.index_file
+            if f.external_path:
+                return f.external_path
+            if in_data_dir:
+                return join(table.bucket_path(e.partition, e.bucket), f.file_name)
+            return join(table.paths.index_dir, f.file_name)
+
+        buckets = {(e.partition, e.bucket) for e in entries}
+        wanted = [e for e in index_entries if (e.partition, e.bucket) in buckets]
+        return deletion_files_by_bucket(wanted, index_path)
 
     def _non_overlapping(self, files: Sequence[DataFileMeta]) -> bool:
         if len(files) == 1:
@@ -93,7 +129,9 @@ class TableScan:
             return False
         return all(prev[1] < cur[0] for prev, cur in zip(ranges, ranges[1:], strict=False))
 
-    def _splits(self, snapshot_id: int, entries: Sequence[ManifestEntry], *, incremental: bool) -> list[DataSplit]:
+    def _splits(
+        self, snapshot_id: int, entries: Sequence[ManifestEntry], *, incremental: bool, dvs: _DvMap | None = None
+    ) -> list[DataSplit]:
         groups: dict[tuple[bytes, int], list[ManifestEntry]] = {}
         for e in entries:
             groups.setdefault((e.partition, e.bucket), []).append(e)
@@ -101,27 +139,45 @@ class TableScan:
         open_cost = parse_memory_size(self.options.get(SPLIT_OPEN_FILE_COST, "4 mb"))
         has_pk = bool(self.table.schema.primary_keys)
         skip_level0 = has_pk and not incremental and self._skips_level0()
+        dv_enabled = self._deletion_vectors()
         splits: list[DataSplit] = []
         for (partition, bucket), es in groups.items():
-            bucket_path = self.table.bucket_path(partition, bucket)
             files = [e.file for e in es if not (skip_level0 and e.file.level == 0)]
             if not files:
                 continue
             if has_pk:
                 # Keys may repeat across files of a bucket: read them together and merge,
-                # unless their key ranges are disjoint (the raw fast path).
-                raw = incremental or self._non_overlapping(files)
-                splits.append(DataSplit(snapshot_id, partition, bucket, bucket_path, tuple(files), raw, incremental))
-                continue
-            pack: list[DataFileMeta] = []
-            weight = 0
-            for f in sorted(files, key=lambda f: (f.min_sequence_number, f.file_name)):
-                w = max(f.file_size, open_cost)
-                if pack and weight + w > target_size:
-                    splits.append(DataSplit(snapshot_id, partition, bucket, bucket_path, tuple(pack), True, incremental))
-                    pack, weight = [], 0
-                pack.append(f)
-                weight += w
-            if pack:
-                splits.append(DataSplit(snapshot_id, partition, bucket, bucket_path, tuple(pack), True, incremental))
+                # unless their key ranges are disjoint (the raw fast path). With deletion
+                # vectors, compacted files hold each live key once: Java reads them raw
+                # (MergeTreeSplitGenerator: no level-0 file and no file with delete rows).
+                raw = (
+                    incremental
+                    or (dv_enabled and all(f.level != 0 and not f.delete_row_count for f in files))
+                    or self._non_overlapping(files)
+                )
+                packs = [(files, raw)]
+            else:
+                packs = [(pack, True) for pack in _pack(files, target_size, open_cost)]
+            bucket_path = self.table.bucket_path(partition, bucket)
+            by_name = (dvs or {}).get((partition, bucket))
+            for pack, raw in packs:
+                dfs = tuple(by_name.get(f.file_name) for f in pack) if by_name else ()
+                splits.append(DataSplit(snapshot_id, partition, bucket, bucket_path, tuple(pack), raw, incremental, dfs))
         return splits
+
+
+def _pack(files: Sequence[DataFileMeta], target_size: int, open_cost: int) -> list[list[DataFileMeta]]:
+    """Append files in sequence order, packed into groups of about ``target_size`` bytes."""
+    packs: list[list[DataFileMeta]] = []
+    pack: list[DataFileMeta] = []
+    weight = 0
+    for f in sorted(files, key=lambda f: (f.min_sequence_number, f.file_name)):
+        w = max(f.file_size, open_cost)
+        if pack and weight + w > target_size:
+            packs.append(pack)
+            pack, weight = [], 0
+        pack.append(f)
+        weight += w
+    if pack:
+        packs.append(pack)
+    return packs

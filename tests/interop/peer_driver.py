@@ -33,6 +33,8 @@ Commands (see tests/interop/peers.py for the typed client):
                    partition_keys, options, ignore_if_exists} -> {}
   write           {warehouse, table, parquet, overwrite, overwrite_partition} -> {snapshot_id}
   delete          {warehouse, table, parquet} -> {snapshot_id}   (PK tables with rowkind.field)
+  delete_where    {warehouse, table, filter} -> {snapshot_id}   (rows matching the filter; on
+                   data-evolution tables with deletion vectors both peers write DV index files)
   read            {warehouse, table, output, options, projection, filter} -> {rows, output}
   create_tag      {warehouse, table, tag, snapshot_id|null} -> {}
   delete_tag      {warehouse, table, tag} -> {}
@@ -366,6 +368,21 @@ class PypaimonEngine:
                               list(t.table_schema.primary_keys))
         return self._commit(t, data, False, None)
 
+    def delete_where(self, cmd):
+        """``delete_by_predicate``: data-evolution tables only; writes deletion vectors."""
+        t = self._table(cmd)
+        predicate = _to_pypaimon_predicate(t.new_read_builder().new_predicate_builder(),
+                                           _normalize_filter(_req(cmd, "filter")))
+        wb = t.new_batch_write_builder()
+        messages = wb.new_update().delete_by_predicate(predicate)
+        c = wb.new_commit()
+        try:
+            c.commit(messages)
+        finally:
+            c.close()
+        snap = t.snapshot_manager().get_latest_snapshot()
+        return {"snapshot_id": None if snap is None else snap.id}
+
     def read(self, cmd):
         from pypaimon.schema.data_types import PyarrowFieldParser
         options = dict(cmd.get("options") or {})
@@ -488,6 +505,46 @@ def _paimon_json_to_sql(type_json, top_level=True):
     else:
         sql = t
     return sql + (" NOT NULL" if top_level and not_null else "")
+
+
+_SQL_COMPARISONS = {"equal": "=", "notEqual": "<>", "lessThan": "<", "lessOrEqual": "<=",
+                    "greaterThan": ">", "greaterOrEqual": ">="}
+
+
+def _sql_literal(value):
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, (int, float, decimal.Decimal)):
+        return str(value)
+    if isinstance(value, str):
+        return _q_str(value)
+    if isinstance(value, datetime.datetime):
+        return f"TIMESTAMP {_q_str(value.isoformat(sep=' '))}"
+    if isinstance(value, datetime.date):
+        return f"DATE {_q_str(value.isoformat())}"
+    raise Unsupported(f"rust engine: no SQL literal for {type(value).__name__} in a DELETE filter")
+
+
+def _filter_to_sql(node):
+    """Normalized filter -> SQL boolean expression (for DELETE ... WHERE)."""
+    method = node["method"]
+    if method in ("and", "or"):
+        return "(" + f" {method.upper()} ".join(_filter_to_sql(c) for c in node["children"]) + ")"
+    col = _q_ident(node["field"])
+    lits = node["literals"]
+    if method in _SQL_COMPARISONS:
+        return f"{col} {_SQL_COMPARISONS[method]} {_sql_literal(lits[0])}"
+    if method in ("isNull", "isNotNull"):
+        return f"{col} IS {'NOT ' if method == 'isNotNull' else ''}NULL"
+    if method in ("in", "notIn"):
+        values = ", ".join(_sql_literal(v) for v in lits)
+        return f"{col} {'NOT ' if method == 'notIn' else ''}IN ({values})"
+    if method in ("between", "notBetween"):
+        neg = "NOT " if method == "notBetween" else ""
+        return f"{col} {neg}BETWEEN {_sql_literal(lits[0])} AND {_sql_literal(lits[1])}"
+    raise Unsupported(f"rust engine: filter op {method!r} has no SQL form in DELETE")
 
 
 class RustEngine:
@@ -615,6 +672,14 @@ class RustEngine:
         data = _deletion_rows(_read_input(cmd), _arrow_schema_of(pt), dict(pt.table_schema.options),
                               list(pt.table_schema.primary_keys))
         return self._commit(cmd, data, False, None)
+
+    def delete_where(self, cmd):
+        """SQL ``DELETE FROM t WHERE ...``: deletion vectors on data-evolution tables (which need
+        'deletion-vectors.enabled'); plain append tables get their files rewritten instead."""
+        where = _filter_to_sql(_normalize_filter(_req(cmd, "filter")))
+        self._sql(cmd, f"DELETE FROM {self._sql_table(cmd)} WHERE {where}")
+        snap = self._table(cmd).latest_snapshot()
+        return {"snapshot_id": None if snap is None else snap.id()}
 
     def read(self, cmd):
         options = {str(k): str(v) for k, v in (cmd.get("options") or {}).items()}
@@ -752,8 +817,8 @@ def _versions():
     return out
 
 
-_COMMANDS = ("create_table", "write", "delete", "read", "create_tag", "delete_tag", "rollback_to",
-             "list_snapshots", "list_tags", "alter_table", "table_schema")
+_COMMANDS = ("create_table", "write", "delete", "delete_where", "read", "create_tag", "delete_tag",
+             "rollback_to", "list_snapshots", "list_tags", "alter_table", "table_schema")
 
 
 def handle(cmd):

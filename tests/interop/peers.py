@@ -491,6 +491,14 @@ class Peer:
             self._unlink(path)
         return res["snapshot_id"]
 
+    def delete_where(self, warehouse: str | os.PathLike[str], table: str, filter: Mapping[str, Any]) -> int | None:
+        """Delete the rows matching ``filter`` (same JSON form as :meth:`read`); returns the latest
+        snapshot id. On data-evolution tables (``row-tracking.enabled``, ``data-evolution.enabled``)
+        with ``deletion-vectors.enabled`` both peers write deletion vectors instead of rewriting
+        files: pypaimon through ``new_update().delete_by_predicate``, rust through SQL ``DELETE``."""
+        res = self._call("delete_where", warehouse=_abs(warehouse), table=table, filter=_encode_filter(filter))
+        return res["snapshot_id"]
+
     def read(self, warehouse: str | os.PathLike[str], table: str, *, options: Mapping[str, Any] | None = None,
              projection: Sequence[str] | None = None, filter: Mapping[str, Any] | None = None) -> pa.Table:
         """Batch read. ``options``: scan.snapshot-id / scan.tag-name / scan.timestamp-millis /

@@ -102,7 +102,10 @@ class LocalFileIO(FileIO):
         base = path.rstrip("/")
         with it:
             for e in it:
-                st = e.stat()
+                try:
+                    st = e.stat()
+                except FileNotFoundError:
+                    continue  # removed since listed (e.g. another committer's temp file)
                 out.append(
                     FileStatus(
                         path=f"{base}/{e.name}",

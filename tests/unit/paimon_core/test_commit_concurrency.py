@@ -78,3 +78,33 @@ def test_commit_lock_serializes_publishes(local_warehouse: str) -> None:
         list(pool.map(lambda w: cat.get_table("db.c").write_arrow(sample_rows(10, start=w * 10)), range(6)))
     assert lock.entered >= 6
     assert sorted(cat.get_table("db.c").to_arrow().column("id").to_pylist()) == list(range(60))
+
+
+def test_listing_survives_files_vanishing(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A file removed between scandir() and stat() (another committer's temp file) is skipped."""
+    import os
+
+    from paimon_core.io.local_io import LocalFileIO
+
+    (tmp_path / "keep").write_bytes(b"1")
+    (tmp_path / ".gone.tmp").write_bytes(b"1")
+    real_scandir = os.scandir
+
+    class Vanishing:
+        def __init__(self, path: str) -> None:
+            self.inner = real_scandir(path)
+
+        def __enter__(self):  # type: ignore[no-untyped-def]
+            return self
+
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            entries = list(self.inner)
+            os.unlink(tmp_path / ".gone.tmp")  # vanishes after listing, before stat
+            return iter(entries)
+
+        def __exit__(self, *exc: object) -> None:
+            self.inner.close()
+
+    monkeypatch.setattr(os, "scandir", Vanishing)
+    names = [s.name for s in LocalFileIO().list_status(str(tmp_path))]
+    assert names == ["keep"]

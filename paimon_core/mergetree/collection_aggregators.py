@@ -168,8 +168,10 @@ class ListaggAggregator(FieldAggregator):
         reversed_rows = f.active & f.op(OP_AGG_REVERSED)
         scalar = np.zeros(0, dtype=np.int64)
         if self.distinct:
-            # distinct prepending (older partial-update rows) is folded one row at a time
-            scalar = np.flatnonzero(f.last_index(reversed_rows & item) >= 0)
+            # distinct prepending (older partial-update rows), and strings whose re-split
+            # could differ from the token stream, are folded one row at a time
+            odd = (reversed_rows | self._resplit_risk(values)) & f.active & item
+            scalar = np.flatnonzero(f.last_index(odd) >= 0)
         outside = ~np.isin(f.seg.ids, scalar)
         item &= outside
         init = f.init_valid & item[np.maximum(f.last_reset, 0)]
@@ -193,6 +195,32 @@ class ListaggAggregator(FieldAggregator):
         if len(scalar):
             out = splice(out, scalar, fold_scalar(self._rules, f, scalar))
         return out
+
+    def _resplit_risk(self, values: pa.Array) -> BoolArray:
+        """Rows whose tokens might split differently once joined into the accumulator.
+
+        Java re-splits the whole accumulated string on every call. Joining with a
+        one-character delimiter and splitting again gives back the same tokens; an empty
+        delimiter (joined with "", split on " ") or a token ending with the start of a
+        longer delimiter may not.
+        """
+        d = self.delimiter
+        if d == "":
+            return np.ones(len(values), dtype=np.bool_)
+        risky = np.zeros(len(values), dtype=np.bool_)
+        if len(d) == 1:
+            return risky
+        tokens = pc.split_pattern(values, d)
+        lengths = (
+            pc.fill_null(pc.list_value_length(tokens), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+        )
+        flat = pc.list_flatten(tokens)
+        bad = np.zeros(len(flat), dtype=np.bool_)
+        for k in range(1, len(d)):
+            bad |= np.asarray(pc.fill_null(pc.ends_with(flat, d[:k]), False).to_numpy(zero_copy_only=False))
+        parent = np.repeat(np.arange(len(values), dtype=np.int64), lengths)
+        risky[parent[bad]] = True
+        return risky
 
     def _distinct_join(self, values: pa.Array, rows: IntArray, ids: IntArray, count: int) -> pa.Array:
         """First string verbatim, then the new non-blank tokens of the later strings, in order."""

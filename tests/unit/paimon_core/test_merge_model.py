@@ -500,8 +500,13 @@ def _flag(options: Mapping[str, str], key: str, *fallbacks: str) -> bool:
 
 
 def ignore_delete(options: Mapping[str, str]) -> bool:
-    return _flag(options, "ignore-delete", "first-row.ignore-delete", "deduplicate.ignore-delete",
-                 "partial-update.ignore-delete")
+    return _flag(
+        options,
+        "ignore-delete",
+        "first-row.ignore-delete",
+        "deduplicate.ignore-delete",
+        "partial-update.ignore-delete",
+    )
 
 
 class DeduplicateModel:
@@ -562,7 +567,10 @@ class AggregateModel:
     def reset(self) -> None:
         self.latest: KV | None = None
         self.row: list[Any] = [None] * len(self.fields)
-        self.aggs = [make_agg(fn, f.type, self.options, f.name) for fn, f in zip(self.functions, self.fields, strict=False)]
+        self.aggs = [
+            make_agg(fn, f.type, self.options, f.name)
+            for fn, f in zip(self.functions, self.fields, strict=False)
+        ]
         for a in self.aggs:
             a.reset()
         self.delete_row = False
@@ -624,7 +632,9 @@ class PartialUpdateModel:
             if f.name in pk:
                 self.agg_functions[i] = "primary-key"
                 continue
-            fn = options.get(f"fields.{f.name}.aggregate-function") or options.get("fields.default-aggregate-function")
+            fn = options.get(f"fields.{f.name}.aggregate-function") or options.get(
+                "fields.default-aggregate-function"
+            )
             if fn is not None:
                 self.agg_functions[i] = fn
 
@@ -767,7 +777,12 @@ MODELS = {
 
 
 def model_merge(
-    fields: Sequence[Field], pk: Sequence[str], options: Mapping[str, str], rows: Sequence[KV], *, drop_retracts: bool
+    fields: Sequence[Field],
+    pk: Sequence[str],
+    options: Mapping[str, str],
+    rows: Sequence[KV],
+    *,
+    drop_retracts: bool,
 ) -> list[KV]:
     """ReducerMergeFunctionWrapper + DropDeleteReader over key-sorted ``rows``.
 
@@ -808,10 +823,14 @@ def _kv(seq: int, kind: int, *values: Any) -> KV:
 
 def test_model_documented_aggregation_example() -> None:
     fields = [Field("product_id", BigIntType()), Field("price", DoubleType()), Field("sales", BigIntType())]
-    options = {"merge-engine": "aggregation", "fields.price.aggregate-function": "max",
-               "fields.sales.aggregate-function": "sum"}
-    out = model_merge(fields, ["product_id"], options, [_kv(0, 0, 1, 23.0, 15), _kv(1, 0, 1, 30.2, 20)],
-                      drop_retracts=True)
+    options = {
+        "merge-engine": "aggregation",
+        "fields.price.aggregate-function": "max",
+        "fields.sales.aggregate-function": "sum",
+    }
+    out = model_merge(
+        fields, ["product_id"], options, [_kv(0, 0, 1, 23.0, 15), _kv(1, 0, 1, 30.2, 20)], drop_retracts=True
+    )
     assert [o.value for o in out] == [[1, 30.2, 35]]
 
 
@@ -825,5 +844,10 @@ def test_model_single_row_passes_through() -> None:
 def test_model_partial_update_rejects_deletes_by_default() -> None:
     fields = [Field("k", IntType()), Field("v", IntType())]
     with pytest.raises(ModelError):
-        model_merge(fields, ["k"], {"merge-engine": "partial-update"}, [_kv(0, 0, 1, 1), _kv(1, 3, 1, 1)],
-                    drop_retracts=True)
+        model_merge(
+            fields,
+            ["k"],
+            {"merge-engine": "partial-update"},
+            [_kv(0, 0, 1, 1), _kv(1, 3, 1, 1)],
+            drop_retracts=True,
+        )

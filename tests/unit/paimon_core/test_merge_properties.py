@@ -51,7 +51,9 @@ def _values_for(t: Any) -> st.SearchStrategy[Any]:
     if isinstance(t, BigIntType):
         return st.one_of(st.none(), st.integers(-(2**40), 2**40))
     if isinstance(t, DoubleType):
-        return st.one_of(st.none(), st.floats(-1e6, 1e6, allow_nan=False), st.sampled_from([0.1, -0.0, 0.0, 1e300]))
+        return st.one_of(
+            st.none(), st.floats(-1e6, 1e6, allow_nan=False), st.sampled_from([0.1, -0.0, 0.0, 1e300])
+        )
     if isinstance(t, FloatType):
         return st.one_of(st.none(), st.floats(-1e4, 1e4, width=32, allow_nan=False))
     if isinstance(t, DecimalType):
@@ -59,13 +61,17 @@ def _values_for(t: Any) -> st.SearchStrategy[Any]:
     if isinstance(t, BooleanType):
         return st.one_of(st.none(), st.booleans())
     if isinstance(t, VarCharType):
-        return st.sampled_from([None, "a", "b", "a,b", "b;a", "", " ", "\u3000", "x y", "a,,c", ",a"])
+        return st.sampled_from(
+            [None, "a", "b", "a,b", "b;a", "", " ", "\u3000", "x y", "a,,c", ",a", "a-", "-a", "a--b"]
+        )
     if isinstance(t, ArrayType):
         return st.one_of(st.none(), st.lists(st.one_of(st.none(), st.integers(0, 3)), max_size=3))
     if isinstance(t, MapType):
         return st.one_of(
             st.none(),
-            st.dictionaries(st.sampled_from(["x", "y", "z"]), st.one_of(st.none(), st.integers(0, 9)), max_size=3),
+            st.dictionaries(
+                st.sampled_from(["x", "y", "z"]), st.one_of(st.none(), st.integers(0, 9)), max_size=3
+            ),
         )
     raise AssertionError(t)
 
@@ -100,7 +106,9 @@ def _same(a: Any, b: Any, *, unordered: bool = False) -> bool:
             return math.isnan(a) and math.isnan(b)
         return a == b and math.copysign(1, a) == math.copysign(1, b)
     if isinstance(a, list) and isinstance(b, list):
-        if a and isinstance(a[0], tuple) or b and isinstance(b[0], tuple):  # maps: HashMap order is unspecified
+        if (
+            a and isinstance(a[0], tuple) or b and isinstance(b[0], tuple)
+        ):  # maps: HashMap order is unspecified
             return dict(a) == dict(b) and len(a) == len(b)
         if unordered:  # HashSet order is unspecified
             return sorted(a, key=repr) == sorted(b, key=repr)
@@ -116,9 +124,7 @@ def check(fields: Sequence[Field], options: Mapping[str, str], rows: Sequence[KV
     value_fields = [DataField(i, f.name, f.type.copy(nullable=f.nullable)) for i, f in enumerate(fields)]
     mf = create_merge_function(key_fields, value_fields, dict(options))
     table = _table(fields, rows)
-    unordered = {
-        f.name for f in fields if options.get(f"fields.{f.name}.distinct", "false") == "true"
-    }
+    unordered = {f.name for f in fields if options.get(f"fields.{f.name}.distinct", "false") == "true"}
     for drop in (True, False):
         try:
             expected = model_merge(fields, [fields[0].name], options, rows, drop_retracts=drop)
@@ -135,7 +141,11 @@ def check(fields: Sequence[Field], options: Mapping[str, str], rows: Sequence[KV
             assert got["_SEQUENCE_NUMBER"] == want.seq, (got, want)
             for i, f in enumerate(fields):
                 assert _same(got[f.name], want.value[i], unordered=f.name in unordered), (
-                    f.name, got[f.name], want.value[i], options)
+                    f.name,
+                    got[f.name],
+                    want.value[i],
+                    options,
+                )
 
 
 # ======================================================================================
@@ -172,16 +182,34 @@ PU_FIELDS = [
     Field("s3", IntType()),
     Field("d", IntType()),
 ]
-PU_AGGS = [None, None, "sum", "product", "last_value", "last_non_null_value", "first_value",
-           "first_non_null_value", "max", "min"]
+PU_AGGS = [
+    None,
+    None,
+    "sum",
+    "product",
+    "last_value",
+    "last_non_null_value",
+    "first_value",
+    "first_non_null_value",
+    "max",
+    "min",
+]
 
 
 @st.composite
 def partial_update_options(draw: st.DrawFn) -> dict[str, str]:
     options = {"merge-engine": "partial-update"}
     if not draw(st.booleans()):
-        mode = draw(st.sampled_from([None, "ignore-delete", "partial-update.ignore-delete",
-                                     "partial-update.remove-record-on-delete"]))
+        mode = draw(
+            st.sampled_from(
+                [
+                    None,
+                    "ignore-delete",
+                    "partial-update.ignore-delete",
+                    "partial-update.remove-record-on-delete",
+                ]
+            )
+        )
         if mode:
             options[mode] = "true"
         if draw(st.booleans()):
@@ -219,8 +247,65 @@ def test_partial_update_matches_model(options: dict[str, str], data: st.DataObje
     check(PU_FIELDS, options, data.draw(rows_for(PU_FIELDS, max_rows=14)))
 
 
+PU_TYPED_FIELDS = [
+    Field("k", IntType()),
+    Field("txt", STRING),
+    Field("s1", IntType()),
+    Field("arr", ArrayType(IntType())),
+    Field("m", MapType(STRING.not_null(), IntType())),
+    Field("s2", IntType()),
+    Field("dbl", DoubleType()),
+    Field("dec", DecimalType(10, 2)),
+]
+PU_TYPED_AGGS = {
+    "txt": ["listagg", "first_non_null_value", "max"],
+    "arr": ["collect", "last_value"],
+    "m": ["merge_map"],
+    "dbl": ["sum", "product", "min"],
+    "dec": ["sum", "product", "last_non_null_value"],
+}
+
+
+@st.composite
+def partial_update_typed_options(draw: st.DrawFn) -> dict[str, str]:
+    options = {"merge-engine": "partial-update"}
+    names = list(PU_TYPED_AGGS)
+    first = draw(st.lists(st.sampled_from(names), min_size=1, max_size=len(names), unique=True))
+    second = [n for n in names if n not in first and draw(st.booleans())]
+    options["fields.s1.sequence-group"] = ",".join(first)
+    if second:
+        options["fields.s2.sequence-group"] = ",".join(second)
+    for name in first + second:
+        fn = draw(st.sampled_from([*PU_TYPED_AGGS[name], None]))
+        if fn:
+            options[f"fields.{name}.aggregate-function"] = fn
+        if draw(st.booleans()):
+            options[f"fields.{name}.ignore-retract"] = "true"
+        if fn in ("listagg", "collect") and draw(st.booleans()):
+            options[f"fields.{name}.distinct"] = "true"
+        if fn == "listagg":
+            delimiter = draw(st.sampled_from([None, ";", "", "--"]))
+            if delimiter is not None:
+                options[f"fields.{name}.list-agg-delimiter"] = delimiter
+    if draw(st.booleans()):
+        options["ignore-delete"] = "true"
+    elif draw(st.booleans()):
+        options["partial-update.remove-record-on-sequence-group"] = draw(
+            st.sampled_from(["s1", "s2"] if second else ["s1"])
+        )
+    return options
+
+
+@SETTINGS
+@given(options=partial_update_typed_options(), data=st.data())
+def test_partial_update_typed_aggregations_match_model(options: dict[str, str], data: st.DataObject) -> None:
+    check(PU_TYPED_FIELDS, options, data.draw(rows_for(PU_TYPED_FIELDS, max_rows=12)))
+
+
 @settings(max_examples=max(60, EXAMPLES // 4), deadline=None)
-@given(mode=st.sampled_from([None, "ignore-delete", "partial-update.remove-record-on-delete"]), data=st.data())
+@given(
+    mode=st.sampled_from([None, "ignore-delete", "partial-update.remove-record-on-delete"]), data=st.data()
+)
 def test_partial_update_not_null_fields_match_model(mode: str | None, data: st.DataObject) -> None:
     fields = [Field("k", IntType()), Field("a", IntType(), nullable=False), Field("b", IntType())]
     options = {"merge-engine": "partial-update"}
@@ -234,8 +319,20 @@ def test_partial_update_not_null_fields_match_model(mode: str | None, data: st.D
 # ======================================================================================
 
 AGG_COLUMNS: list[tuple[Field, list[str]]] = [
-    (Field("i", IntType()), ["sum", "product", "max", "min", "last_value", "last_non_null_value", "first_value",
-                             "first_non_null_value", "first_not_null_value"]),
+    (
+        Field("i", IntType()),
+        [
+            "sum",
+            "product",
+            "max",
+            "min",
+            "last_value",
+            "last_non_null_value",
+            "first_value",
+            "first_non_null_value",
+            "first_not_null_value",
+        ],
+    ),
     (Field("l", BigIntType()), ["sum", "product", "max"]),
     (Field("dbl", DoubleType()), ["sum", "product", "max", "min"]),
     (Field("flt", FloatType()), ["sum", "product", "min"]),
@@ -284,8 +381,13 @@ def test_aggregation_matches_model(case: tuple[list[Field], dict[str, str]], dat
 @given(fn=st.sampled_from(["sum", "product", "last_non_null_value"]), data=st.data())
 def test_aggregation_default_function_and_sequence_field_match_model(fn: str, data: st.DataObject) -> None:
     fields = [Field("k", IntType()), Field("a", IntType()), Field("b", IntType()), Field("ts", IntType())]
-    options = {"merge-engine": "aggregation", "fields.default-aggregate-function": fn,
-               "fields.b.aggregate-function": "max", "fields.b.ignore-retract": "true", "sequence.field": "ts"}
+    options = {
+        "merge-engine": "aggregation",
+        "fields.default-aggregate-function": fn,
+        "fields.b.aggregate-function": "max",
+        "fields.b.ignore-retract": "true",
+        "sequence.field": "ts",
+    }
     check(fields, options, data.draw(rows_for(fields)))
 
 
@@ -293,8 +395,11 @@ def test_aggregation_default_function_and_sequence_field_match_model(fn: str, da
 @given(
     fn=st.sampled_from(["sum", "product"]),
     t=st.sampled_from([IntType(), BigIntType()]),
-    values=st.lists(st.one_of(st.none(), st.sampled_from([2**31 - 1, -(2**31), 2**62, -(2**63), 2**63 - 1, 3, -1, 0])),
-                    min_size=2, max_size=6),
+    values=st.lists(
+        st.one_of(st.none(), st.sampled_from([2**31 - 1, -(2**31), 2**62, -(2**63), 2**63 - 1, 3, -1, 0])),
+        min_size=2,
+        max_size=6,
+    ),
     kinds=st.lists(KIND, min_size=6, max_size=6),
 )
 def test_integer_overflow_matches_model(fn: str, t: Any, values: list[int | None], kinds: list[int]) -> None:

@@ -12,7 +12,10 @@
 
 from __future__ import annotations
 
+import os
+from collections import deque
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -46,6 +49,7 @@ class TableRead:
         predicate: Predicate | None = None,
         limit: int | None = None,
         batch_size: int = 65536,
+        parallelism: int | None = None,
     ) -> None:
         self.table = table
         schema = table.schema
@@ -59,6 +63,7 @@ class TableRead:
         self.output_schema = pa.schema([to_arrow_field(f, field_ids=False) for f in self.output_fields])
         self.limit = limit
         self.batch_size = batch_size
+        self.parallelism = parallelism or (os.cpu_count() or 1)
         self._filter_expr = predicate.to_arrow() if predicate is not None else None
         if self.key_fields:
             from paimon_core.mergetree.merge_function import create_merge_function
@@ -82,17 +87,42 @@ class TableRead:
         return pa.RecordBatchReader.from_batches(self.output_schema, self.to_batches(splits))
 
     def to_batches(self, splits: Sequence[DataSplit]) -> Iterator[pa.RecordBatch]:
+        """Batches of all splits in split order.
+
+        With several splits, up to ``parallelism`` splits (default: the CPU count) are
+        decoded and merged ahead in threads (Arrow releases the GIL), so memory stays bounded
+        by that many splits; a single split streams batch by batch.
+        """
         remaining = self.limit
-        for split in splits:
-            for batch in self._read_split(split):
-                if remaining is not None:
-                    if remaining <= 0:
-                        return
-                    if batch.num_rows > remaining:
-                        batch = batch.slice(0, remaining)
-                    remaining -= batch.num_rows
-                if batch.num_rows:
-                    yield batch
+        for batch in self._ordered_split_batches(splits):
+            if remaining is not None:
+                if remaining <= 0:
+                    return
+                if batch.num_rows > remaining:
+                    batch = batch.slice(0, remaining)
+                remaining -= batch.num_rows
+            if batch.num_rows:
+                yield batch
+
+    def _ordered_split_batches(self, splits: Sequence[DataSplit]) -> Iterator[pa.RecordBatch]:
+        workers = self.parallelism
+        if len(splits) <= 1 or workers <= 1:
+            for split in splits:
+                yield from self._read_split(split)
+            return
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            pending: deque[Future[list[pa.RecordBatch]]] = deque()
+            it = iter(splits)
+            try:
+                for split in it:
+                    pending.append(pool.submit(lambda s: list(self._read_split(s)), split))
+                    if len(pending) >= workers:
+                        yield from pending.popleft().result()
+                while pending:
+                    yield from pending.popleft().result()
+            finally:
+                for f in pending:
+                    f.cancel()
 
     # --- splits -------------------------------------------------------------------------
     def _read_split(self, split: DataSplit) -> Iterator[pa.RecordBatch]:

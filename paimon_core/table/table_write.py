@@ -10,7 +10,9 @@ batch gives the row indices of every group, then one ``take`` per group.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 import numpy as np
@@ -325,8 +327,15 @@ class TableWrite:
         """Close every open file and describe them; the writer can go on writing afterwards."""
         messages = []
         index_changes = self._index_changes() if self.dynamic else {}
-        for (partition, bucket), w in self._writers.items():
-            files = w.close()
+        items = list(self._writers.items())
+        # Flushing sorts, merges and encodes (Arrow releases the GIL): one bucket per thread.
+        workers = min(len(items), os.cpu_count() or 1)
+        if workers > 1:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                closed = list(pool.map(lambda kv: kv[1].close(), items))
+        else:
+            closed = [w.close() for _, w in items]
+        for ((partition, bucket), _), files in zip(items, closed, strict=True):
             new_index, old_index = index_changes.pop((partition, bucket), ((), ()))
             if files or new_index:
                 messages.append(

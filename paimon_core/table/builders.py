@@ -126,6 +126,13 @@ class ReadBuilder:
         self._predicate: Predicate | None = None
         self._projection: list[str] | None = None
         self._limit: int | None = None
+        self._row_kind = False
+
+    def with_row_kind(self, enabled: bool = True) -> ReadBuilder:
+        """Add a ``_ROW_KIND`` column (+I/-U/+U/-D). With ``incremental-between`` on a
+        primary-key table the read returns each change of those snapshots, unmerged."""
+        self._row_kind = enabled
+        return self
 
     def new_predicate_builder(self) -> PredicateBuilder:
         return PredicateBuilder(list(self.table.schema.fields))
@@ -150,7 +157,9 @@ class ReadBuilder:
         return TableScan(self.table, predicate=self._predicate, options=self.table.dynamic_options)
 
     def new_read(self) -> TableRead:
-        return TableRead(self.table, projection=self._projection, predicate=self._predicate, limit=self._limit)
+        return TableRead(
+            self.table, projection=self._projection, predicate=self._predicate, limit=self._limit, row_kind=self._row_kind
+        )
 
     def plan(self) -> Plan:
         return self.new_scan().plan()

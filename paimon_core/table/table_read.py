@@ -36,6 +36,10 @@ if TYPE_CHECKING:
     from paimon_core.table.table import FileStoreTable
 
 _RETRACT_KINDS = pa.array([1, 3], pa.int8())  # -U, -D
+#: Column added by ``row_kind=True``: +I, -U, +U, -D. Incremental reads of primary-key tables
+#: return every change with its kind (retractions included); other reads are all +I.
+ROW_KIND = "_ROW_KIND"
+ROW_KIND_STRINGS = pa.array(["+I", "-U", "+U", "-D"], pa.string())
 
 
 class TableRead:
@@ -50,6 +54,7 @@ class TableRead:
         limit: int | None = None,
         batch_size: int = 65536,
         parallelism: int | None = None,
+        row_kind: bool = False,
     ) -> None:
         self.table = table
         schema = table.schema
@@ -60,7 +65,11 @@ class TableRead:
             needed |= predicate.field_names()
         self.read_fields = [f for f in schema.fields if f.name in needed]
         self.key_fields = schema.fields_of(schema.primary_keys) if schema.primary_keys else []
-        self.output_schema = pa.schema([to_arrow_field(f, field_ids=False) for f in self.output_fields])
+        self.row_kind = row_kind
+        out_fields = [to_arrow_field(f, field_ids=False) for f in self.output_fields]
+        if row_kind:
+            out_fields.append(pa.field(ROW_KIND, pa.string(), nullable=False))
+        self.output_schema = pa.schema(out_fields)
         self.limit = limit
         self.batch_size = batch_size
         self.parallelism = parallelism or (os.cpu_count() or 1)
@@ -133,8 +142,9 @@ class TableRead:
             batches = self._read_file(
                 split, f, self.read_fields, with_kind=bool(self.key_fields), deletion=split.deletion_file(i)
             )
+            keep_retracts = self.row_kind and split.incremental
             for batch in batches:
-                if self.key_fields:
+                if self.key_fields and not keep_retracts:
                     kinds = batch.column(VALUE_KIND)
                     batch = batch.filter(pc.invert(pc.is_in(kinds, _RETRACT_KINDS)))
                 yield from self._finish(batch)
@@ -147,6 +157,11 @@ class TableRead:
             batches = [batch]
         for b in batches:
             cols = [b.column(f.name) for f in self.output_fields]
+            if self.row_kind:
+                if VALUE_KIND in b.schema.names:
+                    cols.append(pc.take(ROW_KIND_STRINGS, b.column(VALUE_KIND).cast(pa.int32())))
+                else:
+                    cols.append(pa.array(["+I"] * b.num_rows, pa.string()))
             yield pa.RecordBatch.from_arrays(cols, schema=self.output_schema)
 
     def _merge_split(self, split: DataSplit) -> Iterator[pa.RecordBatch]:

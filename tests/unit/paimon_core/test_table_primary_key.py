@@ -115,3 +115,20 @@ def test_first_row_skips_level0_like_java(catalog: FileSystemCatalog) -> None:
     t = _pk(catalog, **{"merge-engine": "first-row"})
     t.write_arrow(_rows([1, 2], 0.0))
     assert t.to_arrow().num_rows == 0  # visible only after compaction, as in Java
+
+
+def test_incremental_changes_with_row_kinds(catalog: FileSystemCatalog) -> None:
+    t = _pk(catalog)
+    t.write_arrow(_rows([1, 2, 3], 0.0))
+    t.write_arrow(_rows([2], 100.0))
+    b = t.new_batch_write_builder()
+    w = b.new_write()
+    w.delete_arrow(pa.table({"id": pa.array([3], pa.int64()), "dt": ["2024-01-01"]}))
+    b.new_commit().commit(w.prepare_commit())
+    rb = t.copy({"incremental-between": "1,3"}).new_read_builder().with_row_kind()
+    changes = rb.new_read().to_arrow(rb.new_scan().plan().splits).sort_by("id")
+    assert list(zip(changes["id"].to_pylist(), changes["_ROW_KIND"].to_pylist(), strict=True)) == [(2, "+I"), (3, "-D")]
+    # A merged (non-incremental) read marks every row +I.
+    rb = t.new_read_builder().with_row_kind()
+    full = rb.new_read().to_arrow(rb.new_scan().plan().splits)
+    assert set(full["_ROW_KIND"].to_pylist()) == {"+I"} and full.num_rows == 2

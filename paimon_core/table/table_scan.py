@@ -10,7 +10,8 @@ from paimon_core.deletionvectors.deletion_file import DeletionFile, deletion_fil
 from paimon_core.io.file_io import join
 from paimon_core.manifest.entries import DataFileMeta, FileKind, IndexManifestEntry, ManifestEntry
 from paimon_core.manifest.index_manifest import read_index_manifest
-from paimon_core.operation.scan import ScanFilter
+from paimon_core.operation.key_filters import buckets_for, key_stats_filter
+from paimon_core.operation.scan import EntryFilter, ScanFilter
 from paimon_core.operation.stats_filter import ValueStatsFilter
 from paimon_core.options import parse_memory_size
 from paimon_core.predicate import Predicate, pick_by_fields
@@ -48,12 +49,18 @@ class TableScan:
         part_pred = pick_by_fields(self.predicate, part_names) if part_names else None
         if part_pred is not None:
             part_pred = part_pred.remap({f.name: i for i, f in enumerate(schema.partition_fields)})
-        file_filter = None
+        file_filter: EntryFilter | None = None
+        buckets = None
         if not schema.primary_keys:
             # Append tables: every row is final, so value stats may prune files. (Primary-key
             # tables merge rows across files; pruning by value stats there could resurrect rows.)
             file_filter = ValueStatsFilter(self.predicate, list(schema.fields), self.table.schema_manager_cached)
-        return ScanFilter(partition_predicate=part_pred, file_filter=file_filter)
+        else:
+            file_filter = key_stats_filter(self.predicate, schema.fields_of(schema.trimmed_primary_keys))
+        num_buckets = schema.core_options.bucket
+        if num_buckets > 0:
+            buckets = buckets_for(self.predicate, schema.fields_of(schema.bucket_keys), num_buckets)
+        return ScanFilter(partition_predicate=part_pred, buckets=buckets, file_filter=file_filter)
 
     def target(self) -> ScanTarget:
         return resolve(self.options, self.table.snapshot_manager, self.table.tag_manager)

@@ -132,3 +132,32 @@ def test_incremental_changes_with_row_kinds(catalog: FileSystemCatalog) -> None:
     rb = t.new_read_builder().with_row_kind()
     full = rb.new_read().to_arrow(rb.new_scan().plan().splits)
     assert set(full["_ROW_KIND"].to_pylist()) == {"+I"} and full.num_rows == 2
+
+
+def test_key_predicates_prune_buckets_and_files(catalog: FileSystemCatalog) -> None:
+    t = _pk(catalog)
+    for k in range(5):  # five commits of disjoint key ranges: one file per bucket each
+        t.write_arrow(_rows(list(range(k * 100, k * 100 + 100)), float(k)))
+    pb = t.new_read_builder().new_predicate_builder()
+    rb = t.new_read_builder().with_filter(pb.and_(pb.equal("dt", "2024-01-01"), pb.equal("id", 250)))
+    plan = rb.new_scan().plan()
+    assert len(plan.splits) == 1 and len(plan.splits[0].files) == 1  # one bucket, one file by key range
+    assert rb.new_read().to_arrow(plan.splits).column("id").to_pylist() == [250]
+    rb = t.new_read_builder().with_filter(pb.is_in("id", [5, 305]))
+    plan = rb.new_scan().plan()
+    # At most the two keys' buckets, and in them only files of commits 1 and 4 (of 20 files).
+    assert sum(len(s.files) for s in plan.splits) <= 4
+    assert sorted(rb.new_read().to_arrow(plan.splits).column("id").to_pylist()) == [5, 305]
+    rb = t.new_read_builder().with_filter(pb.between("id", 120, 180) if hasattr(pb, "between") else pb.and_(
+        pb.greater_or_equal("id", 120), pb.less_or_equal("id", 180)))
+    plan = rb.new_scan().plan()
+    assert sum(len(s.files) for s in plan.splits) <= 4  # only files of commit 2 (one per bucket)
+    assert sorted(rb.new_read().to_arrow(plan.splits).column("id").to_pylist()) == list(range(120, 181))
+
+
+def test_sequence_field_orders_out_of_order_events(catalog: FileSystemCatalog) -> None:
+    schema = pa.schema([("id", pa.int64()), ("ts", pa.int64()), ("v", pa.string())])
+    t = catalog.create_table("db.seq", schema, primary_keys=["id"], options={"bucket": "1", "sequence.field": "ts"})
+    t.write_arrow(pa.table({"id": pa.array([1, 1], pa.int64()), "ts": pa.array([5, 3], pa.int64()), "v": ["new", "old"]}))
+    t.write_arrow(pa.table({"id": pa.array([1], pa.int64()), "ts": pa.array([4], pa.int64()), "v": ["late"]}))
+    assert t.to_arrow().column("v").to_pylist() == ["new"]  # highest ts wins, whatever the arrival order

@@ -33,8 +33,10 @@ class BatchTableCommit:
         if self._done:
             raise InvalidArgumentError("A BatchTableCommit commits once; create a new write builder for the next batch")
         self._done = True
+        # A batch commit user is fresh (one per write builder) and commits once, so there is
+        # no earlier commit of it to look for: skip the history walk (as Java's batch commit).
         return self.table.new_file_store_commit(self.commit_user).commit(
-            messages, commit_identifier, overwrite=self.overwrite
+            messages, commit_identifier, overwrite=self.overwrite, check_committed=False
         )
 
     def truncate(self) -> CommitResult:

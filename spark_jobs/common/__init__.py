@@ -1,0 +1,1 @@
+"""Shared plumbing of the Spark jobs: argument parsing, the Spark session, the JSON result line."""

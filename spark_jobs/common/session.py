@@ -1,0 +1,97 @@
+"""The jobs' SparkSession: created only inside a job's ``main`` (never at import).
+
+Master, driver memory and extra Spark conf come from flags, else from the environment:
+
+* ``SPARK_MASTER`` (default ``local[*]``; ignored under ``spark-submit``, whose ``--master`` wins),
+* ``SPARK_DRIVER_MEMORY`` (only effective before the JVM starts, i.e. not under ``spark-submit``),
+* ``PAIMON_SPARK_CONF``: extra ``key=value`` pairs separated by whitespace or commas.
+
+Every session gets the ``paimon`` data source registered and Python filter pushdown on (our
+reader pushes filters; Spark fails reads of such a source when the flag is off).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["SessionConfig", "get_spark", "parse_conf_pairs", "under_spark_submit"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MASTER = "local[*]"
+#: Conf every job session gets unless overridden.
+DEFAULT_CONF: dict[str, str] = {
+    "spark.sql.python.filterPushdown.enabled": "true",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.session.timeZone": "UTC",
+}
+
+
+@dataclass(frozen=True)
+class SessionConfig:
+    """How to build the session (flags first, then environment, then defaults)."""
+
+    app_name: str = "paimon-spark-job"
+    master: str | None = None
+    driver_memory: str | None = None
+    conf: Mapping[str, str] = field(default_factory=dict)
+
+
+def parse_conf_pairs(items: list[str] | str | None) -> dict[str, str]:
+    """``["k=v", ...]`` or ``"k=v k2=v2"`` / ``"k=v,k2=v2"`` -> dict; raises ValueError on a bad pair."""
+    if not items:
+        return {}
+    if isinstance(items, str):
+        items = items.replace(",", " ").split()
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"expected key=value, got {item!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def under_spark_submit() -> bool:
+    """True when this Python process was launched by ``spark-submit`` (the JVM already runs)."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def get_spark(config: SessionConfig) -> SparkSession:
+    """Create (or get) the session, register the ``paimon`` source, and return it."""
+    from pyspark.sql import SparkSession
+
+    from spark_jobs.datasource import PaimonDataSource
+
+    # Spark's Python workers must run this interpreter (it has paimon_core and spark_jobs).
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName(config.app_name)
+    master = config.master or (
+        None if under_spark_submit() else os.environ.get("SPARK_MASTER") or DEFAULT_MASTER
+    )
+    if master:
+        builder = builder.master(master)
+        if master.startswith("local"):
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    memory = config.driver_memory or os.environ.get("SPARK_DRIVER_MEMORY")
+    if memory:
+        if under_spark_submit():
+            logger.warning("--driver-memory %s ignored under spark-submit (pass it to spark-submit)", memory)
+        else:
+            builder = builder.config("spark.driver.memory", memory)
+    conf = {**DEFAULT_CONF, **parse_conf_pairs(os.environ.get("PAIMON_SPARK_CONF")), **dict(config.conf)}
+    for k, v in conf.items():
+        builder = builder.config(k, v)
+    spark = builder.getOrCreate()
+    spark.dataSource.register(PaimonDataSource)
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    logger.info("Spark %s session on %s", spark.version, spark.sparkContext.master)
+    return spark

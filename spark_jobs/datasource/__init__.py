@@ -1,0 +1,40 @@
+"""The ``paimon`` Spark data source (Python Data Source API, PySpark >= 4.0).
+
+Register it once per session (``spark_jobs.common.session.get_spark`` does)::
+
+    from spark_jobs.datasource import PaimonDataSource
+    spark.dataSource.register(PaimonDataSource)
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")  # required: the reader implements pushFilters
+
+Read with ``spark.read.format("paimon").option("warehouse", W).load("db.t")``; write fixed-bucket
+(primary-key) tables with :func:`write_table` (routes rows so one task writes each bucket).
+"""
+
+from __future__ import annotations
+
+from spark_jobs.datasource.paimon_source import (
+    SOURCE_NAME,
+    PaimonCommitMessage,
+    PaimonDataSource,
+    PaimonReader,
+    PaimonWriter,
+)
+from spark_jobs.datasource.routing import distribute_for_table
+from spark_jobs.datasource.write import write_table
+
+__all__ = [
+    "SOURCE_NAME",
+    "PaimonCommitMessage",
+    "PaimonDataSource",
+    "PaimonReader",
+    "PaimonWriter",
+    "distribute_for_table",
+    "register",
+    "write_table",
+]
+
+
+def register(spark: object) -> None:
+    """Register the source with a SparkSession and turn on filter pushdown (required by our reader)."""
+    spark.dataSource.register(PaimonDataSource)  # type: ignore[attr-defined]
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")  # type: ignore[attr-defined]

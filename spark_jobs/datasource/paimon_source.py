@@ -1,0 +1,467 @@
+"""The ``paimon`` Spark data source (PySpark >= 4.0 Python Data Source API), batch read and write.
+
+Read::
+
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")   # our session helper does this
+    df = spark.read.format("paimon").option("warehouse", W).load("db.t")
+    spark.read.format("paimon").option("warehouse", W).option("scan.snapshot-id", "3").load("db.t")
+
+The table is resolved, and (without a time-travel option) pinned to its latest snapshot, when
+the DataFrame is created: every action on it reads that snapshot. ``partitions()`` plans the
+splits once, in Spark's planner process; each split becomes one input partition, and executors
+read it with paimon_core into Arrow batches of exactly Spark's schema. Primary-key tables are
+read merged.
+
+Filters, two ways, both with partition pruning and (append tables) min/max stats pruning, and
+applied exactly:
+
+* ``.option("filter", "dt = '2024-01-01' AND v > 3")``: part of the DataFrame's definition;
+  always safe.
+* ``.option("filter-pushdown", "true")``: Spark's pushed filters are accepted (see
+  :mod:`.filters` for which) and Spark does not re-check them. **Off by default** because of a
+  Spark 4.3.0 bug: the read planned for one query is stored on the DataFrame's relation and
+  reused by later queries on the same DataFrame that push no filter, so after
+  ``df.where("id = 3").count()`` a plain ``df.count()`` returns 1. Only turn it on for
+  DataFrames used by a single query (or once Spark scopes the planned read to the scan, as
+  Spark's master branch does). With it off, ``pushFilters`` hands every filter back to Spark.
+
+Write::
+
+    df.write.format("paimon").option("warehouse", W).mode("append").save("db.t")
+    df.write.format("paimon").option("warehouse", W).mode("overwrite").save("db.t")   # dynamic partitions
+    (df.write.format("paimon").option("warehouse", W).mode("overwrite")
+       .option("overwrite-partition", "dt=2024-01-01").save("db.t"))                 # static partition
+
+Each task writes its rows into new files with paimon_core and returns their picklable
+:class:`~paimon_core.CommitMessage` list; ``commit`` (called once per job by Spark, with the
+messages of the successful attempts only) makes one atomic snapshot. Files of failed or
+superseded attempts are never committed (orphans for orphan-file cleanup); ``abort`` deletes
+the files it is told about unless the commit landed. Primary-key tables need each (partition,
+bucket) written by one task: route the DataFrame with :func:`.routing.distribute_for_table`
+(``write_table`` does it), otherwise the commit is refused.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    Filter,
+    InputPartition,
+    WriterCommitMessage,
+)
+from pyspark.sql.types import StructType
+
+from paimon_core import FileSystemCatalog
+from paimon_core.exceptions import (
+    CommitStateUnknownError,
+    InvalidArgumentError,
+    SchemaMismatchError,
+)
+from paimon_core.operation.commit.committer import OverwriteSpec
+from paimon_core.options import (
+    INCREMENTAL_BETWEEN,
+    INCREMENTAL_BETWEEN_TIMESTAMP,
+    SCAN_SNAPSHOT_ID,
+    SCAN_TAG_NAME,
+    SCAN_TIMESTAMP_MILLIS,
+)
+from paimon_core.predicate import Predicate, PredicateBuilder, parse_predicate
+from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
+from paimon_core.table.builders import BatchTableCommit
+from paimon_core.table.commit_message import CommitMessage
+from paimon_core.table.source import DataSplit
+from paimon_core.table.table import FileStoreTable
+from spark_jobs.datasource.filters import convert_filters
+from spark_jobs.datasource.options import SourceOptions
+from spark_jobs.datasource.types import spark_arrow_schema, spark_schema, to_spark_batch
+
+__all__ = [
+    "PaimonCommitMessage",
+    "PaimonDataSource",
+    "PaimonInputPartition",
+    "PaimonReader",
+    "PaimonWriter",
+    "SOURCE_NAME",
+]
+
+logger = logging.getLogger(__name__)
+
+SOURCE_NAME = "paimon"
+_TIME_TRAVEL_KEYS = (
+    SCAN_SNAPSHOT_ID,
+    SCAN_TAG_NAME,
+    SCAN_TIMESTAMP_MILLIS,
+    INCREMENTAL_BETWEEN,
+    INCREMENTAL_BETWEEN_TIMESTAMP,
+)
+
+
+def load_table(opts: SourceOptions) -> FileStoreTable:
+    """The table named by the options, at its latest schema (no per-read options applied)."""
+    catalog = FileSystemCatalog(opts.warehouse, storage_options=opts.storage_options or None)
+    return catalog.get_table(opts.table)
+
+
+class PaimonDataSource(DataSource):
+    """``spark.read.format("paimon")`` / ``df.write.format("paimon")``.
+
+    Spark creates the instance in a Python worker, calls :meth:`schema` there, then pickles
+    the instance to the workers that create readers and writers: the table resolved (and
+    the snapshot pinned) in :meth:`schema` travels with it.
+    """
+
+    def __init__(self, options: dict[str, str]) -> None:
+        super().__init__(options)
+        self._read_table: FileStoreTable | None = None
+
+    @classmethod
+    def name(cls) -> str:
+        """The format name: ``paimon``."""
+        return SOURCE_NAME
+
+    def _options(self) -> SourceOptions:
+        return SourceOptions.parse(self.options)
+
+    def _table_for_read(self) -> FileStoreTable:
+        """The table with this read's options, pinned to the latest snapshot when not time-travelling."""
+        if self._read_table is None:
+            opts = self._options()
+            table = load_table(opts)
+            read_options = dict(opts.table_options)
+            if not any(read_options.get(k) for k in _TIME_TRAVEL_KEYS):
+                latest = table.latest_snapshot()
+                if latest is not None:
+                    read_options[SCAN_SNAPSHOT_ID] = str(latest.id)
+            self._read_table = table.copy(read_options) if read_options else table
+        return self._read_table
+
+    def schema(self) -> StructType:
+        """The table's Spark schema (NOT NULL columns are non-nullable)."""
+        return spark_schema(self._table_for_read().schema.fields)
+
+    def reader(self, schema: StructType) -> PaimonReader:
+        """A batch reader; ``schema`` may name a subset of the columns (a projection)."""
+        opts = self._options()
+        table = self._table_for_read()
+        base = parse_predicate(opts.filter, list(table.schema.fields)) if opts.filter else None
+        return PaimonReader(table, schema, base_predicate=base, filter_pushdown=opts.filter_pushdown)
+
+    def writer(self, schema: StructType, overwrite: bool) -> PaimonWriter:
+        """A batch writer for ``mode("append")`` (``overwrite=False``) or ``mode("overwrite")``."""
+        return PaimonWriter(self._options(), schema, overwrite)
+
+
+# --------------------------------------------------------------------------------------------
+# read
+# --------------------------------------------------------------------------------------------
+
+
+class PaimonInputPartition(InputPartition):
+    """One input partition: one paimon_core split (picklable)."""
+
+    def __init__(self, index: int, split: DataSplit) -> None:
+        super().__init__(index)
+        self.index = index
+        self.split = split
+
+    def __repr__(self) -> str:
+        return (
+            f"PaimonInputPartition({self.index}, bucket={self.split.bucket}, files={len(self.split.files)})"
+        )
+
+
+class PaimonReader(DataSourceReader):
+    """Plans splits from one snapshot (driver side) and reads them (executors)."""
+
+    def __init__(
+        self,
+        table: FileStoreTable,
+        schema: StructType,
+        *,
+        base_predicate: Predicate | None = None,
+        filter_pushdown: bool = False,
+    ) -> None:
+        self.table = table
+        self.schema = schema
+        self.columns = [f.name for f in schema.fields]
+        table.schema.fields_of(self.columns)  # unknown columns in a user-given schema: clear error
+        self.base_predicate = base_predicate
+        self.filter_pushdown = filter_pushdown
+        self.predicate: Predicate | None = base_predicate
+        self.rejected_filters: list[Filter] = []
+
+    def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:  # noqa: N802 - Spark's name
+        """Accept the filters paimon_core evaluates exactly; return the others to Spark.
+
+        Only with ``filter-pushdown=true``: Spark 4.3.0 keeps the read planned here on the
+        DataFrame's relation and reuses it for later queries on the same DataFrame that push
+        no filter (``df.where("a = 1").count(); df.count()`` counts only ``a = 1``), so an
+        accepted filter would silently drop rows from those queries.
+        """
+        if not self.filter_pushdown:
+            return filters
+        converted = convert_filters(filters, list(self.table.schema.fields))
+        pushed = [p for p in (self.base_predicate, converted.predicate) if p is not None]
+        self.predicate = PredicateBuilder.and_(*pushed) if pushed else None
+        self.rejected_filters = converted.rejected
+        logger.info(
+            "paimon %s: pushed %d filter(s) (%s), left %d to Spark",
+            self.table.name,
+            len(converted.predicates),
+            self.predicate,
+            len(converted.rejected),
+        )
+        return converted.rejected
+
+    def plan_splits(self) -> list[DataSplit]:
+        """The splits of this read (one snapshot; pruned by the pushed filters)."""
+        rb = self.table.new_read_builder().with_filter(self.predicate)
+        plan = rb.new_scan().plan()
+        logger.info(
+            "paimon %s: snapshot %s, %d split(s), %d file(s)",
+            self.table.name,
+            plan.snapshot_id,
+            len(plan.splits),
+            sum(len(s.files) for s in plan.splits),
+        )
+        return list(plan.splits)
+
+    def partitions(self) -> Sequence[InputPartition]:
+        """One input partition per split."""
+        return [PaimonInputPartition(i, s) for i, s in enumerate(self.plan_splits())]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        """Arrow batches of one split, cast to exactly the Arrow form of Spark's schema."""
+        if not isinstance(partition, PaimonInputPartition):
+            return  # Spark's stand-in partition when a plan has no splits (empty table)
+        target = spark_arrow_schema(self.schema)
+        rb = self.table.new_read_builder().with_filter(self.predicate).with_projection(self.columns)
+        for batch in rb.new_read().to_batches([partition.split]):
+            yield to_spark_batch(batch, target)
+
+
+# --------------------------------------------------------------------------------------------
+# write
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PaimonCommitMessage(WriterCommitMessage):
+    """What one write task hands to the commit: paimon_core's commit messages and counts."""
+
+    messages: tuple[CommitMessage, ...] = ()
+    task_id: int = -1
+    attempt: int = 0
+    rows: int = 0
+    skipped: bool = False
+
+    @property
+    def buckets(self) -> set[tuple[bytes, int]]:
+        """The (partition, bucket) pairs this task wrote."""
+        return {(m.partition, m.bucket) for m in self.messages}
+
+
+def _task_info() -> tuple[int, int]:
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    if ctx is None:
+        return -1, 0
+    return ctx.partitionId(), ctx.attemptNumber()
+
+
+def _concat(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
+    return batches[0] if len(batches) == 1 else pa.concat_batches(batches)
+
+
+@dataclass
+class _WritePlan:
+    """Decided once on the driver side, pickled to every task and to commit/abort."""
+
+    commit_user: str
+    commit_identifier: int
+    overwrite: OverwriteSpec | None
+    skip: bool = False
+    ignored_options: list[str] = field(default_factory=list)
+
+
+class PaimonWriter(DataSourceArrowWriter):
+    """Writes Arrow batches into new Paimon files per task; one atomic commit per job."""
+
+    def __init__(self, options: SourceOptions, schema: StructType, overwrite: bool) -> None:
+        self.options = options
+        self.table = load_table(options)
+        self.schema = schema
+        self._check_columns(schema)
+        self.plan = self._plan(overwrite)
+        if self.plan.ignored_options:
+            logger.warning(
+                "paimon %s: table options %s given to a write are not applied by paimon_core writes; "
+                "set them on the table (ALTER / create options) instead",
+                self.table.name,
+                self.plan.ignored_options,
+            )
+
+    def _check_columns(self, schema: StructType) -> None:
+        have = [f.name for f in schema.fields]
+        want = [f.name for f in self.table.schema.fields]
+        missing = [n for n in want if n not in have]
+        extra = [n for n in have if n not in want]
+        if missing or extra:
+            parts = []
+            if missing:
+                parts.append(f"missing column(s) {missing}")
+            if extra:
+                parts.append(f"unknown column(s) {extra}")
+            raise SchemaMismatchError(
+                f"DataFrame does not match the schema of {self.table.name}: {'; '.join(parts)} "
+                f"(table columns: {list(want)})",
+                missing=missing,
+                extra=extra,
+            )
+
+    def _plan(self, overwrite: bool) -> _WritePlan:
+        opts = self.options
+        spec: OverwriteSpec | None = None
+        if overwrite:
+            if opts.overwrite_partition is not None:
+                builder = self.table.new_batch_write_builder().overwrite(opts.overwrite_partition)
+                spec = builder.new_commit().overwrite
+            else:
+                flag = opts.table_options.get("dynamic-partition-overwrite")
+                dynamic = (
+                    flag.lower() == "true"
+                    if flag is not None
+                    else self.table.schema.core_options.dynamic_partition_overwrite
+                )
+                spec = OverwriteSpec(None, dynamic=dynamic)
+        elif opts.overwrite_partition is not None:
+            raise InvalidArgumentError("Option 'overwrite-partition' needs mode('overwrite')")
+        user = opts.commit_user or f"spark-{uuid.uuid4()}"
+        ident = opts.commit_identifier if opts.commit_identifier is not None else BATCH_COMMIT_IDENTIFIER
+        skip = opts.commit_user is not None and self.table.new_stream_write_builder(
+            user
+        ).new_commit().is_committed(ident)
+        if skip:
+            logger.info(
+                "paimon %s: commit %s/%d already committed; tasks write nothing", self.table.name, user, ident
+            )
+        ignored = sorted(k for k in opts.table_options if k != "dynamic-partition-overwrite")
+        return _WritePlan(user, ident, spec, skip=skip, ignored_options=ignored)
+
+    # --- executors ------------------------------------------------------------------------
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> PaimonCommitMessage:
+        """Write this task's rows into new files; return their commit messages."""
+        task_id, attempt = _task_info()
+        if self.plan.skip:
+            for _ in iterator:
+                pass
+            return PaimonCommitMessage((), task_id, attempt, 0, skipped=True)
+        tw = self.table.new_batch_write_builder().new_write()
+        rows = 0
+        pending: list[pa.RecordBatch] = []
+        pending_rows = 0
+        limit = self.options.write_batch_rows
+        try:
+            for batch in iterator:
+                if batch.num_rows == 0:
+                    continue
+                pending.append(batch)
+                pending_rows += batch.num_rows
+                if pending_rows >= limit:
+                    tw.write_arrow(_concat(pending))
+                    rows += pending_rows
+                    pending, pending_rows = [], 0
+            if pending:
+                tw.write_arrow(_concat(pending))
+                rows += pending_rows
+            messages = tw.prepare_commit()
+        except BaseException:
+            tw.abort()  # best effort: files of a failed attempt are never committed anyway
+            raise
+        finally:
+            tw.close()
+        logger.info(
+            "paimon %s: task %d attempt %d wrote %d row(s) into %d file(s)",
+            self.table.name,
+            task_id,
+            attempt,
+            rows,
+            sum(len(m.new_files) for m in messages),
+        )
+        return PaimonCommitMessage(tuple(messages), task_id, attempt, rows)
+
+    # --- driver (a Python worker launched by the driver JVM) --------------------------------
+    def _committer(self) -> BatchTableCommit:
+        return BatchTableCommit(self.table, self.plan.commit_user, self.plan.overwrite)
+
+    def check_routing(self, messages: Sequence[PaimonCommitMessage]) -> None:
+        """Refuse a primary-key write where two tasks wrote the same (partition, bucket)."""
+        if not self.table.schema.primary_keys:
+            return
+        owner: dict[tuple[bytes, int], int] = {}
+        for m in messages:
+            for key in m.buckets:
+                other = owner.setdefault(key, m.task_id)
+                if other != m.task_id:
+                    raise InvalidArgumentError(
+                        f"Tasks {other} and {m.task_id} both wrote bucket {key[1]} of partition "
+                        f"{self.table.partition_path(key[0]) or '<unpartitioned>'} of primary-key table "
+                        f"{self.table.name}: sequence numbers would collide. Route the DataFrame first "
+                        f"(spark_jobs.datasource.distribute_for_table / write_table)."
+                    )
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        """The only place this write commits: one snapshot with every task's files."""
+        ours = [m for m in messages if isinstance(m, PaimonCommitMessage)]
+        if self.plan.skip or any(m.skipped for m in ours):
+            logger.info("paimon %s: already committed, nothing to do", self.table.name)
+            return
+        self.check_routing(ours)
+        flat = [cm for m in ours for cm in m.messages]
+        if self.options.commit_user is not None:
+            # A caller-chosen (user, identifier): commit unless that pair is already in the history
+            # (BatchTableCommit skips that check: its users are fresh).
+            result = self.table.new_file_store_commit(self.plan.commit_user).commit(
+                flat, self.plan.commit_identifier, overwrite=self.plan.overwrite, check_committed=True
+            )
+        else:
+            result = self._committer().commit(flat, self.plan.commit_identifier)
+        logger.info(
+            "paimon %s: committed snapshot %s (%s) from %d task(s): %d file(s), %+d row(s)%s",
+            self.table.name,
+            result.snapshot_id,
+            result.commit_kind,
+            len(ours),
+            result.added_files,
+            result.added_rows - result.deleted_rows,
+            " (already committed)" if result.already_committed else "",
+        )
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        """Delete the files of the messages received, unless the commit landed after all."""
+        committer = self.table.new_stream_write_builder(self.plan.commit_user).new_commit()
+        try:
+            if committer.is_committed(self.plan.commit_identifier):
+                logger.warning("paimon %s: abort after a commit that landed; keeping files", self.table.name)
+                return
+        except CommitStateUnknownError:  # pragma: no cover - defensive
+            return
+        flat = [cm for m in messages if isinstance(m, PaimonCommitMessage) for cm in m.messages]
+        missing = sum(1 for m in messages if m is None)
+        self._committer().abort(flat)
+        logger.warning(
+            "paimon %s: write aborted; deleted the files of %d message(s); %d task(s) left no message "
+            "(their files, if any, are orphans for orphan-file cleanup)",
+            self.table.name,
+            len(flat),
+            missing,
+        )

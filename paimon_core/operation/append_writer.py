@@ -24,6 +24,8 @@ from paimon_core.stats.collector import ColumnStats, SimpleStatsCollector, Stats
 logger = logging.getLogger(__name__)
 
 _EPOCH = dt.datetime(1970, 1, 1)
+#: The file size is checked for rolling after every slice of this many rows.
+ROLL_CHECK_ROWS = 16384
 
 
 def local_creation_millis() -> int:
@@ -85,7 +87,7 @@ class RollingAppendWriter:
     def write(self, data: pa.Table) -> None:
         if data.num_rows == 0:
             return
-        for batch in data.to_batches():
+        for batch in data.to_batches(max_chunksize=ROLL_CHECK_ROWS):
             if self._writer is None:
                 self._open()
             assert self._writer is not None and self._stats is not None

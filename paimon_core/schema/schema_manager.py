@@ -34,7 +34,7 @@ from paimon_core.utils.clock import SYSTEM_CLOCK, Clock
 logger = logging.getLogger(__name__)
 
 # Options that cannot change once data exists (they decide where rows live).
-_IMMUTABLE_OPTIONS = {"bucket", "bucket-key", "merge-engine", "sequence.field", "partition.default-name"}
+IMMUTABLE_OPTIONS = {"bucket", "bucket-key", "merge-engine", "sequence.field", "partition.default-name"}
 
 
 class SchemaManager:
@@ -133,11 +133,11 @@ def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange]) -> Table
 
     for ch in changes:
         if isinstance(ch, SetOption):
-            if ch.key in _IMMUTABLE_OPTIONS and options.get(ch.key) != ch.value:
+            if ch.key in IMMUTABLE_OPTIONS and options.get(ch.key) != ch.value:
                 raise SchemaError(f"Option '{ch.key}' cannot be changed after the table is created")
             options[ch.key] = ch.value
         elif isinstance(ch, RemoveOption):
-            if ch.key in _IMMUTABLE_OPTIONS:
+            if ch.key in IMMUTABLE_OPTIONS:
                 raise SchemaError(f"Option '{ch.key}' cannot be removed")
             options.pop(ch.key, None)
         elif isinstance(ch, AddColumn):

@@ -23,20 +23,24 @@ if TYPE_CHECKING:
 class BatchTableCommit:
     """Commits the messages of one batch job as one snapshot."""
 
-    def __init__(self, table: FileStoreTable, commit_user: str, overwrite: OverwriteSpec | None) -> None:
+    def __init__(
+        self, table: FileStoreTable, commit_user: str, overwrite: OverwriteSpec | None, *, user_given: bool = False
+    ) -> None:
         self.table = table
         self.commit_user = commit_user
         self.overwrite = overwrite
+        self.user_given = user_given
         self._done = False
 
     def commit(self, messages: Sequence[CommitMessage], commit_identifier: int = BATCH_COMMIT_IDENTIFIER) -> CommitResult:
         if self._done:
             raise InvalidArgumentError("A BatchTableCommit commits once; create a new write builder for the next batch")
         self._done = True
-        # A batch commit user is fresh (one per write builder) and commits once, so there is
-        # no earlier commit of it to look for: skip the history walk (as Java's batch commit).
+        # A generated batch commit user is fresh and commits once: there is no earlier commit of
+        # it to look for, so skip the history walk (as Java's batch commit). A caller-given user
+        # (e.g. from a job's run id) is checked, so re-running the job commits nothing twice.
         return self.table.new_file_store_commit(self.commit_user).commit(
-            messages, commit_identifier, overwrite=self.overwrite, check_committed=False
+            messages, commit_identifier, overwrite=self.overwrite, check_committed=self.user_given
         )
 
     def truncate(self) -> CommitResult:
@@ -55,12 +59,15 @@ class BatchTableCommit:
 class BatchWriteBuilder:
     """``table.new_batch_write_builder()``: one batch write, one commit."""
 
-    def __init__(self, table: FileStoreTable) -> None:
+    def __init__(self, table: FileStoreTable, *, commit_user: str | None = None) -> None:
         self.table = table
-        self.commit_user = new_commit_user(table.schema.options.get("commit.user-prefix"))
+        self.user_given = commit_user is not None
+        self.commit_user = commit_user or new_commit_user(table.schema.options.get("commit.user-prefix"))
         self._overwrite: OverwriteSpec | None = None
 
-    def overwrite(self, static_partition: Mapping[str, object] | None = None) -> BatchWriteBuilder:
+    def overwrite(
+        self, static_partition: Mapping[str, object] | None = None, *, dynamic: bool | None = None
+    ) -> BatchWriteBuilder:
         """Replace data instead of appending: the given partition, the partitions written
         (``dynamic-partition-overwrite``, the default) or the whole table."""
         schema = self.table.schema
@@ -82,14 +89,16 @@ class BatchWriteBuilder:
                 spec[k] = None if v is None else to_internal(v, codec_fields[k].type)
             self._overwrite = OverwriteSpec(spec, dynamic=False)
         else:
-            self._overwrite = OverwriteSpec(None, dynamic=self.table.schema.core_options.dynamic_partition_overwrite)
+            if dynamic is None:
+                dynamic = self.table.options.dynamic_partition_overwrite
+            self._overwrite = OverwriteSpec(None, dynamic=dynamic)
         return self
 
     def new_write(self) -> TableWrite:
         return TableWrite(self.table)
 
     def new_commit(self) -> BatchTableCommit:
-        return BatchTableCommit(self.table, self.commit_user, self._overwrite)
+        return BatchTableCommit(self.table, self.commit_user, self._overwrite, user_given=self.user_given)
 
 
 class StreamTableCommit:

@@ -9,7 +9,7 @@ from functools import lru_cache
 import pyarrow as pa
 
 from paimon_core.data.internal import escape_path_name, partition_dir_value
-from paimon_core.exceptions import CommitStateUnknownError
+from paimon_core.exceptions import CommitStateUnknownError, InvalidOptionError
 from paimon_core.format.arrow_types import to_arrow_schema
 from paimon_core.io.file_io import FileIO
 from paimon_core.manifest.partition_stats import PartitionCodec
@@ -19,7 +19,7 @@ from paimon_core.options import CoreOptions, validate_options
 from paimon_core.paths import PathFactory
 from paimon_core.predicate import Predicate
 from paimon_core.results import CommitResult
-from paimon_core.schema.schema_manager import SchemaManager
+from paimon_core.schema.schema_manager import IMMUTABLE_OPTIONS, SchemaManager
 from paimon_core.schema.table_schema import TableSchema
 from paimon_core.snapshot.snapshot import Snapshot
 from paimon_core.snapshot.snapshot_commit import (
@@ -141,17 +141,40 @@ class FileStoreTable:
 
     # --- factories --------------------------------------------------------------------
     def copy(self, dynamic_options: Mapping[str, str]) -> FileStoreTable:
-        """The same table with extra options for this handle only (e.g. ``scan.snapshot-id``)."""
-        validate_options(dict(dynamic_options))
+        """The same table with extra options for this handle only (e.g. ``scan.snapshot-id``).
+
+        Options that decide where rows live (``bucket``, ``merge-engine``...) cannot change.
+        Time travel to a snapshot or tag reads with that snapshot's schema, as Java does.
+        """
+        opts = dict(dynamic_options)
+        validate_options(opts)
+        defaults = {"bucket": "-1", "merge-engine": "deduplicate"}
+        for key in IMMUTABLE_OPTIONS & opts.keys():
+            if opts[key] != self.schema.options.get(key, defaults.get(key)):
+                raise InvalidOptionError(f"Option '{key}' cannot be changed dynamically", key=key)
+        merged = {**self.dynamic_options, **opts}
+        schema = self.schema
+        travel = self._time_travel_schema_id(merged)
+        if travel is not None and travel != schema.id:
+            schema = self.schema_manager_cached(travel)
         return FileStoreTable(
             self.file_io,
             self.path,
-            self.schema,
+            schema,
             name=self.name,
-            dynamic_options={**self.dynamic_options, **dynamic_options},
+            dynamic_options=merged,
             clock=self.clock,
             commit_lock=self.commit_lock,
         )
+
+    def _time_travel_schema_id(self, options: Mapping[str, str]) -> int | None:
+        from paimon_core.table.snapshot_resolver import resolve
+
+        keys = ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis")
+        if not any(options.get(k) for k in keys):
+            return None
+        target = resolve({k: options[k] for k in keys if options.get(k)}, self.snapshot_manager, self.tag_manager)
+        return target.snapshot.schema_id if target.snapshot is not None else None
 
     def new_file_store_scan(self) -> FileStoreScan:
         return FileStoreScan(self.file_io, self.paths, self.partition_codec)
@@ -175,8 +198,10 @@ class FileStoreTable:
             snapshot_commit=snapshot_commit,
         )
 
-    def new_batch_write_builder(self) -> BatchWriteBuilder:
-        return BatchWriteBuilder(self)
+    def new_batch_write_builder(self, *, commit_user: str | None = None) -> BatchWriteBuilder:
+        """One batch write and commit. Pass ``commit_user`` (e.g. derived from a job's run id)
+        to make the commit idempotent: a (commit user, identifier) already committed is skipped."""
+        return BatchWriteBuilder(self, commit_user=commit_user)
 
     def new_stream_write_builder(self, commit_user: str | None = None) -> StreamWriteBuilder:
         return StreamWriteBuilder(self, commit_user)

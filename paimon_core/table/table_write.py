@@ -25,7 +25,7 @@ from paimon_core.exceptions import InvalidArgumentError, SchemaMismatchError
 from paimon_core.manifest.entries import DataFileMeta, IndexFileMeta
 from paimon_core.operation.append_writer import RollingAppendWriter
 from paimon_core.operation.scan import ScanFilter
-from paimon_core.options import parse_memory_size
+from paimon_core.options import CoreOptions, parse_memory_size
 from paimon_core.paths import PathFactory
 from paimon_core.stats.collector import stats_modes_for
 from paimon_core.table.commit_message import CommitMessage
@@ -62,7 +62,10 @@ class TableWrite:
         schema = table.schema
         self.table = table
         self.schema = schema
-        self.options = schema.core_options
+        # Table options plus this handle's dynamic options (table.copy({...})), as in Java.
+        opts = {**schema.options, **table.dynamic_options}
+        self.table_options = opts
+        self.options = CoreOptions(opts)
         self.has_pk = bool(schema.primary_keys)
         self.bucket_mode = self.options.bucket  # -1: unaware/dynamic; > 0: fixed buckets
         self.dynamic = self.has_pk and self.bucket_mode == -1
@@ -82,26 +85,26 @@ class TableWrite:
         self.arrow_schema = table.arrow_schema
         self.partition_fields = schema.partition_fields
         self.bucket_fields = schema.fields_of(schema.bucket_keys) if self.bucket_mode > 0 else []
-        self.stats_modes = stats_modes_for(list(schema.fields), schema.options)
+        self.stats_modes = stats_modes_for(list(schema.fields), self.table_options)
         self.target_file_size = self.options.target_file_size(has_primary_key=self.has_pk)
-        self.legacy_partition_name = schema.options.get("partition.legacy-name", "true").lower() == "true"
-        self.rowkind_field = schema.options.get(ROWKIND_FIELD)
+        self.legacy_partition_name = self.table_options.get("partition.legacy-name", "true").lower() == "true"
+        self.rowkind_field = self.table_options.get(ROWKIND_FIELD)
         if self.has_pk:
             from paimon_core.mergetree.merge_function import create_merge_function
 
             self.key_fields = schema.fields_of(schema.trimmed_primary_keys)
-            self.merge_function = create_merge_function(self.key_fields, list(schema.fields), schema.options)
-            self.sequence_fields = [s.strip() for s in schema.options.get(SEQUENCE_FIELD, "").split(",") if s.strip()]
+            self.merge_function = create_merge_function(self.key_fields, list(schema.fields), self.table_options)
+            self.sequence_fields = [s.strip() for s in self.table_options.get(SEQUENCE_FIELD, "").split(",") if s.strip()]
             schema.fields_of(self.sequence_fields)  # unknown sequence fields: clear error
-            self.sequence_descending = schema.options.get(SEQUENCE_SORT_ORDER, "ascending").lower() == "descending"
-            self.buffer_size = parse_memory_size(schema.options.get(WRITE_BUFFER_SIZE, "256 mb"), key=WRITE_BUFFER_SIZE)
-            self.key_stats_modes = stats_modes_for(self.key_fields, schema.options)
+            self.sequence_descending = self.table_options.get(SEQUENCE_SORT_ORDER, "ascending").lower() == "descending"
+            self.buffer_size = parse_memory_size(self.table_options.get(WRITE_BUFFER_SIZE, "256 mb"), key=WRITE_BUFFER_SIZE)
+            self.key_stats_modes = stats_modes_for(self.key_fields, self.table_options)
         if self.dynamic:
             from paimon_core.index.bucket_assigner import DynamicBucketAssigner
 
             self.assigner = DynamicBucketAssigner(
-                target_row_num=int(schema.options.get("dynamic-bucket.target-row-num", "2000000")),
-                max_buckets=int(schema.options.get("dynamic-bucket.max-buckets", "-1")),
+                target_row_num=int(self.table_options.get("dynamic-bucket.target-row-num", "2000000")),
+                max_buckets=int(self.table_options.get("dynamic-bucket.max-buckets", "-1")),
             )
             self._partition_indexes: dict[bytes, PartitionIndex] = {}
             self._index_files: dict[PartitionKey, IndexFileMeta] = {}
@@ -279,7 +282,7 @@ class TableWrite:
             "partition_path": partition_path,
             "bucket": bucket,
             "file_format": self.options.file_format,
-            "options": self.schema.options,
+            "options": self.table_options,
             "target_file_size": self.target_file_size,
             "schema_id": self.schema.id,
             "first_sequence_number": self._restore_sequence(partition, bucket),

@@ -181,3 +181,38 @@ def test_incremental_between_tags_and_timestamps(catalog: FileSystemCatalog) -> 
     assert sorted(got.column("id").to_pylist()) == list(range(5, 15))
     with pytest.raises(InvalidArgumentError, match="mutually exclusive"):
         t.copy({"incremental-between": "1,2", "scan.snapshot-id": "1"}).to_arrow()
+
+
+def test_dynamic_options_apply_to_writes_and_keys_are_immutable(catalog: FileSystemCatalog) -> None:
+    t = catalog.create_table("db.dyn", sample_rows(1).schema)
+    small = t.copy({"target-file-size": "64 kb"})
+    res = small.write_arrow(sample_rows(100_000))
+    assert res.added_files > 3
+    from paimon_core import InvalidOptionError
+
+    with pytest.raises(InvalidOptionError, match="cannot be changed dynamically"):
+        t.copy({"bucket": "3"})
+
+
+def test_batch_commit_user_makes_reruns_idempotent(catalog: FileSystemCatalog) -> None:
+    t = catalog.create_table("db.idem", sample_rows(1).schema)
+    for _ in range(2):  # the same job run twice
+        b = t.new_batch_write_builder(commit_user="ingest-run-42")
+        w = b.new_write()
+        w.write_arrow(sample_rows(10))
+        res = b.new_commit().commit(w.prepare_commit())
+    assert res.already_committed
+    assert t.to_arrow().num_rows == 10
+
+
+def test_time_travel_reads_with_the_snapshot_schema(catalog: FileSystemCatalog) -> None:
+    from paimon_core.schema.data_types import VarCharType
+    from paimon_core.schema.schema_change import AddColumn
+
+    t = catalog.create_table("db.tts", sample_rows(1).schema)
+    t.write_arrow(sample_rows(3))
+    t = catalog.alter_table("db.tts", [AddColumn("extra", VarCharType(VarCharType.MAX_LENGTH))])
+    t.write_arrow(sample_rows(2, start=10).append_column("extra", pa.array(["x", "y"])))
+    old = t.copy({"scan.snapshot-id": "1"})
+    assert old.schema.id == 0 and old.to_arrow().schema.names == ["id", "dt", "v", "s"]
+    assert t.to_arrow().schema.names == ["id", "dt", "v", "s", "extra"]

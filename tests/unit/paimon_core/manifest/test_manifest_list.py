@@ -27,6 +27,7 @@ from paimon_core.manifest import (
     write_manifest_list,
 )
 from paimon_core.manifest.avro_schemas import read_avro_blocks
+from tests.peer_python import peer_venv_python, require_peer_python
 
 IO = LocalFileIO()
 INT32 = st.integers(-(2**31), 2**31 - 1)
@@ -207,10 +208,9 @@ def test_missing_file_is_not_corrupt(tmp_path: Path) -> None:
 
 # --- interop with pypaimon 2.1.0 and pypaimon-rust 0.4.0 ---------------------------------
 
-PEER_PYTHON = Path("/tmp/peers/pypaimon/bin/python")
-needs_peers = pytest.mark.skipif(
-    not PEER_PYTHON.exists(), reason=f"peer python with pypaimon / pypaimon-rust not found at {PEER_PYTHON}"
-)
+PEER_PYTHON = Path(peer_venv_python() or "/nonexistent/peers-python")
+# Interop tests fail (not skip) without the peer venv: see tests/peer_python.py.
+needs_peers = pytest.mark.usefixtures("require_peers")
 
 _GENERATE = r"""
 import sys
@@ -273,8 +273,7 @@ def _run_peer(script: str, *args: str) -> str:
 
 @pytest.fixture(scope="module")
 def peer_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    if not PEER_PYTHON.exists():
-        pytest.skip(f"peer python not found at {PEER_PYTHON}")
+    require_peer_python()
     wh = tmp_path_factory.mktemp("peer_wh_lists")
     _run_peer(_GENERATE, str(wh))
     yield wh

@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 
 from paimon_core.exceptions import InvalidOptionError
-from paimon_core.options_catalog import OPTION_KINDS
+from paimon_core.options_catalog import OPTION_ALIASES, OPTION_KINDS
 
 # --- keys and defaults used by paimon_core (names exactly as Paimon's) -----------
 BUCKET = "bucket"
@@ -174,7 +174,7 @@ def validate_options(options: Mapping[str, str]) -> None:
     for key, value in options.items():
         if not isinstance(key, str) or not isinstance(value, str):
             raise InvalidOptionError(f"Option keys and values must be strings: {key!r}={value!r}", key=str(key))
-        spec = OPTION_KINDS.get(key)
+        spec = OPTION_KINDS.get(key) or OPTION_KINDS.get(OPTION_ALIASES.get(key, ""))
         if spec is None:
             if key.startswith(_PASSTHROUGH_PREFIXES):
                 continue
@@ -289,6 +289,23 @@ class CoreOptions:
     @property
     def stats_mode(self) -> str:
         return self.options.get(METADATA_STATS_MODE, METADATA_STATS_MODE_DEFAULT)
+
+    def get_with_fallback(self, key: str, default: str | None = None) -> str | None:
+        """The value of ``key`` or of one of its fallback/deprecated keys (Java's withFallbackKeys)."""
+        if key in self.options:
+            return self.options[key]
+        for alias, target in OPTION_ALIASES.items():
+            if target == key and alias in self.options:
+                return self.options[alias]
+        return default
+
+    @property
+    def ignore_delete(self) -> bool:
+        return (self.get_with_fallback("ignore-delete", "false") or "false").strip().lower() == "true"
+
+    @property
+    def ignore_update_before(self) -> bool:
+        return (self.options.get("ignore-update-before", "false")).strip().lower() == "true"
 
     @property
     def merge_engine(self) -> str:

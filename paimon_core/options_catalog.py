@@ -360,3 +360,21 @@ OPTION_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "pk-full-text.index.columns": ("string", ()),
     "pk-clustering-override": ("bool", ()),
 }
+
+#: Fallback and deprecated keys Paimon still accepts, and the option each stands for.
+OPTION_ALIASES: dict[str, str] = {
+    "blob.stored-descriptor-fields": "blob-descriptor-field",
+    "changelog-producer.lookup-wait": "lookup-wait",
+    "deduplicate.ignore-delete": "ignore-delete",
+    "delete-file.thread-num": "file-operation.thread-num",
+    "first-row.ignore-delete": "ignore-delete",
+    "log.scan": "scan.mode",
+    "log.scan.timestamp-millis": "scan.timestamp-millis",
+    "orc.write.batch-size": "write.batch-size",
+    "parquet.variant.shreddingSchema": "variant.shreddingSchema",
+    "partial-update.ignore-delete": "ignore-delete",
+    "sink.clustering.by-columns": "clustering.columns",
+    "sink.clustering.strategy": "clustering.strategy",
+    "snapshot.expire.clean-empty-directories": "snapshot.clean-empty-directories",
+    "write.compaction-skip": "write-only",
+}

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from paimon_core.bucket import compute_buckets
 from paimon_core.data.binary_row import EMPTY_ROW, serialize_binary_row
@@ -30,7 +31,7 @@ from paimon_core.paths import PathFactory
 from paimon_core.stats.collector import stats_modes_for
 from paimon_core.table.commit_message import CommitMessage
 from paimon_core.table.input_conform import conform
-from paimon_core.table.row_kind import DELETE, INSERT, constant_kinds, kinds_from_strings
+from paimon_core.table.row_kind import DELETE, INSERT, UPDATE_BEFORE, constant_kinds, kinds_from_strings
 
 if TYPE_CHECKING:
     from paimon_core.index.bucket_assigner import PartitionIndex
@@ -154,6 +155,20 @@ class TableWrite:
             return row_kinds.cast(pa.int8())
         return constant_kinds(table.num_rows, INSERT)
 
+    def _filter_row_kinds(self, table: pa.Table, kinds: pa.Array) -> tuple[pa.Table, pa.Array]:
+        """Java's RowKindFilter: ``ignore-delete`` drops -D and -U rows before they are written,
+        ``ignore-update-before`` drops -U rows."""
+        if self.options.ignore_delete:
+            drop = pc.is_in(kinds, pa.array([UPDATE_BEFORE, DELETE], pa.int8()))
+        elif self.options.ignore_update_before:
+            drop = pc.equal(kinds, pa.scalar(UPDATE_BEFORE, pa.int8()))
+        else:
+            return table, kinds
+        if not pc.any(drop).as_py():
+            return table, kinds
+        keep = pc.invert(drop)
+        return table.filter(keep), kinds.filter(keep)
+
     def _write_table(self, table: pa.Table, row_kinds: pa.Array | None) -> None:
         if table.num_rows == 0:
             return
@@ -165,6 +180,9 @@ class TableWrite:
                         f"Primary key column '{k}' has {table.column(k).null_count} null value(s)", column=k
                     )
             kinds = self._kinds(table, row_kinds)
+            table, kinds = self._filter_row_kinds(table, kinds)
+            if table.num_rows == 0:
+                return
         elif row_kinds is not None:
             raise InvalidArgumentError(f"Table {self.table.name} is an append table: row kinds are not supported")
         keys: list[str] = [f.name for f in self.partition_fields]

@@ -1,0 +1,130 @@
+"""Our side of each measurement: one operation with paimon_core, in a fresh process.
+
+    python -m bench.ours_ops '{"op": "read", "warehouse": "/w", "table": "db.t", "mode": "table"}'
+
+Imports, opening the catalog/table and loading the input Parquet happen before the timer; only
+the operation itself is timed (see :class:`bench.sidekit.Stopwatch`). Ops:
+
+* ``write`` {warehouse, table, input}: write the rows and commit once (phases ``write``, ``commit``).
+* ``read`` {warehouse, table, mode: table|stream, filter, pruning_baseline}: plan and read
+  (``table``: everything into one Arrow table; ``stream``: ``to_arrow_batch_reader``, only counted).
+* ``plan`` {warehouse, table}: scan to splits, no data read.
+
+A ``filter`` is a list of ``[op, field, value]`` conjuncts, op one of ``= < <= > >=``.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from bench.sidekit import Checksum, Stopwatch, serve, stream_read, table_checksum
+from paimon_core import FileStoreTable, FileSystemCatalog, Predicate
+from paimon_core.table.builders import ReadBuilder
+from paimon_core.table.source import DataSplit
+
+
+def _table(spec: dict[str, Any]) -> FileStoreTable:
+    return FileSystemCatalog(spec["warehouse"]).get_table(spec["table"])
+
+
+def _predicate(rb: ReadBuilder, conjuncts: Sequence[Sequence[Any]]) -> Predicate:
+    pb = rb.new_predicate_builder()
+    makers = {"=": pb.equal, "<": pb.less_than, "<=": pb.less_or_equal, ">": pb.greater_than,
+              ">=": pb.greater_or_equal}
+    preds = [makers[op](field, value) for op, field, value in conjuncts]
+    return preds[0] if len(preds) == 1 else pb.and_(*preds)
+
+
+def _read_builder(table: FileStoreTable, conjuncts: Sequence[Sequence[Any]] | None) -> ReadBuilder:
+    rb = table.new_read_builder()
+    return rb.with_filter(_predicate(rb, conjuncts)) if conjuncts else rb
+
+
+def _plan_info(splits: Sequence[DataSplit]) -> dict[str, int]:
+    return {"splits": len(splits), "files": sum(len(s.files) for s in splits),
+            "rows": sum(s.row_count for s in splits)}
+
+
+def op_write(spec: dict[str, Any]) -> dict[str, Any]:
+    data = pq.read_table(spec["input"])
+    table = _table(spec)
+    sw = Stopwatch()
+    with sw.phase("write"):
+        builder = table.new_batch_write_builder()
+        write = builder.new_write()
+        write.write_arrow(data)
+        messages = write.prepare_commit()
+    with sw.phase("commit"):
+        result = builder.new_commit().commit(messages)
+    return sw.result(rows=data.num_rows, snapshot_id=result.snapshot_id,
+                     files_written=sum(len(m.new_files) for m in messages))
+
+
+def op_read(spec: dict[str, Any]) -> dict[str, Any]:
+    table = _table(spec)
+    conjuncts = spec.get("filter")
+    sw = Stopwatch()
+    acc = Checksum()
+    with sw.phase("plan"):
+        rb = _read_builder(table, conjuncts)
+        splits = rb.new_scan().plan().splits
+    if spec.get("mode", "table") == "stream":
+        streamed = stream_read(lambda: rb.new_read().to_arrow_batch_reader(splits), sw)
+    else:
+        with sw.phase("read"):
+            out = rb.new_read().to_arrow(splits)
+        acc.add(out)
+        streamed = {"rows": acc.rows, "checksum": acc.result()}
+    result = sw.result(plan=_plan_info(splits), **streamed)
+    if spec.get("pruning_baseline"):
+        result["plan_unfiltered"] = _plan_info(table.new_read_builder().new_scan().plan().splits)
+    return result
+
+
+def op_plan(spec: dict[str, Any]) -> dict[str, Any]:
+    table = _table(spec)
+    sw = Stopwatch()
+    with sw.phase("plan"):
+        splits = table.new_read_builder().new_scan().plan().splits
+    info = _plan_info(splits)
+    return sw.result(rows=info["rows"], checksum={"files": info["files"], "rows": info["rows"]}, plan=info)
+
+
+def op_checksum(spec: dict[str, Any]) -> dict[str, Any]:
+    """Untimed helper: the checksum of a whole table as we read it."""
+    return {"checksum": table_checksum(_table(spec).to_arrow())}
+
+
+def profiled(handler: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """With ``spec["profile"]`` set, run the op under cProfile and dump the stats there.
+
+    For diagnosis only (``python -m bench.run --profile-ours DIR``): profiling slows the op down.
+    cProfile sees the main thread only; time spent waiting for worker threads shows up as
+    ``acquire`` of a lock.
+    """
+
+    def run(spec: dict[str, Any]) -> dict[str, Any]:
+        target = spec.get("profile")
+        if not target:
+            return handler(spec)
+        prof = cProfile.Profile()
+        prof.enable()
+        try:
+            return handler(spec)
+        finally:
+            prof.disable()
+            prof.dump_stats(target)
+
+    return run
+
+
+HANDLERS = {name: profiled(h) for name, h in
+            {"write": op_write, "read": op_read, "plan": op_plan, "checksum": op_checksum}.items()}
+
+if __name__ == "__main__":
+    sys.exit(serve(HANDLERS))

@@ -7,6 +7,7 @@ PAIMON_ALLOW_MISSING_PEERS=1 to skip instead when running locally without it.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -27,3 +28,13 @@ def require_peer_python() -> Path:
     python = peer_venv_python()
     assert python is not None
     return Path(python)
+
+
+def run_peer_script(script: str, *args: str) -> str:
+    """Run a Python snippet in the peer venv; its stdout, or AssertionError with its output."""
+    proc = subprocess.run(
+        [str(require_peer_python()), "-c", script, *args], capture_output=True, text=True, timeout=600, check=False
+    )
+    if proc.returncode != 0:
+        raise AssertionError(f"peer script failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc.stdout

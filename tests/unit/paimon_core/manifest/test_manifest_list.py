@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import shutil
-import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +27,7 @@ from paimon_core.manifest import (
 )
 from paimon_core.manifest.avro_schemas import read_avro_blocks
 from tests.peer_python import peer_venv_python, require_peer_python
+from tests.peer_python import run_peer_script as _run_peer
 
 IO = LocalFileIO()
 INT32 = st.integers(-(2**31), 2**31 - 1)
@@ -260,15 +260,6 @@ print(json.dumps({
     "rust": sorted(json.dumps(r, sort_keys=True) for r in rs_rows),
 }))
 """
-
-
-def _run_peer(script: str, *args: str) -> str:
-    proc = subprocess.run(
-        [str(PEER_PYTHON), "-c", script, *args], capture_output=True, text=True, timeout=600, check=False
-    )
-    if proc.returncode != 0:
-        raise AssertionError(f"peer script failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
-    return proc.stdout
 
 
 @pytest.fixture(scope="module")

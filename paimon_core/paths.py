@@ -16,7 +16,9 @@ import threading
 import uuid
 from collections.abc import Sequence
 
+from paimon_core.data.internal import escape_path_name, partition_dir_value
 from paimon_core.io.file_io import join
+from paimon_core.schema.data_types import DataField
 
 SNAPSHOT_DIR = "snapshot"
 SNAPSHOT_PREFIX = "snapshot-"
@@ -168,6 +170,17 @@ class PathFactory:
         return join(self.bucket_path(partition_path, bucket), file_name)
 
 
-def partition_path(names: Sequence[str], value_strings: Sequence[str]) -> str:
-    """``k1=v1/k2=v2`` from already-rendered (and escaped) partition value strings."""
-    return "/".join(f"{n}={v}" for n, v in zip(names, value_strings, strict=True))
+def partition_dir(
+    fields: Sequence[DataField],
+    values: Sequence[object | None],
+    *,
+    default_partition_name: str,
+    legacy_name: bool = True,
+) -> str:
+    """``k1=v1/k2=v2`` for internal partition values, escaped exactly as Java writes it
+    (null and blank values become ``default_partition_name``); '' when unpartitioned."""
+    return "/".join(
+        f"{escape_path_name(f.name)}="
+        + partition_dir_value(v, f.type, default_partition_name=default_partition_name, legacy_name=legacy_name)
+        for f, v in zip(fields, values, strict=True)
+    )

@@ -35,6 +35,7 @@ import io
 import json
 import os
 import struct
+import threading
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -441,7 +442,8 @@ def read_avro_objects(data: bytes, path: str, plan: RecordPlan) -> list[Any]:
     """
     try:
         writer_schema, blocks = read_avro_blocks(data)
-        decode = compile_decoder(json.dumps(writer_schema, sort_keys=True), plan)
+        with _COMPILE_LOCK:  # the scan's thread pool would otherwise compile the same decoder N times
+            decode = compile_decoder(json.dumps(writer_schema, sort_keys=True), plan)
         out: list[Any] = []
         for count, raw in blocks:
             end = decode(raw, 0, count, out)
@@ -541,6 +543,9 @@ class RecordPlan:
 _PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
 _COMPLEX = frozenset({"record", "error", "array", "map", "enum", "fixed"})
 _MAX_DEPTH = 32
+
+
+_COMPILE_LOCK = threading.Lock()
 
 
 @lru_cache(maxsize=64)

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 
 from paimon_core.data.binary_row import serialize_binary_row
 from paimon_core.data.internal import arrow_scalar_to_internal
+from paimon_core.data.row_kind import RETRACT_KINDS
 from paimon_core.format.file_format import FormatWriter, open_writer
 from paimon_core.format.key_value import SEQUENCE_NUMBER, VALUE_KIND, key_value_arrow_schema
 from paimon_core.io.file_io import FileIO
@@ -30,7 +31,6 @@ from paimon_core.stats.collector import SimpleStatsCollector, StatsMode
 
 logger = logging.getLogger(__name__)
 
-RETRACT_KINDS = pa.array([1, 3], pa.int8())  # -U, -D
 
 
 def sort_keys_for(

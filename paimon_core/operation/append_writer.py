@@ -160,6 +160,3 @@ class RollingAppendWriter:
         self.written_paths.clear()
         self.files.clear()
 
-
-def serialize_partition(values: Sequence[object | None], fields: Sequence[DataField]) -> bytes:
-    return serialize_binary_row(list(values), [f.type for f in fields])

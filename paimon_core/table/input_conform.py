@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pyarrow as pa
 
 from paimon_core.exceptions import SchemaMismatchError
@@ -27,21 +29,7 @@ def conform(
     """
     target = target if target is not None else table_arrow_schema(schema)
     table = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
-    have = table.schema.names
-    want = target.names
-    missing = [n for n in want if n not in have]
-    extra = [n for n in have if n not in want]
-    if missing or extra:
-        parts = []
-        if missing:
-            parts.append(f"missing column(s) {missing}")
-        if extra:
-            parts.append(f"unknown column(s) {extra}")
-        raise SchemaMismatchError(
-            f"Data does not match the table schema: {'; '.join(parts)} (table columns: {want})",
-            missing=missing,
-            extra=extra,
-        )
+    check_column_names(table.schema.names, target.names)
     cols = []
     for field in target:
         col = table.column(field.name)
@@ -62,10 +50,21 @@ def conform(
     return pa.Table.from_arrays(cols, schema=target)
 
 
-def any_null(table: pa.Table, names: list[str]) -> str | None:
-    """The first of the named columns holding a null, or None."""
-    for n in names:
-        if table.column(n).null_count:
-            return n
-    return None
 
+def check_column_names(have: Sequence[str], want: Sequence[str], *, what: str = "Data", table: str = "") -> None:
+    """SchemaMismatchError naming missing and unknown columns, if the names differ as sets."""
+    missing = [n for n in want if n not in have]
+    extra = [n for n in have if n not in want]
+    if not (missing or extra):
+        return
+    parts = []
+    if missing:
+        parts.append(f"missing column(s) {missing}")
+    if extra:
+        parts.append(f"unknown column(s) {extra}")
+    of = f"the schema of {table}" if table else "the table schema"
+    raise SchemaMismatchError(
+        f"{what} does not match {of}: {'; '.join(parts)} (table columns: {list(want)})",
+        missing=missing,
+        extra=extra,
+    )

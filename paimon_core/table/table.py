@@ -8,7 +8,6 @@ from functools import lru_cache
 
 import pyarrow as pa
 
-from paimon_core.data.internal import escape_path_name, partition_dir_value
 from paimon_core.exceptions import CommitStateUnknownError, InvalidOptionError
 from paimon_core.format.arrow_types import to_arrow_schema
 from paimon_core.io.file_io import FileIO
@@ -16,7 +15,7 @@ from paimon_core.manifest.partition_stats import PartitionCodec
 from paimon_core.operation.commit.committer import FileStoreCommit
 from paimon_core.operation.scan import FileStoreScan
 from paimon_core.options import CoreOptions, validate_options
-from paimon_core.paths import PathFactory
+from paimon_core.paths import PathFactory, partition_dir
 from paimon_core.predicate import Predicate
 from paimon_core.results import CommitResult
 from paimon_core.schema.schema_manager import IMMUTABLE_OPTIONS, SchemaManager
@@ -128,12 +127,11 @@ class FileStoreTable:
     def partition_path(self, partition: bytes) -> str:
         if not self.schema.partition_keys:
             return ""
-        values = self.partition_codec.decode(partition)
-        default = self.options.partition_default_name
-        return "/".join(
-            f"{escape_path_name(f.name)}="
-            + partition_dir_value(v, f.type, default_partition_name=default, legacy_name=self._legacy_partition_name)
-            for f, v in zip(self.schema.partition_fields, values, strict=True)
+        return partition_dir(
+            self.schema.partition_fields,
+            self.partition_codec.decode(partition),
+            default_partition_name=self.options.partition_default_name,
+            legacy_name=self._legacy_partition_name,
         )
 
     def bucket_path(self, partition: bytes, bucket: int) -> str:

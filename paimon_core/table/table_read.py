@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from paimon_core.data.row_kind import RETRACT_KINDS, SHORT_STRINGS
 from paimon_core.deletionvectors import DeletionFile, DeletionVector, read_deletion_vector
 from paimon_core.format.arrow_types import to_arrow_field, to_arrow_type
 from paimon_core.format.file_format import file_format_from_name, read_file
@@ -35,11 +36,9 @@ from paimon_core.table.source import DataSplit
 if TYPE_CHECKING:
     from paimon_core.table.table import FileStoreTable
 
-_RETRACT_KINDS = pa.array([1, 3], pa.int8())  # -U, -D
 #: Column added by ``row_kind=True``: +I, -U, +U, -D. Incremental reads of primary-key tables
 #: return every change with its kind (retractions included); other reads are all +I.
 ROW_KIND = "_ROW_KIND"
-ROW_KIND_STRINGS = pa.array(["+I", "-U", "+U", "-D"], pa.string())
 
 
 class TableRead:
@@ -146,7 +145,7 @@ class TableRead:
             for batch in batches:
                 if self.key_fields and not keep_retracts:
                     kinds = batch.column(VALUE_KIND)
-                    batch = batch.filter(pc.invert(pc.is_in(kinds, _RETRACT_KINDS)))
+                    batch = batch.filter(pc.invert(pc.is_in(kinds, RETRACT_KINDS)))
                 yield from self._finish(batch)
 
     def _finish(self, batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
@@ -159,7 +158,7 @@ class TableRead:
             cols = [b.column(f.name) for f in self.output_fields]
             if self.row_kind:
                 if VALUE_KIND in b.schema.names:
-                    cols.append(pc.take(ROW_KIND_STRINGS, b.column(VALUE_KIND).cast(pa.int32())))
+                    cols.append(pc.take(SHORT_STRINGS, b.column(VALUE_KIND).cast(pa.int32())))
                 else:
                     cols.append(pa.array(["+I"] * b.num_rows, pa.string()))
             yield pa.RecordBatch.from_arrays(cols, schema=self.output_schema)

@@ -21,17 +21,24 @@ import pyarrow.compute as pc
 
 from paimon_core.bucket import compute_buckets
 from paimon_core.data.binary_row import EMPTY_ROW, serialize_binary_row
-from paimon_core.data.internal import arrow_scalar_to_internal, escape_path_name, partition_dir_value
+from paimon_core.data.internal import arrow_scalar_to_internal
+from paimon_core.data.row_kind import (
+    DELETE,
+    INSERT,
+    RETRACT_KINDS,
+    UPDATE_BEFORE,
+    constant_kinds,
+    kinds_from_strings,
+)
 from paimon_core.exceptions import InvalidArgumentError, SchemaMismatchError
 from paimon_core.manifest.entries import DataFileMeta, IndexFileMeta
 from paimon_core.operation.append_writer import RollingAppendWriter
 from paimon_core.operation.scan import ScanFilter
 from paimon_core.options import CoreOptions, parse_memory_size
-from paimon_core.paths import PathFactory
+from paimon_core.paths import PathFactory, partition_dir
 from paimon_core.stats.collector import stats_modes_for
 from paimon_core.table.commit_message import CommitMessage
 from paimon_core.table.input_conform import conform
-from paimon_core.table.row_kind import DELETE, INSERT, UPDATE_BEFORE, constant_kinds, kinds_from_strings
 
 if TYPE_CHECKING:
     from paimon_core.index.bucket_assigner import PartitionIndex
@@ -159,7 +166,7 @@ class TableWrite:
         """Java's RowKindFilter: ``ignore-delete`` drops -D and -U rows before they are written,
         ``ignore-update-before`` drops -U rows."""
         if self.options.ignore_delete:
-            drop = pc.is_in(kinds, pa.array([UPDATE_BEFORE, DELETE], pa.int8()))
+            drop = pc.is_in(kinds, RETRACT_KINDS)
         elif self.options.ignore_update_before:
             drop = pc.equal(kinds, pa.scalar(UPDATE_BEFORE, pa.int8()))
         else:
@@ -282,11 +289,11 @@ class TableWrite:
             writer.write(part, kinds)  # type: ignore[attr-defined]
 
     def _partition_path(self, values: list[object | None]) -> str:
-        default = self.options.partition_default_name
-        return "/".join(
-            f"{escape_path_name(f.name)}="
-            + partition_dir_value(v, f.type, default_partition_name=default, legacy_name=self.legacy_partition_name)
-            for f, v in zip(self.partition_fields, values, strict=True)
+        return partition_dir(
+            self.partition_fields,
+            values,
+            default_partition_name=self.options.partition_default_name,
+            legacy_name=self.legacy_partition_name,
         )
 
     def _writer_for(self, partition: bytes, partition_path: str, bucket: int) -> BucketWriter:

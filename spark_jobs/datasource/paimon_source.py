@@ -63,7 +63,6 @@ from paimon_core import FileSystemCatalog
 from paimon_core.exceptions import (
     CommitStateUnknownError,
     InvalidArgumentError,
-    SchemaMismatchError,
 )
 from paimon_core.operation.commit.committer import OverwriteSpec
 from paimon_core.options import (
@@ -77,6 +76,7 @@ from paimon_core.predicate import Predicate, PredicateBuilder, parse_predicate
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
 from paimon_core.table.builders import BatchTableCommit
 from paimon_core.table.commit_message import CommitMessage
+from paimon_core.table.input_conform import check_column_names
 from paimon_core.table.source import DataSplit
 from paimon_core.table.table import FileStoreTable
 from spark_jobs.datasource.filters import convert_filters
@@ -311,22 +311,9 @@ class PaimonWriter(DataSourceArrowWriter):
             )
 
     def _check_columns(self, schema: StructType) -> None:
-        have = [f.name for f in schema.fields]
-        want = [f.name for f in self.table.schema.fields]
-        missing = [n for n in want if n not in have]
-        extra = [n for n in have if n not in want]
-        if missing or extra:
-            parts = []
-            if missing:
-                parts.append(f"missing column(s) {missing}")
-            if extra:
-                parts.append(f"unknown column(s) {extra}")
-            raise SchemaMismatchError(
-                f"DataFrame does not match the schema of {self.table.name}: {'; '.join(parts)} "
-                f"(table columns: {list(want)})",
-                missing=missing,
-                extra=extra,
-            )
+        check_column_names(
+            [f.name for f in schema.fields], self.table.schema.field_names, what="DataFrame", table=self.table.name
+        )
 
     def _plan(self, overwrite: bool) -> _WritePlan:
         opts = self.options

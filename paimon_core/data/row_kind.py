@@ -9,7 +9,10 @@ import pyarrow.compute as pc
 from paimon_core.exceptions import SchemaMismatchError
 
 INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = 0, 1, 2, 3
-SHORT_STRINGS = pa.array(["+I", "-U", "+U", "-D"])
+#: Kind codes indexed into their short strings (Paimon's RowKind.shortString()).
+SHORT_STRINGS = pa.array(["+I", "-U", "+U", "-D"], pa.string())
+#: The retracting kinds, -U and -D.
+RETRACT_KINDS = pa.array([UPDATE_BEFORE, DELETE], pa.int8())
 
 
 def kinds_from_strings(column: pa.ChunkedArray | pa.Array, field_name: str) -> pa.Array:

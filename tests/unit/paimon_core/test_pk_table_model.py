@@ -7,11 +7,12 @@ are written to a real table and compared with a plain-Python model of the engine
 
 from __future__ import annotations
 
+import os
 import uuid
 from typing import Any
 
 import pyarrow as pa
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from paimon_core import FileSystemCatalog
@@ -31,8 +32,9 @@ def _java_merge(engine: str, rs: list[Row]) -> Row:
         return rs[0]  # single rows are passed through unmerged (ReducerMergeFunctionWrapper)
     if engine == "deduplicate":
         return rs[-1]
-    if engine == "partial-update":  # ignore-delete
-        # The first row initializes the row even when it is a retraction (initRow).
+    if engine == "partial-update":  # ignore-delete: the writer never stores retractions
+        # The first row initializes the row even when it is a retraction (initRow); only
+        # files of Paimon 0.7- hold retractions here, so this branch is Java's, not ours.
         kind0, va, vb = rs[0]
         met_insert = kind0 != "-D"
         for kind, a, b in rs[1:]:
@@ -59,6 +61,8 @@ def _model(engine: str, commits: list[list[tuple[str, int, Any, Any]]]) -> dict[
     for batch in commits:
         per_key: dict[int, list[Row]] = {}
         for kind, k, a, b in batch:
+            if engine == "partial-update" and kind == "-D":
+                continue  # Java's RowKindFilter: ignore-delete drops retractions before the buffer
             per_key.setdefault(k, []).append((kind, a, b))
         for k, rs in per_key.items():
             flushed.setdefault(k, []).append(_java_merge(engine, rs))
@@ -82,8 +86,10 @@ ENGINE_OPTIONS = {
 }
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=int(os.environ.get("MODEL_EXAMPLES", "40")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(engine=st.sampled_from(sorted(ENGINE_OPTIONS)), commits=COMMITS, spill=st.booleans())
+# a leading -D with ignore-delete: dropped by the writer, so it cannot initialise the row
+@example(engine="partial-update", commits=[[("-D", 1, None, 0), ("+I", 1, None, None)]], spill=False)
 def test_table_matches_model(engine: str, commits: list[list[tuple[str, int, Any, Any]]], spill: bool) -> None:
     # Partial-update results depend on where flushes cut a commit (as in Java); spills
     # make those cuts depend on byte counts, so the model covers it without spills.

@@ -310,3 +310,100 @@ class CoreOptions:
     @property
     def merge_engine(self) -> str:
         return self.options.get(MERGE_ENGINE, "deduplicate")
+
+    # --- maintenance: snapshot / changelog expiry, consumers, tags ----------------------
+    @property
+    def snapshot_num_retained_min(self) -> int:
+        return self._int("snapshot.num-retained.min", 10)
+
+    @property
+    def snapshot_num_retained_max(self) -> int:
+        return self._int("snapshot.num-retained.max", 2**31 - 1)
+
+    @property
+    def snapshot_time_retained_ms(self) -> int:
+        return self._duration("snapshot.time-retained", 3_600_000)
+
+    @property
+    def snapshot_expire_limit(self) -> int:
+        return self._int("snapshot.expire.limit", 50)
+
+    @property
+    def snapshot_clean_empty_directories(self) -> bool:
+        return (self.get_with_fallback("snapshot.clean-empty-directories", "false") or "false").lower() == "true"
+
+    @property
+    def changelog_num_retained_min(self) -> int:
+        return self._int("changelog.num-retained.min", self.snapshot_num_retained_min)
+
+    @property
+    def changelog_num_retained_max(self) -> int:
+        return self._int("changelog.num-retained.max", self.snapshot_num_retained_max)
+
+    @property
+    def changelog_time_retained_ms(self) -> int:
+        return self._duration("changelog.time-retained", self.snapshot_time_retained_ms)
+
+    @property
+    def changelog_lifecycle_decoupled(self) -> bool:
+        """Java's changelogLifecycleDecoupled: a changelog limit set above the snapshot one."""
+        return (
+            self.changelog_num_retained_max > self.snapshot_num_retained_max
+            or self.changelog_time_retained_ms > self.snapshot_time_retained_ms
+        )
+
+    @property
+    def consumer_expiration_time_ms(self) -> int | None:
+        v = self.options.get("consumer.expiration-time")
+        return None if v is None else parse_duration_ms(v, key="consumer.expiration-time")
+
+    @property
+    def consumer_changelog_only(self) -> bool:
+        return self._bool("consumer.changelog-only", False)
+
+    @property
+    def consumer_ignore_progress(self) -> bool:
+        return self._bool("consumer.ignore-progress", False)
+
+    @property
+    def write_only(self) -> bool:
+        return (self.get_with_fallback("write-only", "false") or "false").lower() == "true"
+
+    @property
+    def tag_automatic_creation(self) -> str:
+        return self.options.get("tag.automatic-creation", "none")
+
+    @property
+    def tag_creation_period(self) -> str:
+        return self.options.get("tag.creation-period", "daily")
+
+    @property
+    def tag_creation_period_duration_ms(self) -> int | None:
+        v = self.options.get("tag.creation-period-duration")
+        return None if v is None else parse_duration_ms(v, key="tag.creation-period-duration")
+
+    @property
+    def tag_creation_delay_ms(self) -> int:
+        return self._duration("tag.creation-delay", 0)
+
+    @property
+    def tag_period_formatter(self) -> str:
+        return self.options.get("tag.period-formatter", "with_dashes")
+
+    @property
+    def tag_num_retained_max(self) -> int | None:
+        v = self.options.get("tag.num-retained-max")
+        return None if v is None else self._int("tag.num-retained-max", 0)
+
+    @property
+    def tag_default_time_retained_ms(self) -> int | None:
+        v = self.options.get("tag.default-time-retained")
+        return None if v is None else parse_duration_ms(v, key="tag.default-time-retained")
+
+    @property
+    def tag_time_expire_enabled(self) -> bool:
+        return self._bool("tag.time-expire-enabled", True)
+
+    @property
+    def tag_automatic_completion(self) -> bool:
+        return self._bool("tag.automatic-completion", False)

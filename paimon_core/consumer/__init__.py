@@ -1,1 +1,1 @@
-from __future__ import annotations
+"""Consumers: per-reader progress files that fence snapshot expiry."""

@@ -13,6 +13,8 @@ stamp=.venv/.lock-sha
 want=$(cat requirements-lock.txt pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   .venv/bin/python -m pip install -q -r requirements-lock.txt
-  .venv/bin/python -m pip install -q --no-deps -e .
+  # compat mode: the project dir on sys.path via a .pth, so PySpark finds pyspark_paimon
+  # (its data source auto-registration walks pkgutil.iter_modules, which import hooks hide)
+  .venv/bin/python -m pip install -q --no-deps --config-settings editable_mode=compat -e .
   echo "$want" > "$stamp"
 fi

@@ -5,6 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
 scripts/setup_peers.sh >/dev/null
-.venv/bin/ruff check paimon_core spark_jobs tests
+.venv/bin/ruff check paimon_core spark_jobs tests pyspark_paimon.py
 .venv/bin/mypy
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@"

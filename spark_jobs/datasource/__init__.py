@@ -1,10 +1,11 @@
 """The ``paimon`` Spark data source (Python Data Source API, PySpark >= 4.0).
 
-Register it once per session (``spark_jobs.common.session.get_spark`` does)::
+With the project installed, PySpark registers it by itself (``pyspark_paimon.py``); to register
+it explicitly (``spark_jobs.common.session.get_spark`` does)::
 
     from spark_jobs.datasource import PaimonDataSource
     spark.dataSource.register(PaimonDataSource)
-    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")  # required: the reader implements pushFilters
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")  # only for filter-pushdown=true
 
 Read with ``spark.read.format("paimon").option("warehouse", W).load("db.t")``; write fixed-bucket
 (primary-key) tables with :func:`write_table` (routes rows so one task writes each bucket).

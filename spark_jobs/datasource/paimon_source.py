@@ -23,7 +23,8 @@ applied exactly:
   reused by later queries on the same DataFrame that push no filter, so after
   ``df.where("id = 3").count()`` a plain ``df.count()`` returns 1. Only turn it on for
   DataFrames used by a single query (or once Spark scopes the planned read to the scan, as
-  Spark's master branch does). With it off, ``pushFilters`` hands every filter back to Spark.
+  Spark's master branch does). With it off, the reader has no ``pushFilters`` at all, so
+  sessions that never enabled ``spark.sql.python.filterPushdown.enabled`` work too.
 
 Write::
 
@@ -152,7 +153,8 @@ class PaimonDataSource(DataSource):
         opts = self._options()
         table = self._table_for_read()
         base = parse_predicate(opts.filter, list(table.schema.fields)) if opts.filter else None
-        return PaimonReader(table, schema, base_predicate=base, filter_pushdown=opts.filter_pushdown)
+        cls = PaimonPushdownReader if opts.filter_pushdown else PaimonReader
+        return cls(table, schema, base_predicate=base)
 
     def writer(self, schema: StructType, overwrite: bool) -> PaimonWriter:
         """A batch writer for ``mode("append")`` (``overwrite=False``) or ``mode("overwrite")``."""
@@ -187,39 +189,14 @@ class PaimonReader(DataSourceReader):
         schema: StructType,
         *,
         base_predicate: Predicate | None = None,
-        filter_pushdown: bool = False,
     ) -> None:
         self.table = table
         self.schema = schema
         self.columns = [f.name for f in schema.fields]
         table.schema.fields_of(self.columns)  # unknown columns in a user-given schema: clear error
         self.base_predicate = base_predicate
-        self.filter_pushdown = filter_pushdown
         self.predicate: Predicate | None = base_predicate
         self.rejected_filters: list[Filter] = []
-
-    def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:  # noqa: N802 - Spark's name
-        """Accept the filters paimon_core evaluates exactly; return the others to Spark.
-
-        Only with ``filter-pushdown=true``: Spark 4.3.0 keeps the read planned here on the
-        DataFrame's relation and reuses it for later queries on the same DataFrame that push
-        no filter (``df.where("a = 1").count(); df.count()`` counts only ``a = 1``), so an
-        accepted filter would silently drop rows from those queries.
-        """
-        if not self.filter_pushdown:
-            return filters
-        converted = convert_filters(filters, list(self.table.schema.fields))
-        pushed = [p for p in (self.base_predicate, converted.predicate) if p is not None]
-        self.predicate = PredicateBuilder.and_(*pushed) if pushed else None
-        self.rejected_filters = converted.rejected
-        logger.info(
-            "paimon %s: pushed %d filter(s) (%s), left %d to Spark",
-            self.table.name,
-            len(converted.predicates),
-            self.predicate,
-            len(converted.rejected),
-        )
-        return converted.rejected
 
     def plan_splits(self) -> list[DataSplit]:
         """The splits of this read (one snapshot; pruned by the pushed filters)."""
@@ -246,6 +223,33 @@ class PaimonReader(DataSourceReader):
         rb = self.table.new_read_builder().with_filter(self.predicate).with_projection(self.columns)
         for batch in rb.new_read().to_batches([partition.split]):
             yield to_spark_batch(batch, target)
+
+
+class PaimonPushdownReader(PaimonReader):
+    """The reader with ``filter-pushdown=true``: Spark's filters are pushed into the scan.
+
+    A separate class because Spark refuses a reader that defines ``pushFilters`` while
+    ``spark.sql.python.filterPushdown.enabled`` is false (its default), so the plain reader
+    must not define it. Opt-in because of a Spark 4.3.0 bug: the read planned here is kept on
+    the DataFrame's relation and reused by later queries on the same DataFrame that push no
+    filter (``df.where("a = 1").count(); df.count()`` counts only ``a = 1``), so an accepted
+    filter would silently drop rows from those queries.
+    """
+
+    def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:  # noqa: N802 - Spark's name
+        """Accept the filters paimon_core evaluates exactly; return the others to Spark."""
+        converted = convert_filters(filters, list(self.table.schema.fields))
+        pushed = [p for p in (self.base_predicate, converted.predicate) if p is not None]
+        self.predicate = PredicateBuilder.and_(*pushed) if pushed else None
+        self.rejected_filters = converted.rejected
+        logger.info(
+            "paimon %s: pushed %d filter(s) (%s), left %d to Spark",
+            self.table.name,
+            len(converted.predicates),
+            self.predicate,
+            len(converted.rejected),
+        )
+        return converted.rejected
 
 
 # --------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -31,10 +31,14 @@ SEED = 20240101
 SIZES: dict[str, dict[str, int]] = {
     "full": {"rows_1m": 1_000_000, "rows_10m": 10_000_000, "selective_commits": 10,
              "snapshots_many": 1000, "snapshots_few": 10, "history_rows": 10, "commit_rows": 10,
-             "plan_commits": 100, "plan_partitions": 100, "plan_rows_per_file": 10},
+             "plan_commits": 100, "plan_partitions": 100, "plan_rows_per_file": 10,
+             "pk_upserts": 100_000, "expire_snapshots": 10_000, "expire_rows": 3,
+             "orphan_files": 100_000, "orphan_live_commits": 10, "orphan_live_rows": 100_000},
     "small": {"rows_1m": 1_000, "rows_10m": 10_000, "selective_commits": 10,
               "snapshots_many": 10, "snapshots_few": 2, "history_rows": 10, "commit_rows": 10,
-              "plan_commits": 10, "plan_partitions": 10, "plan_rows_per_file": 10},
+              "plan_commits": 10, "plan_partitions": 10, "plan_rows_per_file": 10,
+              "pk_upserts": 100, "expire_snapshots": 30, "expire_rows": 3,
+              "orphan_files": 100, "orphan_live_commits": 3, "orphan_live_rows": 300},
 }
 
 
@@ -45,13 +49,18 @@ class Context:
     workdir: Path
     size: str
     log: Callable[[str], None] = print
+    #: Interpreter of the peer venv (None: no peers), for fixtures a peer must write.
+    peer_py: str | None = None
+    #: Versions of the peer libraries (part of the fingerprint of peer-written fixtures).
+    peer_versions: dict[str, Any] = field(default_factory=dict)
 
     @property
     def p(self) -> dict[str, int]:
         return SIZES[self.size]
 
-    def fixture(self, name: str, params: dict[str, Any], build: Callable[[Path], None]) -> Path:
-        return fixtures.cached(self.workdir / "fixtures" / name, params, build, self.log)
+    def fixture(self, name: str, params: dict[str, Any], build: Callable[[Path], None], *,
+                ours_source: bool = True) -> Path:
+        return fixtures.cached(self.workdir / "fixtures" / name, params, build, self.log, ours_source=ours_source)
 
     def input_file(self, rows: int, *, start: int = 0, name: str = "") -> Path:
         label = name or f"input-{rows}"
@@ -82,8 +91,10 @@ class Case(ABC):
     default: bool = True
     #: Left out of the default selection at ``--size small`` (still runnable by name).
     full_only: bool = False
-    #: Unit of the throughput column: "rows" (rows/s) or "MB" (MB/s of data files).
+    #: Unit of the throughput column: "rows" (rows/s), "files", "snapshots" ... (``rows`` of that unit).
     throughput: str = "rows"
+    #: Sides the case cannot have, with the reason (shown as "n/a" and explained under the table).
+    not_applicable: ClassVar[dict[str, str]] = {}
 
     def __init__(self) -> None:
         self.expected: dict[str, Any] = {}
@@ -91,6 +102,10 @@ class Case(ABC):
         self.rows = 0
         self.data_bytes = 0
         self.notes: list[str] = []
+
+    def unavailable(self, ctx: Context) -> str | None:
+        """Why the case cannot run here (a missing dependency): it is then SKIPPED. None: it can."""
+        return None
 
     @abstractmethod
     def setup(self, ctx: Context) -> None:
@@ -152,13 +167,13 @@ class AppendWrite(Case):
         else:
             table = fixtures.table_dir(str(run_dir / "wh"))
             files = fixtures.data_files(table)
-            problems = _check_snapshot(fixtures.snapshots(table), 1, self.rows, self.rows)
+            problems = check_snapshot(fixtures.snapshots(table), 1, self.rows, self.rows)
         got = table_checksum(fixtures.read_files(files))
         problems += compare_checksums(self.expected, got)
         return Verdict(got, problems, {"files_written": len(files), "bytes_written": fixtures.dir_bytes(files)})
 
 
-def _check_snapshot(snaps: dict[int, dict[str, Any]], want_id: int, delta: int, total: int) -> list[str]:
+def check_snapshot(snaps: dict[int, dict[str, Any]], want_id: int, delta: int, total: int) -> list[str]:
     if not snaps:
         return ["no snapshot was written"]
     latest = max(snaps)
@@ -297,7 +312,7 @@ class CommitLatency(Case):
 
     def verify(self, side: str, run_dir: Path, result: dict[str, Any]) -> Verdict:
         tdir = fixtures.table_dir(str(run_dir / "wh"))
-        problems = _check_snapshot(fixtures.snapshots(tdir), self.snapshots + 1, self.rows,
+        problems = check_snapshot(fixtures.snapshots(tdir), self.snapshots + 1, self.rows,
                                    self.base_rows + self.rows)
         new = [f for f in fixtures.data_files(tdir) if f.relative_to(tdir) not in self.template_files]
         got = table_checksum(fixtures.read_files(new))
@@ -339,6 +354,10 @@ class PlanManyFiles(Case):
 
 def all_cases() -> list[Case]:
     """Every case, in report order (a fresh instance each call)."""
+    from bench.cases_maint import ExpireSnapshots, OrphanClean
+    from bench.cases_pk import PkMergedRead, PkUpsert, PkWrite
+    from bench.cases_spark import SparkIngest
+
     return [
         AppendWrite("append_write_1m", "rows_1m"),
         AppendRead("append_read_1m", "rows_1m", "table"),
@@ -347,7 +366,14 @@ def all_cases() -> list[Case]:
         CommitLatency("commit_latency_10_snapshots", "snapshots_few"),
         CommitLatency("commit_latency_1000_snapshots", "snapshots_many"),
         PlanManyFiles(),
+        PkWrite(),
+        PkUpsert(),
+        PkMergedRead(),
+        ExpireSnapshots(),
+        OrphanClean(),
         AppendWrite("append_write_10m", "rows_10m", full_only=True),
         AppendRead("append_read_10m", "rows_10m", "table", full_only=True),
         AppendRead("append_stream_10m", "rows_10m", "stream", full_only=True),
+        SparkIngest("spark_ingest_append_10m", primary_key=False),
+        SparkIngest("spark_ingest_pk_10m", primary_key=True),
     ]

@@ -52,3 +52,24 @@ def write_input(path: Path, n: int, *, seed: int, start: int = 0, dt_values: tup
             w.write_batch(b)
     tmp.replace(path)
     return path
+
+
+#: The value of ``v`` in every upserted row (generated values are in [0, 1)).
+UPSERT_V = -1.0
+
+
+def upserts(base: pa.Table, n: int, *, seed: int) -> tuple[pa.Table, pa.Table]:
+    """(``n`` rows of ``base`` picked at random, in random order, with ``v = UPSERT_V``; the merged result).
+
+    The merged result is ``base`` with those rows' ``v`` replaced: what a primary-key table on
+    ``id`` holds after writing ``base`` and then the upserts.
+    """
+    rng = np.random.default_rng([seed, base.num_rows, n])
+    picked = rng.choice(base.num_rows, size=n, replace=False).astype(np.int64)
+    v_index = base.schema.get_field_index("v")
+    up = base.take(pa.array(picked))
+    up = up.set_column(v_index, "v", pa.array(np.full(n, UPSERT_V)))
+    merged_v = base.column("v").to_numpy().copy()
+    merged_v[picked] = UPSERT_V
+    merged = base.set_column(v_index, "v", pa.array(merged_v))
+    return up.combine_chunks(), merged.combine_chunks()

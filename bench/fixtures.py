@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -49,18 +51,27 @@ def _source_hash() -> str:
 _SOURCE_HASH: str | None = None
 
 
-def fingerprint(params: dict[str, Any]) -> str:
+def fingerprint(params: dict[str, Any], *, ours_source: bool = True) -> str:
+    """Hash of the parameters, the bench's own generator code and (``ours_source``) paimon_core's source."""
     global _SOURCE_HASH
     if _SOURCE_HASH is None:
         _SOURCE_HASH = _source_hash()
-    doc = json.dumps({"v": FIXTURE_VERSION, "params": params, "src": _SOURCE_HASH}, sort_keys=True)
+    src = _SOURCE_HASH if ours_source else hashlib.sha256(
+        b"".join(p.read_bytes() for p in (Path(__file__), Path(datagen.__file__)))).hexdigest()
+    doc = json.dumps({"v": FIXTURE_VERSION, "params": params, "src": src}, sort_keys=True)
     return hashlib.sha256(doc.encode()).hexdigest()
 
 
-def cached(path: Path, params: dict[str, Any], build: Callable[[Path], None], log: Callable[[str], None]) -> Path:
-    """``path`` built by ``build(path)`` unless it already holds a build with the same fingerprint."""
+def cached(path: Path, params: dict[str, Any], build: Callable[[Path], None], log: Callable[[str], None], *,
+           ours_source: bool = True) -> Path:
+    """``path`` built by ``build(path)`` unless it already holds a build with the same fingerprint.
+
+    ``ours_source=False``: the fixture does not depend on paimon_core's code (a table written by
+    a peer), so a change in paimon_core does not rebuild it; ``params`` must then name what it
+    does depend on (e.g. the peer's version).
+    """
     stamp = path / ".fingerprint"
-    want = fingerprint(params)
+    want = fingerprint(params, ours_source=ours_source)
     if stamp.is_file() and stamp.read_text() == want:
         return path
     if path.exists():
@@ -84,12 +95,30 @@ def table_dir(warehouse: str) -> Path:
     return Path(warehouse) / "db.db" / "t"
 
 
-def create_empty_table(warehouse: str, partition_keys: Sequence[str] = ()) -> None:
+def create_empty_table(warehouse: str, partition_keys: Sequence[str] = (), *, primary_keys: Sequence[str] = (),
+                       options: dict[str, str] | None = None) -> None:
     from paimon_core import FileSystemCatalog
 
     catalog = FileSystemCatalog(warehouse)
     catalog.create_database("db", ignore_if_exists=True)
-    catalog.create_table(TABLE, datagen.SCHEMA, partition_keys=list(partition_keys))
+    catalog.create_table(TABLE, datagen.SCHEMA, partition_keys=list(partition_keys),
+                         primary_keys=list(primary_keys), options=dict(options or {}))
+
+
+#: The primary-key table of the pk_* cases: key ``id``, 4 fixed buckets, default options otherwise.
+PK_KEYS = ("id",)
+PK_OPTIONS = {"bucket": "4"}
+
+
+def create_empty_pk_table(warehouse: str) -> None:
+    create_empty_table(warehouse, primary_keys=PK_KEYS, options=PK_OPTIONS)
+
+
+def build_pk_table(path: Path, input_files: Sequence[Path]) -> None:
+    """A fresh primary-key table written by our writer: one commit per input file, in order."""
+    wh = warehouse_of(path)
+    create_empty_pk_table(wh)
+    write_commits(wh, (pq.read_table(f) for f in input_files))
 
 
 def write_commits(warehouse: str, commits: Iterable[pa.Table]) -> int:
@@ -181,6 +210,90 @@ def read_files(files: Sequence[Path]) -> pa.Table:
         return datagen.SCHEMA.empty_table()
     tables = [pq.read_table(f, columns=list(datagen.SCHEMA.names)) for f in files]
     return pa.concat_tables([t.cast(datagen.SCHEMA) for t in tables])
+
+
+#: Paimon row kinds kept by a merged read (+I, +U); -U and -D retract the key.
+_KEPT_KINDS = pa.array([0, 2], pa.int8())
+_PK_SCHEMA = pa.schema([("_SEQUENCE_NUMBER", pa.int64()), ("_VALUE_KIND", pa.int8()), *datagen.SCHEMA])
+
+
+def read_pk_files(files: Sequence[Path]) -> pa.Table:
+    """Merged view of a primary-key table's data files with plain pyarrow (no Paimon reader).
+
+    Deduplicate merge on ``id``: the row with the highest ``_SEQUENCE_NUMBER`` of each key wins,
+    and a key whose winner is a retraction (``_VALUE_KIND`` -U/-D) is dropped. Vectorized: one
+    sort by (id, sequence desc), then the first row of each run of equal ids.
+    """
+    if not files:
+        return datagen.SCHEMA.empty_table()
+    parts = [pq.read_table(f, columns=_PK_SCHEMA.names).cast(_PK_SCHEMA) for f in files]
+    data = pa.concat_tables(parts).combine_chunks()
+    order = pc.sort_indices(data, sort_keys=[("id", "ascending"), ("_SEQUENCE_NUMBER", "descending")])
+    data = data.take(order)
+    ids = data.column("id").to_numpy()
+    first = np.ones(len(ids), dtype=bool)
+    first[1:] = ids[1:] != ids[:-1]
+    data = data.filter(pa.array(first))
+    data = data.filter(pc.is_in(data.column("_VALUE_KIND"), value_set=_KEPT_KINDS))
+    return data.select(datagen.SCHEMA.names)
+
+
+def bucket_dirs(files: Iterable[Path]) -> set[str]:
+    """Names of the bucket directories holding ``files`` (``bucket-0`` ...)."""
+    return {f.parent.name for f in files}
+
+
+#: The only files of a Paimon table a writer may rewrite in place (pypaimon-rust does, for LATEST).
+MUTABLE_FILES = frozenset({"LATEST", "EARLIEST"})
+
+
+def link_tree(src: Path, dst: Path) -> None:
+    """Copy a table's directory tree by hard links (fast, same mtimes), the hint files by value.
+
+    Every other file of a Paimon table is immutable once written (new snapshots, manifests and
+    data files get new names), so nothing a side does in the copy can change the source's inodes;
+    the ``LATEST`` / ``EARLIEST`` hints may be overwritten in place and are therefore real copies.
+    Plain copies also where links fail (another file system).
+    """
+    def link(s: str, d: str) -> None:
+        if os.path.basename(s) in MUTABLE_FILES:
+            shutil.copy2(s, d)
+            return
+        try:
+            os.link(s, d)
+        except OSError:
+            shutil.copy2(s, d)
+
+    shutil.copytree(src, dst, copy_function=link)
+
+
+def manifest_referenced(table: Path, snapshot: dict[str, Any]) -> tuple[set[str], set[str]]:
+    """(manifest lists + manifests, live data file names) one snapshot needs, read with fastavro.
+
+    Independent of any Paimon reader: the snapshot JSON names its manifest lists, each list
+    names manifests (``_FILE_NAME``), each manifest entry names a data file (``_FILE._FILE_NAME``)
+    added (``_KIND`` 0) or deleted (1); live files are the adds minus the deletes.
+    """
+    from fastavro import reader
+
+    def rows(name: str) -> list[dict[str, Any]]:
+        with open(table / "manifest" / name, "rb") as f:
+            return [r for r in reader(f) if isinstance(r, dict)]
+
+    meta: set[str] = set()
+    added: set[str] = set()
+    deleted: set[str] = set()
+    for key in ("baseManifestList", "deltaManifestList", "changelogManifestList"):
+        if not snapshot.get(key):
+            continue
+        meta.add(snapshot[key])
+        for m in rows(snapshot[key]):
+            meta.add(m["_FILE_NAME"])
+            if key == "changelogManifestList":
+                continue
+            for e in rows(m["_FILE_NAME"]):
+                (deleted if e["_KIND"] == 1 else added).add(e["_FILE"]["_FILE_NAME"])
+    return meta, added - deleted
 
 
 def snapshots(table: Path) -> dict[int, dict[str, Any]]:

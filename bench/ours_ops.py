@@ -9,6 +9,10 @@ the operation itself is timed (see :class:`bench.sidekit.Stopwatch`). Ops:
 * ``read`` {warehouse, table, mode: table|stream, filter, pruning_baseline}: plan and read
   (``table``: everything into one Arrow table; ``stream``: ``to_arrow_batch_reader``, only counted).
 * ``plan`` {warehouse, table}: scan to splits, no data read.
+* ``expire`` {warehouse, table, retain_max, retain_min, max_deletes, older_than}:
+  ``table.expire_snapshots(...)``; ``orphan_clean`` {warehouse, table, older_than}:
+  ``table.remove_orphan_files(older_than=..., force=True)``. Both answer ``result``, the call's
+  result as a dict with every collection replaced by its size.
 
 A ``filter`` is a list of ``[op, field, value]`` conjuncts, op one of ``= < <= > >=``.
 """
@@ -95,6 +99,29 @@ def op_plan(spec: dict[str, Any]) -> dict[str, Any]:
     return sw.result(rows=info["rows"], checksum={"files": info["files"], "rows": info["rows"]}, plan=info)
 
 
+def summarize(result: Any) -> dict[str, Any]:
+    """A maintenance result as a small dict: ``to_dict()`` with collections replaced by their sizes."""
+    doc: dict[str, Any] = result.to_dict()
+    return {k: len(v) if isinstance(v, (list, tuple, set, frozenset, dict)) else v for k, v in doc.items()}
+
+
+def op_expire(spec: dict[str, Any]) -> dict[str, Any]:
+    table = _table(spec)
+    sw = Stopwatch()
+    with sw.phase("expire"):
+        result = table.expire_snapshots(retain_max=spec["retain_max"], retain_min=spec["retain_min"],
+                                        max_deletes=spec["max_deletes"], older_than=spec["older_than"])
+    return sw.result(result=summarize(result))
+
+
+def op_orphan_clean(spec: dict[str, Any]) -> dict[str, Any]:
+    table = _table(spec)
+    sw = Stopwatch()
+    with sw.phase("clean"):
+        result = table.remove_orphan_files(older_than=spec["older_than"], force=True)
+    return sw.result(result=summarize(result))
+
+
 def op_checksum(spec: dict[str, Any]) -> dict[str, Any]:
     """Untimed helper: the checksum of a whole table as we read it."""
     return {"checksum": table_checksum(_table(spec).to_arrow())}
@@ -124,7 +151,8 @@ def profiled(handler: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[[d
 
 
 HANDLERS = {name: profiled(h) for name, h in
-            {"write": op_write, "read": op_read, "plan": op_plan, "checksum": op_checksum}.items()}
+            {"write": op_write, "read": op_read, "plan": op_plan, "checksum": op_checksum, "expire": op_expire,
+             "orphan_clean": op_orphan_clean}.items()}
 
 if __name__ == "__main__":
     sys.exit(serve(HANDLERS))

@@ -112,6 +112,12 @@ def case_dict(cr: CaseResult) -> dict[str, Any]:
     }
     if c.notes:
         out["notes"] = list(c.notes)
+    out["throughput"] = c.throughput
+    if cr.skipped is not None:
+        out["skipped_reason"] = cr.skipped
+    na = {s: why for s, why in c.not_applicable.items() if s not in sides}
+    if na:
+        out["not_applicable"] = na
     return out
 
 
@@ -124,7 +130,8 @@ def document(results: Sequence[CaseResult], *, size: str, repeat: int, warmup: i
                    paimon_core_source_sha256_end=source_hash())
     if machine.get("paimon_core_source_sha256") not in (None, machine["paimon_core_source_sha256_end"]):
         machine["warning"] = "paimon_core's source changed during the run: cases may have measured different code"
-    failed = [n for n, c in cases.items() if c["status"] != "OK"]
+    failed = [n for n, c in cases.items() if c["status"] == "FAILED"]
+    skipped = {n: c["skipped_reason"] for n, c in cases.items() if c["status"] == "SKIPPED"}
     return {
         "suite": "paimon_core bench",
         "schema_version": 1,
@@ -138,7 +145,8 @@ def document(results: Sequence[CaseResult], *, size: str, repeat: int, warmup: i
                  "the user CPU time of the operation (all threads)",
         "machine": machine,
         "cases": cases,
-        "summary": {"cases": len(cases), "ok": len(cases) - len(failed), "failed": failed},
+        "summary": {"cases": len(cases), "ok": len(cases) - len(failed) - len(skipped), "failed": failed,
+                    "skipped": skipped},
     }
 
 
@@ -203,11 +211,24 @@ def markdown_table(doc: dict[str, Any]) -> str:
         rate = fmt_rate(ours.get("rows_per_s"))
         if name.startswith("plan") and ours.get("median_s"):
             rate = f"{fmt_rate(c['params'].get('data_files', 0) / ours['median_s'])} files/s"
+        elif c.get("throughput", "rows") != "rows" and ours.get("rows_per_s"):
+            rate = f"{rate} {c['throughput']}/s"
         row = [name, c["status"], _side_time(c, OURS), _side_time(c, PYPAIMON), _side_time(c, RUST),
                _side_time(c, FLOOR), fmt_ratio(r.get("ours/pypaimon")), fmt_ratio(r.get("ours/rust")),
                fmt_ratio(r.get("ours/floor")), mem, growth, rate]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
+
+
+def notes(doc: dict[str, Any]) -> str:
+    """Why a case was SKIPPED, why a side shows n/a."""
+    out = [f"- `{n}` SKIPPED: {c['skipped_reason']}" for n, c in doc["cases"].items() if c.get("skipped_reason")]
+    reasons: dict[str, list[str]] = {}
+    for n, c in doc["cases"].items():
+        for s, why in (c.get("not_applicable") or {}).items():
+            reasons.setdefault(f"{SIDE_LABELS.get(s, s)}: {why}", []).append(f"`{n}`")
+    out += [f"- n/a for {', '.join(names)}: {why}" for why, names in reasons.items()]
+    return "\n".join(out)
 
 
 def cpu_table(doc: dict[str, Any]) -> str:
@@ -225,8 +246,11 @@ def cpu_table(doc: dict[str, Any]) -> str:
 
 def details(doc: dict[str, Any]) -> str:
     """Secondary tables: CPU time, pruning, commit phases and growth, write sizes, failures."""
-    out: list[str] = ["", "User CPU time of the operation (all threads; medians; system CPU time is in the JSON: on "
-                          "a VM it varies with the cost of faulting in fresh memory):", "", cpu_table(doc)]
+    out: list[str] = []
+    if notes(doc):
+        out += ["", notes(doc)]
+    out += ["", "User CPU time of the operation (all threads; medians; system CPU time is in the JSON: on "
+                "a VM it varies with the cost of faulting in fresh memory):", "", cpu_table(doc)]
     cases = doc["cases"]
     sel = cases.get("partitioned_read_selective")
     if sel:
@@ -238,13 +262,15 @@ def details(doc: dict[str, Any]) -> str:
             files = f"{p.get('files', '-')} / {u.get('files', '-')}" if p else "(not reported)"
             rows = f"{p.get('rows', '-')} / {u.get('rows', '-')}" if p else "-"
             out.append(f"| {SIDE_LABELS[s]} | {files} | {rows} | {d.get('rows')} | {fmt_time(d['median_s'])} |")
-    commit_cases = [n for n in cases if n.startswith("commit_latency")]
+    commit_cases = [n for n in cases if n.startswith(("commit_latency", "pk_write", "pk_upsert"))]
     if commit_cases:
-        out += ["", "Commit latency (write of the rows | commit), medians:", "",
+        out += ["", "Write and commit phases (write of the rows | commit), medians:", "",
                 "| case | side | write | commit | total |", "|---|---|---|---|---|"]
         for n in commit_cases:
             for s, d in cases[n]["sides"].items():
                 ph = d.get("phases_median_s") or {}
+                if "commit" not in ph:  # the floor: no commit
+                    continue
                 out.append(f"| {n} | {SIDE_LABELS[s]} | {fmt_time(ph.get('write'))} | {fmt_time(ph.get('commit'))} "
                            f"| {fmt_time(d['median_s'])} |")
         few, many = cases.get("commit_latency_10_snapshots"), cases.get("commit_latency_1000_snapshots")
@@ -255,7 +281,15 @@ def details(doc: dict[str, Any]) -> str:
                 if a and b:
                     out.append(f"\n{SIDE_LABELS[s]}: commit at {many['params']['snapshots']} snapshots / at "
                                f"{few['params']['snapshots']} snapshots = {b / a:.2f}x")
-    writes = [n for n in cases if n.startswith("append_write")]
+    maint = [(n, c) for n, c in cases.items() if c.get("throughput") in ("snapshots", "files")
+             and not n.startswith("plan") and c["sides"].get(OURS)]
+    if maint:
+        out += ["", "Maintenance (ours only), what the call reported:", ""]
+        for n, c in maint:
+            d = c["sides"][OURS]
+            out.append(f"- `{n}`: {fmt_time(d['median_s'])}, {fmt_rate(d.get('rows_per_s'))} {c['throughput']}/s, "
+                       f"peak RSS {d.get('peak_rss_mb')} MB; result {d.get('result')}")
+    writes = [n for n in cases if n.startswith(("append_write", "pk_write", "pk_upsert", "spark_ingest"))]
     for n in writes:
         sizes = ", ".join(f"{SIDE_LABELS[s]} {d.get('bytes_written', 0) / 1e6:.1f} MB in {d.get('files_written')} file(s)"
                           for s, d in cases[n]["sides"].items() if d.get("bytes_written"))

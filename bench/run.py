@@ -39,7 +39,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--size", choices=("small", "full"), default="full")
     ap.add_argument("--cases", default="default",
                     help=f"comma-separated case names, 'default' or 'all' (cases: {', '.join(names)}; "
-                         "'default' leaves the *_10m ones out at --size small)")
+                         "'default' leaves the *_10m ones (and Spark) out at --size small)")
     ap.add_argument("--repeat", type=int, default=None, help="timed runs per side (default 3 full, 1 small)")
     ap.add_argument("--warmup", type=int, default=1, help="excluded runs before the timed ones (default 1)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="JSON output (Markdown goes next to it)")
@@ -91,9 +91,10 @@ def main(argv: list[str] | None = None) -> int:
     set_priority(args.priority)
     workdir = args.workdir or Path(tempfile.gettempdir()) / f"paimon-bench-{args.size}"
     workdir.mkdir(parents=True, exist_ok=True)
-    ctx = Context(workdir=workdir, size=args.size, log=_log)
     command = "python -m bench.run " + shlex.join(argv if argv is not None else sys.argv[1:])
     machine = machine_info(peer_py)
+    ctx = Context(workdir=workdir, size=args.size, log=_log, peer_py=peer_py if not problem else None,
+                  peer_versions=dict(machine.get("peers") or {}))
     _log(f"bench: size={args.size} repeat={repeat} warmup={args.warmup} cases={','.join(names)} "
          f"sides={','.join(sides)} workdir={workdir}")
     t0 = time.perf_counter()

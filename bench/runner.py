@@ -68,10 +68,9 @@ def _our_env() -> dict[str, str]:
 
 def side_command(side: str, spec: dict[str, Any], peer_py: str | None) -> tuple[list[str], dict[str, str]]:
     """The command line and environment that run ``spec`` on ``side``."""
-    if side == OURS:
-        return [sys.executable, "-m", "bench.ours_ops", json.dumps(spec)], _our_env()
-    if side == FLOOR:
-        return [sys.executable, "-m", "bench.floor_ops", json.dumps(spec)], _our_env()
+    if side in (OURS, FLOOR):  # a case may name its own ops module for this venv (e.g. bench.spark_ops)
+        module = str(spec.get("module") or ("bench.ours_ops" if side == OURS else "bench.floor_ops"))
+        return [sys.executable, "-m", module, json.dumps(spec)], _our_env()
     if side in PEERS:
         if peer_py is None:
             raise RuntimeError("peer venv missing: run scripts/setup_peers.sh")
@@ -261,10 +260,14 @@ class CaseResult:
     setup_s: float
     load_before: dict[str, float | None] = field(default_factory=dict)
     load_after: dict[str, float | None] = field(default_factory=dict)
+    #: Why the case did not run (a missing dependency); None when it ran.
+    skipped: str | None = None
 
     @property
     def status(self) -> str:
-        return "OK" if all(s.status == "OK" for s in self.sides.values()) else "FAILED"
+        if self.skipped is not None:
+            return "SKIPPED"
+        return "OK" if self.sides and all(s.status == "OK" for s in self.sides.values()) else "FAILED"
 
     def ratios(self, cpu: bool = False) -> dict[str, float | None]:
         """ours / other of the median wall times (``cpu``: of the median user CPU times)."""
@@ -292,10 +295,21 @@ def measure(case: Case, ctx: Context, *, sides: Sequence[str], repeat: int, warm
     With ``quiet_wait_s`` each timed run first waits (up to that long) until other processes
     leave the CPUs idle; the busy cores seen just before each timed run are recorded.
     """
-    t0 = time.perf_counter()
-    case.setup(ctx)
-    setup_s = time.perf_counter() - t0
+    reason = case.unavailable(ctx)
+    if reason is not None:
+        log(f"  {case.name}: SKIPPED ({reason})")
+        return CaseResult(case, {}, 0.0, skipped=reason)
     results = {side: SideResult(side) for side in sides}
+    t0 = time.perf_counter()
+    try:
+        case.setup(ctx)
+    except Exception as exc:  # a fixture could not be built or failed its check: every side fails
+        msg = f"setup: {type(exc).__name__}: {exc}"
+        log(f"  {case.name}: ERROR {msg}")
+        for res in results.values():
+            res.errors.append(msg)
+        return CaseResult(case, results, time.perf_counter() - t0)
+    setup_s = time.perf_counter() - t0
     load_before = machine_load()
     runs_root = ctx.workdir / "runs" / case.name
     shutil.rmtree(runs_root, ignore_errors=True)

@@ -11,8 +11,10 @@ libraries print goes to stderr.
 Checksum of a table with columns ``id int64, dt string, v double, s string`` (any subset):
 ``rows``, ``id_sum``, ``id_mix`` (an order-independent multiset hash: the sum of splitmix64(id)
 split into 32-bit halves, so it can be accumulated batch by batch, streaming), ``v_sum``
-(compared with a relative tolerance: float sums depend on order), ``s_len`` (total characters)
-and ``dt_counts`` (rows per dt value). Two reads agree only if all of these agree.
+(compared with a relative tolerance: float sums depend on order), ``v_neg`` (rows with v < 0:
+generated values are in [0, 1), upserts carry -1, so this counts the rows that show an upsert),
+``s_len`` (total characters) and ``dt_counts`` (rows per dt value). Two reads agree only if all
+of these agree.
 """
 
 from __future__ import annotations
@@ -166,6 +168,7 @@ class Checksum:
         self.id_mix_hi = 0
         self.id_mix_lo = 0
         self.v_sum = 0.0
+        self.v_neg = 0
         self.s_len = 0
         self.dt_counts: dict[str, int] = {}
 
@@ -182,7 +185,9 @@ class Checksum:
             self.id_mix_hi += int(_sum(pc.shift_right(mixed, _SHIFTS[32])))
             self.id_mix_lo += int(_sum(pc.bit_wise_and(mixed, _LOW32)))
         if "v" in names:
-            self.v_sum += float(_sum(data.column("v")))
+            v = data.column("v")
+            self.v_sum += float(_sum(v))
+            self.v_neg += int(_sum(pc.less(v, 0.0)))
         if "s" in names:
             self.s_len += int(_sum(pc.utf8_length(data.column("s"))))
         if "dt" in names:
@@ -200,6 +205,7 @@ class Checksum:
             out["id_mix"] = f"{self.id_mix_hi:x}:{self.id_mix_lo:x}"
         if "v" in self.columns:
             out["v_sum"] = self.v_sum
+            out["v_neg"] = self.v_neg
         if "s" in self.columns:
             out["s_len"] = self.s_len
         if "dt" in self.columns:

@@ -89,6 +89,11 @@ class InvalidArgumentError(TerminalError):
     """An argument to an API call is invalid."""
 
 
+class DuplicateKeyError(TerminalError):
+    """A primary key lives in more than one partition or bucket of a table that must hold it
+    once (a cross-partition upsert table written by two jobs at once)."""
+
+
 # --- metadata files --------------------------------------------------------------
 
 
@@ -132,3 +137,11 @@ class CommitStateUnknownError(CommitError, TerminalError):
 
 class FileIOError(TransientError):
     """A storage operation failed."""
+
+
+# --- maintenance ---------------------------------------------------------------------
+
+
+class OrphanCleanAbortedError(TerminalError):
+    """Orphan clean stopped before deleting anything: it could not read what the table
+    references (a corrupt or missing metadata file, a branch without schema)."""

@@ -350,6 +350,7 @@ class CoreOptions:
         return (
             self.changelog_num_retained_max > self.snapshot_num_retained_max
             or self.changelog_time_retained_ms > self.snapshot_time_retained_ms
+            or self.changelog_num_retained_min > self.snapshot_num_retained_min
         )
 
     @property

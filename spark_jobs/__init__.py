@@ -15,4 +15,10 @@ __all__ = ["JOBS"]
 #: Job name -> module (each module has ``main(argv) -> int``).
 JOBS: dict[str, str] = {
     "ingest": "spark_jobs.ingest",
+    "expire_snapshots": "spark_jobs.expire_snapshots",
+    "remove_orphan_files": "spark_jobs.remove_orphan_files",
+    "create_tag": "spark_jobs.create_tag",
+    "delete_tag": "spark_jobs.delete_tag",
+    "rollback_to": "spark_jobs.rollback_to",
+    "reset_consumer": "spark_jobs.reset_consumer",
 }

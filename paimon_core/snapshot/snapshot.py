@@ -99,7 +99,7 @@ class Snapshot:
         if self.tag_create_time is not None:
             out["tagCreateTime"] = self.tag_create_time
         if self.tag_time_retained is not None:
-            out["tagTimeRetained"] = self.tag_time_retained
+            out["tagTimeRetained"] = float(self.tag_time_retained)  # a Duration: a JSON number of seconds
         return out
 
     def to_json(self) -> str:

@@ -98,10 +98,19 @@ class SnapshotManager:
         return ids[-1] if ids else None
 
     def earliest_snapshot_id(self) -> int | None:
-        """The oldest snapshot id still present, or None for an empty table."""
+        """The oldest readable snapshot id, or None for an empty table.
+
+        The EARLIEST hint wins while its snapshot exists (Java's ``findEarliest``): expiry
+        moves the hint past a chunk *before* deleting anything of it, so snapshot files left
+        below the hint by an interrupted expiry are half-deleted and never offered to readers.
+        """
         hint = self._read_hint(EARLIEST)
-        if hint is not None and self.snapshot_exists(hint) and not self.snapshot_exists(hint - 1):
+        if hint is not None and self.snapshot_exists(hint):
             return hint
+        return self.earliest_snapshot_file_id()
+
+    def earliest_snapshot_file_id(self) -> int | None:
+        """The smallest id with a snapshot file, including leftovers of an interrupted expiry."""
         ids = self.list_snapshot_ids()
         return ids[0] if ids else None
 

@@ -69,13 +69,11 @@ class BatchWriteBuilder:
         self, static_partition: Mapping[str, object] | None = None, *, dynamic: bool | None = None
     ) -> BatchWriteBuilder:
         """Replace data instead of appending: the given partition, the partitions written
-        (``dynamic-partition-overwrite``, the default) or the whole table."""
-        schema = self.table.schema
-        if schema.primary_keys and schema.core_options.bucket == -1:
-            raise InvalidArgumentError(
-                f"Insert overwrite of dynamic-bucket table {self.table.name} is not supported yet "
-                "(its key index would have to be rebuilt)"
-            )
+        (``dynamic-partition-overwrite``, the default) or the whole table.
+
+        On dynamic-bucket tables the new rows get fresh buckets and the commit replaces the
+        overwritten partitions' HASH index files, as Java's INSERT OVERWRITE does.
+        """
         if static_partition:
             codec_fields = {f.name: f for f in self.table.schema.partition_fields}
             from paimon_core.data.internal import to_internal
@@ -95,7 +93,7 @@ class BatchWriteBuilder:
         return self
 
     def new_write(self) -> TableWrite:
-        return TableWrite(self.table)
+        return TableWrite(self.table, overwrite=self._overwrite)
 
     def new_commit(self) -> BatchTableCommit:
         return BatchTableCommit(self.table, self.commit_user, self._overwrite, user_given=self.user_given)

@@ -8,6 +8,7 @@ from functools import lru_cache
 
 import pyarrow as pa
 
+from paimon_core.consumer.consumer_manager import ConsumerManager
 from paimon_core.exceptions import CommitStateUnknownError, InvalidOptionError
 from paimon_core.format.arrow_types import to_arrow_schema
 from paimon_core.io.file_io import FileIO
@@ -29,6 +30,7 @@ from paimon_core.snapshot.snapshot_commit import (
 )
 from paimon_core.snapshot.snapshot_manager import SnapshotManager
 from paimon_core.table.builders import BatchWriteBuilder, ReadBuilder, StreamWriteBuilder
+from paimon_core.table.maintenance import TableMaintenance
 from paimon_core.tag.tag_manager import TagManager
 from paimon_core.utils.clock import SYSTEM_CLOCK, Clock
 
@@ -48,7 +50,7 @@ def _warn_unsafe_store(path: str) -> None:
         )
 
 
-class FileStoreTable:
+class FileStoreTable(TableMaintenance):
     """One Paimon table: schema, snapshots, and factories for reads and writes."""
 
     def __init__(
@@ -74,6 +76,7 @@ class FileStoreTable:
         self.snapshot_manager = SnapshotManager(file_io, self.paths)
         self.schema_manager = SchemaManager(file_io, self.paths, clock=clock)
         self.tag_manager = TagManager(file_io, self.paths, clock=clock)
+        self.consumer_manager = ConsumerManager(file_io, self.paths, clock=clock)
         self.partition_codec = PartitionCodec([f.type for f in schema.partition_fields])
         self._schema_cache = lru_cache(maxsize=256)(self._load_schema)
         self._legacy_partition_name = schema.options.get("partition.legacy-name", "true").lower() == "true"
@@ -242,6 +245,3 @@ class FileStoreTable:
         except BaseException:
             commit.abort(messages)
             raise
-
-    def create_tag(self, name: str, snapshot_id: int | None = None) -> Snapshot:
-        return self.tag_manager.create_from_snapshot_id(name, self.snapshot_manager, snapshot_id)

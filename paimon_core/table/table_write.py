@@ -31,7 +31,7 @@ from paimon_core.data.row_kind import (
     kinds_from_strings,
 )
 from paimon_core.exceptions import InvalidArgumentError, SchemaMismatchError
-from paimon_core.manifest.entries import DataFileMeta, IndexFileMeta
+from paimon_core.manifest.entries import DataFileMeta
 from paimon_core.operation.append_writer import RollingAppendWriter
 from paimon_core.operation.scan import ScanFilter
 from paimon_core.options import CoreOptions, parse_memory_size
@@ -41,7 +41,9 @@ from paimon_core.table.commit_message import CommitMessage
 from paimon_core.table.input_conform import conform
 
 if TYPE_CHECKING:
-    from paimon_core.index.bucket_assigner import PartitionIndex
+    from paimon_core.crosspartition.global_index_assigner import GlobalIndexAssigner
+    from paimon_core.index.hash_index import HashIndexMaintainer
+    from paimon_core.operation.commit.committer import OverwriteSpec
     from paimon_core.table.table import FileStoreTable
 
 logger = logging.getLogger(__name__)
@@ -66,7 +68,9 @@ class BucketWriter(Protocol):
 class TableWrite:
     """Writes Arrow data into new files of one table; nothing is visible until committed."""
 
-    def __init__(self, table: FileStoreTable) -> None:
+    def __init__(self, table: FileStoreTable, *, overwrite: OverwriteSpec | None = None) -> None:
+        """``overwrite``: the overwrite this write feeds (dynamic-bucket tables then start their
+        bucket index empty, as Java's overwrite does; the commit drops the old index files)."""
         schema = table.schema
         self.table = table
         self.schema = schema
@@ -76,16 +80,16 @@ class TableWrite:
         self.options = CoreOptions(opts)
         self.has_pk = bool(schema.primary_keys)
         self.bucket_mode = self.options.bucket  # -1: unaware/dynamic; > 0: fixed buckets
-        self.dynamic = self.has_pk and self.bucket_mode == -1
         if self.has_pk and self.bucket_mode < -1:
             raise InvalidArgumentError(
-                f"Table {table.name}: postpone buckets (bucket={self.bucket_mode}) are not supported yet"
+                f"Table {table.name}: postpone-bucket tables (bucket={self.bucket_mode}) cannot be written here: "
+                "Java writes them into 'bucket-postpone' and only its compaction assigns buckets. Use "
+                "bucket = -1 (dynamic) or a fixed bucket count, or write this table with Flink/Spark"
             )
-        if self.dynamic and set(schema.partition_keys) - set(schema.primary_keys):
-            raise InvalidArgumentError(
-                f"Table {table.name}: cross-partition upsert (primary key without all partition keys) "
-                "is not supported yet"
-            )
+        from paimon_core.crosspartition.setup import is_cross_partition
+
+        self.cross_partition = is_cross_partition(list(schema.primary_keys), list(schema.partition_keys))
+        self.dynamic = self.has_pk and self.bucket_mode == -1
         self.total_buckets = self.bucket_mode if self.bucket_mode > 0 else -1
         self.paths = PathFactory(
             table.path, data_file_prefix=self.options.data_file_prefix, file_format=self.options.file_format
@@ -107,15 +111,26 @@ class TableWrite:
             self.sequence_descending = self.table_options.get(SEQUENCE_SORT_ORDER, "ascending").lower() == "descending"
             self.buffer_size = parse_memory_size(self.table_options.get(WRITE_BUFFER_SIZE, "256 mb"), key=WRITE_BUFFER_SIZE)
             self.key_stats_modes = stats_modes_for(self.key_fields, self.table_options)
-        if self.dynamic:
-            from paimon_core.index.bucket_assigner import DynamicBucketAssigner
+        self.hash_index: HashIndexMaintainer | None = None
+        self.cross: GlobalIndexAssigner | None = None
+        if self.cross_partition:
+            from paimon_core.crosspartition.setup import new_global_index_assigner
 
-            self.assigner = DynamicBucketAssigner(
-                target_row_num=int(self.table_options.get("dynamic-bucket.target-row-num", "2000000")),
-                max_buckets=int(self.table_options.get("dynamic-bucket.max-buckets", "-1")),
+            self.cross = new_global_index_assigner(
+                table, options=opts, overwrite=overwrite, path_of=self._partition_path, rowkind_field=self.rowkind_field
             )
-            self._partition_indexes: dict[bytes, PartitionIndex] = {}
-            self._index_files: dict[PartitionKey, IndexFileMeta] = {}
+        elif self.dynamic:
+            from paimon_core.index.bucket_assigner import DynamicBucketAssigner, DynamicBucketConfig
+            from paimon_core.index.hash_index import HashIndexMaintainer
+
+            self.hash_index = HashIndexMaintainer(
+                file_io=table.file_io,
+                paths=self.paths,
+                snapshot_manager=table.snapshot_manager,
+                key_fields=self.key_fields,
+                assigner=DynamicBucketAssigner.from_config(DynamicBucketConfig.from_options(opts)),
+                overwrite=overwrite is not None,
+            )
         self._writers: dict[PartitionKey, BucketWriter] = {}
         self._restored_seq: dict[bytes, dict[int, int]] = {}
         self._closed = False
@@ -139,7 +154,11 @@ class TableWrite:
             self._write_table(conform(batch, self.schema, self.arrow_schema), None)
 
     def delete_arrow(self, keys: pa.Table | pa.RecordBatch) -> None:
-        """Delete rows by primary key (other columns may be missing: they are written as nulls)."""
+        """Delete rows by primary key (other columns may be missing: they are written as nulls).
+
+        On a cross-partition upsert table a key names one row wherever it lives: the delete goes
+        to the key's current partition and bucket, and unknown keys are ignored.
+        """
         if not self.has_pk:
             raise InvalidArgumentError(f"Table {self.table.name} has no primary key: rows cannot be deleted by key")
         t = pa.Table.from_batches([keys]) if isinstance(keys, pa.RecordBatch) else keys
@@ -151,7 +170,7 @@ class TableWrite:
                 t = t.append_column(f.name, pa.nulls(t.num_rows, f.type))
         kinds = constant_kinds(t.num_rows, DELETE)
         conformed = conform(t.select(self.arrow_schema.names), self.schema, self.arrow_schema, check_not_null=False)
-        self._write_table(conformed, kinds)
+        self._write_table(conformed, kinds, locate=True)
 
     def _kinds(self, table: pa.Table, row_kinds: pa.Array | None) -> pa.Array:
         if self.rowkind_field:
@@ -176,7 +195,7 @@ class TableWrite:
         keep = pc.invert(drop)
         return table.filter(keep), kinds.filter(keep)
 
-    def _write_table(self, table: pa.Table, row_kinds: pa.Array | None) -> None:
+    def _write_table(self, table: pa.Table, row_kinds: pa.Array | None, *, locate: bool = False) -> None:
         if table.num_rows == 0:
             return
         kinds: pa.Array | None = None
@@ -192,6 +211,11 @@ class TableWrite:
                 return
         elif row_kinds is not None:
             raise InvalidArgumentError(f"Table {self.table.name} is an append table: row kinds are not supported")
+        if self.cross is not None:
+            assert kinds is not None
+            for routed in self.cross.process(table, kinds, locate=locate):
+                self._write_group(routed.partition, routed.partition_path, routed.bucket, routed.rows, routed.kinds)
+            return
         keys: list[str] = [f.name for f in self.partition_fields]
         work = table
         if self.bucket_mode > 0:
@@ -226,60 +250,18 @@ class TableWrite:
                 self._write_group(partition_bytes, self._partition_path(values), bucket, part, part_kinds)
 
     # --- dynamic buckets ---------------------------------------------------------------
-    def _partition_index(self, partition: bytes) -> PartitionIndex:
-        from paimon_core.index.bucket_assigner import PartitionIndex
-        from paimon_core.index.hash_index import HASH_INDEX, read_hash_index
-        from paimon_core.manifest.index_manifest import read_index_manifest
-
-        index = self._partition_indexes.get(partition)
-        if index is not None:
-            return index
-        per_bucket: dict[int, np.ndarray] = {}
-        latest = self.table.snapshot_manager.latest_snapshot()
-        if latest is not None and latest.index_manifest:
-            entries = read_index_manifest(self.table.file_io, self.paths.manifest_path(latest.index_manifest))
-            for e in entries:
-                if e.partition == partition and e.index_file.index_type == HASH_INDEX:
-                    per_bucket[e.bucket] = read_hash_index(
-                        self.table.file_io, self.paths.index_file_path(e.index_file.file_name)
-                    )
-                    self._index_files[(partition, e.bucket)] = e.index_file
-        index = PartitionIndex.load(per_bucket)
-        self._partition_indexes[partition] = index
-        return index
-
     def _write_dynamic(self, partition: bytes, path: str, part: pa.Table, kinds: pa.Array | None) -> None:
-        from paimon_core.bucket import bucket_hashes
+        from paimon_core.index.bucket_assigner import group_indices
 
-        index = self._partition_index(partition)
-        hashes = bucket_hashes([part.column(f.name) for f in self.key_fields], [f.type for f in self.key_fields])
-        buckets = self.assigner.assign(index, hashes)
-        uniq = np.unique(buckets)
-        if len(uniq) == 1:
-            self._write_group(partition, path, int(uniq[0]), part, kinds)
+        assert self.hash_index is not None
+        buckets = self.hash_index.assign(partition, part)
+        groups = group_indices(buckets)
+        if len(groups) == 1:
+            self._write_group(partition, path, groups[0][0], part, kinds)
             return
-        order = np.argsort(buckets, kind="stable")
-        sorted_b = buckets[order]
-        bounds = np.searchsorted(sorted_b, uniq, side="left").tolist() + [len(order)]
-        for i, b in enumerate(uniq):
-            rows = pa.array(order[bounds[i] : bounds[i + 1]])
-            self._write_group(partition, path, int(b), part.take(rows), kinds.take(rows) if kinds is not None else None)
-
-    def _index_changes(self) -> dict[PartitionKey, tuple[tuple[IndexFileMeta, ...], tuple[IndexFileMeta, ...]]]:
-        """New HASH files for every bucket that gained keys (and the files they replace)."""
-        from paimon_core.index.hash_index import write_hash_index
-
-        out: dict[PartitionKey, tuple[tuple[IndexFileMeta, ...], tuple[IndexFileMeta, ...]]] = {}
-        for partition, index in self._partition_indexes.items():
-            for bucket in sorted(index.added):
-                hashes = index.hashes[index.buckets == bucket]
-                name = self.paths.new_index_file_name()
-                meta = write_hash_index(self.table.file_io, self.paths.index_file_path(name), hashes)
-                old = self._index_files.get((partition, bucket))
-                out[(partition, bucket)] = ((meta,), (old,) if old is not None else ())
-                self._index_files[(partition, bucket)] = meta
-            index.added.clear()
-        return out
+        for b, idx in groups:
+            rows = pa.array(idx)
+            self._write_group(partition, path, b, part.take(rows), kinds.take(rows) if kinds is not None else None)
 
     def _write_group(self, partition: bytes, path: str, bucket: int, part: pa.Table, kinds: pa.Array | None) -> None:
         writer = self._writer_for(partition, path, bucket)
@@ -354,7 +336,7 @@ class TableWrite:
     def prepare_commit(self) -> list[CommitMessage]:
         """Close every open file and describe them; the writer can go on writing afterwards."""
         messages = []
-        index_changes = self._index_changes() if self.dynamic else {}
+        index_changes = self.hash_index.prepare_commit() if self.hash_index is not None else {}
         items = list(self._writers.items())
         # Flushing sorts, merges and encodes (Arrow releases the GIL): one bucket per thread.
         workers = min(len(items), os.cpu_count() or 1)

@@ -69,7 +69,7 @@ def get_spark(config: SessionConfig) -> SparkSession:
     """Create (or get) the session, register the ``paimon`` source, and return it."""
     from pyspark.sql import SparkSession
 
-    from spark_jobs.datasource import PaimonDataSource
+    from spark_jobs.datasource.dynamic_options import enable_session_options
 
     # Spark's Python workers must run this interpreter (it has paimon_core and spark_jobs).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -91,7 +91,7 @@ def get_spark(config: SessionConfig) -> SparkSession:
     for k, v in conf.items():
         builder = builder.config(k, v)
     spark = builder.getOrCreate()
-    spark.dataSource.register(PaimonDataSource)
+    enable_session_options(spark)  # registers the source with session (dynamic) options
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     logger.info("Spark %s session on %s", spark.version, spark.sparkContext.master)
     return spark

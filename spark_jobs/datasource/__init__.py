@@ -36,6 +36,9 @@ __all__ = [
 
 
 def register(spark: object) -> None:
-    """Register the source with a SparkSession and turn on filter pushdown (required by our reader)."""
-    spark.dataSource.register(PaimonDataSource)  # type: ignore[attr-defined]
+    """Register the source with a SparkSession, with session (dynamic) options and Python
+    filter pushdown enabled (used by readers with ``filter-pushdown=true``)."""
+    from spark_jobs.datasource.dynamic_options import enable_session_options
+
+    enable_session_options(spark)  # type: ignore[arg-type]
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")  # type: ignore[attr-defined]

@@ -3,6 +3,12 @@
 Everything not listed here is a Paimon table option for this read or write only
 (``scan.snapshot-id``, ``scan.tag-name``, ``scan.timestamp-millis``, ``incremental-between``,
 ``source.split.target-size``, ``dynamic-partition-overwrite`` ...); unknown keys are an error.
+
+Streaming reads also take Paimon Spark's ``read.stream.maxFilesPerTrigger``,
+``read.stream.maxRowsPerTrigger``, ``read.stream.maxBytesPerTrigger``,
+``read.stream.minRowsPerTrigger`` + ``read.stream.maxTriggerDelayMs`` and ``read.changelog``;
+``catalog`` names the catalog that session options (``paimon.<catalog>.<db>.<table>.<key>``,
+see :mod:`.dynamic_options`) are matched against.
 """
 
 from __future__ import annotations
@@ -13,12 +19,19 @@ from dataclasses import dataclass, field
 from paimon_core.exceptions import InvalidArgumentError, InvalidOptionError
 
 __all__ = [
+    "CATALOG",
+    "CHECKPOINT_LOCATION",
     "COMMIT_IDENTIFIER",
     "COMMIT_USER",
     "FILTER",
     "FILTER_PUSHDOWN",
     "OVERWRITE_PARTITION",
+    "OWN_KEYS",
+    "PATH",
+    "READ_CHANGELOG",
+    "SESSION_SETTABLE_KEYS",
     "SourceOptions",
+    "StreamLimits",
     "STORAGE_PREFIX",
     "TABLE",
     "WAREHOUSE",
@@ -48,6 +61,26 @@ OVERWRITE_PARTITION = "overwrite-partition"
 #: Writes: rows handed to paimon_core per call (Spark's Arrow batches are small).
 WRITE_BATCH_ROWS = "write.batch-rows"
 WRITE_BATCH_ROWS_DEFAULT = 262_144
+#: Catalog name that session (dynamic) options are matched against (Paimon: the Spark catalog name).
+CATALOG = "catalog"
+CATALOG_DEFAULT = "paimon"
+#: Streaming reads: add a first column ``rowkind`` (+I/-U/+U/-D), as Paimon Spark's ``read.changelog``.
+READ_CHANGELOG = "read.changelog"
+#: Given by ``writeStream.option("checkpointLocation", ...)``; never a table option.
+CHECKPOINT_LOCATION = "checkpointlocation"
+#: Streaming read limits (Paimon Spark's SparkConnectorOptions; keys lower-cased as Spark passes them).
+MAX_FILES_PER_TRIGGER = "read.stream.maxfilespertrigger"
+MAX_ROWS_PER_TRIGGER = "read.stream.maxrowspertrigger"
+MAX_BYTES_PER_TRIGGER = "read.stream.maxbytespertrigger"
+MIN_ROWS_PER_TRIGGER = "read.stream.minrowspertrigger"
+MAX_TRIGGER_DELAY_MS = "read.stream.maxtriggerdelayms"
+_LIMIT_KEYS = (
+    MAX_FILES_PER_TRIGGER,
+    MAX_ROWS_PER_TRIGGER,
+    MAX_BYTES_PER_TRIGGER,
+    MIN_ROWS_PER_TRIGGER,
+    MAX_TRIGGER_DELAY_MS,
+)
 
 _OWN_KEYS = frozenset(
     {
@@ -60,8 +93,31 @@ _OWN_KEYS = frozenset(
         COMMIT_IDENTIFIER,
         OVERWRITE_PARTITION,
         WRITE_BATCH_ROWS,
+        CATALOG,
+        READ_CHANGELOG,
+        CHECKPOINT_LOCATION,
+        *_LIMIT_KEYS,
     }
 )
+#: The data source's own keys (never Paimon table options).
+OWN_KEYS = _OWN_KEYS
+#: Our keys that session (dynamic) options may set: the ones that tune a read, not what it reads.
+SESSION_SETTABLE_KEYS = frozenset({FILTER_PUSHDOWN, WRITE_BATCH_ROWS, READ_CHANGELOG, *_LIMIT_KEYS})
+
+
+@dataclass(frozen=True)
+class StreamLimits:
+    """Admission limits of one micro-batch (None: no limit)."""
+
+    max_files: int | None = None
+    max_rows: int | None = None
+    max_bytes: int | None = None
+    min_rows: int | None = None
+    max_trigger_delay_ms: int | None = None
+
+    @property
+    def any_max(self) -> bool:
+        return self.max_files is not None or self.max_rows is not None or self.max_bytes is not None
 
 
 @dataclass(frozen=True)
@@ -78,6 +134,10 @@ class SourceOptions:
     commit_identifier: int | None = None
     overwrite_partition: dict[str, str] | None = None
     write_batch_rows: int = WRITE_BATCH_ROWS_DEFAULT
+    catalog: str = CATALOG_DEFAULT
+    read_changelog: bool = False
+    stream_limits: StreamLimits = field(default_factory=StreamLimits)
+    checkpoint_location: str | None = None
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> SourceOptions:
@@ -102,6 +162,11 @@ class SourceOptions:
                 f"Option '{FILTER_PUSHDOWN}' must be true or false, got {pushdown!r}", key=FILTER_PUSHDOWN
             )
         batch_rows = opts.get(WRITE_BATCH_ROWS)
+        changelog = opts.get(READ_CHANGELOG, "false").strip().lower()
+        if changelog not in ("true", "false"):
+            raise InvalidOptionError(
+                f"Option '{READ_CHANGELOG}' must be true or false, got {changelog!r}", key=READ_CHANGELOG
+            )
         return cls(
             warehouse=warehouse,
             table=table,
@@ -121,7 +186,33 @@ class SourceOptions:
             write_batch_rows=_int(batch_rows, WRITE_BATCH_ROWS, minimum=1)
             if batch_rows
             else WRITE_BATCH_ROWS_DEFAULT,
+            catalog=(opts.get(CATALOG) or CATALOG_DEFAULT).strip(),
+            read_changelog=changelog == "true",
+            stream_limits=_stream_limits(opts),
+            checkpoint_location=opts.get(CHECKPOINT_LOCATION) or None,
         )
+
+    @property
+    def database_and_table(self) -> tuple[str, str]:
+        """``(db, table)`` of :attr:`table` (``default`` when no database is given)."""
+        db, sep, name = self.table.rpartition(".")
+        return (db if sep else "default"), name
+
+
+def _stream_limits(opts: Mapping[str, str]) -> StreamLimits:
+    values = {k: _int(opts[k], k, minimum=1) if opts.get(k) else None for k in _LIMIT_KEYS}
+    if (values[MIN_ROWS_PER_TRIGGER] is None) != (values[MAX_TRIGGER_DELAY_MS] is None):
+        raise InvalidOptionError(
+            "Can't provide only one of read.stream.minRowsPerTrigger and read.stream.maxTriggerDelayMs",
+            key=MIN_ROWS_PER_TRIGGER,
+        )
+    return StreamLimits(
+        max_files=values[MAX_FILES_PER_TRIGGER],
+        max_rows=values[MAX_ROWS_PER_TRIGGER],
+        max_bytes=values[MAX_BYTES_PER_TRIGGER],
+        min_rows=values[MIN_ROWS_PER_TRIGGER],
+        max_trigger_delay_ms=values[MAX_TRIGGER_DELAY_MS],
+    )
 
 
 def _int(value: str, key: str, *, minimum: int = 0) -> int:

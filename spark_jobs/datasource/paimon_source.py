@@ -40,6 +40,11 @@ superseded attempts are never committed (orphans for orphan-file cleanup); ``abo
 the files it is told about unless the commit landed. Primary-key tables need each (partition,
 bucket) written by one task: route the DataFrame with :func:`.routing.distribute_for_table`
 (``write_table`` does it), otherwise the commit is refused.
+
+Streaming: ``spark.readStream.format("paimon")`` (:mod:`.stream_reader`) and
+``df.writeStream.format("paimon")`` (:mod:`.stream_writer`). Session options
+(``spark.conf.set("paimon.*.db.t.scan.snapshot-id", "2")``, :mod:`.dynamic_options`) apply to
+every read and write; ``.option(...)`` wins over them.
 """
 
 from __future__ import annotations
@@ -54,16 +59,19 @@ from pyspark.sql.datasource import (
     DataSource,
     DataSourceArrowWriter,
     DataSourceReader,
+    DataSourceStreamReader,
+    DataSourceStreamWriter,
     Filter,
     InputPartition,
     WriterCommitMessage,
 )
-from pyspark.sql.types import StructType
+from pyspark.sql.types import StringType, StructField, StructType
 
 from paimon_core import FileSystemCatalog
 from paimon_core.exceptions import (
     CommitStateUnknownError,
     InvalidArgumentError,
+    SnapshotNotFoundError,
 )
 from paimon_core.operation.commit.committer import OverwriteSpec
 from paimon_core.options import (
@@ -80,6 +88,7 @@ from paimon_core.table.commit_message import CommitMessage
 from paimon_core.table.input_conform import check_column_names
 from paimon_core.table.source import DataSplit
 from paimon_core.table.table import FileStoreTable
+from spark_jobs.datasource.dynamic_options import session_options_for
 from spark_jobs.datasource.filters import convert_filters
 from spark_jobs.datasource.options import SourceOptions
 from spark_jobs.datasource.types import spark_arrow_schema, spark_schema, to_spark_batch
@@ -122,6 +131,9 @@ class PaimonDataSource(DataSource):
     def __init__(self, options: dict[str, str]) -> None:
         super().__init__(options)
         self._read_table: FileStoreTable | None = None
+        #: Session options for this table, read once when the DataFrame / query is defined
+        #: (this runs in the worker that builds the source at load() time; see dynamic_options).
+        self.session_options: dict[str, str] = session_options_for(options)
 
     @classmethod
     def name(cls) -> str:
@@ -129,7 +141,9 @@ class PaimonDataSource(DataSource):
         return SOURCE_NAME
 
     def _options(self) -> SourceOptions:
-        return SourceOptions.parse(self.options)
+        """The source's options over the session options (explicit options win, as in Paimon)."""
+        explicit = {str(k).lower(): v for k, v in self.options.items()}
+        return SourceOptions.parse({**self.session_options, **explicit})
 
     def _table_for_read(self) -> FileStoreTable:
         """The table with this read's options, pinned to the latest snapshot when not time-travelling."""
@@ -145,12 +159,25 @@ class PaimonDataSource(DataSource):
         return self._read_table
 
     def schema(self) -> StructType:
-        """The table's Spark schema (NOT NULL columns are non-nullable)."""
-        return spark_schema(self._table_for_read().schema.fields)
+        """The table's Spark schema (NOT NULL columns are non-nullable); with ``read.changelog``
+        a first column ``rowkind``. A start snapshot that does not exist (yet, or any more) is
+        fine for a streaming read: then the latest schema (a batch read fails when planned)."""
+        try:
+            fields = self._table_for_read().schema.fields
+        except SnapshotNotFoundError:
+            fields = load_table(self._options()).schema.fields
+        schema = spark_schema(fields)
+        if self._options().read_changelog:
+            from spark_jobs.datasource.stream_reader import ROWKIND_COLUMN
+
+            schema = StructType([StructField(ROWKIND_COLUMN, StringType(), nullable=False), *schema.fields])
+        return schema
 
     def reader(self, schema: StructType) -> PaimonReader:
         """A batch reader; ``schema`` may name a subset of the columns (a projection)."""
         opts = self._options()
+        if opts.read_changelog:
+            raise InvalidArgumentError("read.changelog is supported by streaming reads only")
         table = self._table_for_read()
         base = parse_predicate(opts.filter, list(table.schema.fields)) if opts.filter else None
         cls = PaimonPushdownReader if opts.filter_pushdown else PaimonReader
@@ -159,6 +186,32 @@ class PaimonDataSource(DataSource):
     def writer(self, schema: StructType, overwrite: bool) -> PaimonWriter:
         """A batch writer for ``mode("append")`` (``overwrite=False``) or ``mode("overwrite")``."""
         return PaimonWriter(self._options(), schema, overwrite)
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802 - Spark's name
+        """A streaming reader (``spark.readStream``): see :mod:`.stream_reader`."""
+        from paimon_core.table.stream_scan import STREAM_TIME_TRAVEL_KEYS
+        from spark_jobs.datasource.stream_reader import PaimonStreamReader
+
+        opts = self._options()
+        table = load_table(opts)
+        table_options = {k: v for k, v in opts.table_options.items() if k not in STREAM_TIME_TRAVEL_KEYS}
+        if table_options:
+            table = table.copy(table_options)  # validates every option
+        predicate = parse_predicate(opts.filter, list(table.schema.fields)) if opts.filter else None
+        return PaimonStreamReader(
+            table,
+            schema,
+            dict(opts.table_options),
+            predicate=predicate,
+            limits=opts.stream_limits,
+            read_changelog=opts.read_changelog,
+        )
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:  # noqa: N802
+        """A streaming writer (``df.writeStream``): see :mod:`.stream_writer`."""
+        from spark_jobs.datasource.stream_writer import PaimonStreamWriter
+
+        return PaimonStreamWriter(self._options(), schema, overwrite)
 
 
 # --------------------------------------------------------------------------------------------

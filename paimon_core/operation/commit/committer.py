@@ -223,6 +223,22 @@ class FileStoreCommit:
             for e in self.scan.live_entries(latest, flt)
         ]
 
+    def _overwrite_index_deletes(
+        self, latest: Snapshot | None, spec: OverwriteSpec, new: Sequence[ManifestEntry]
+    ) -> list[IndexManifestEntry]:
+        """Index files (HASH, deletion vectors) of the overwritten partitions, as DELETE entries
+        (Java's ``OverwriteChangesProvider``): their keys and rows are gone with the data."""
+        if latest is None or latest.index_manifest is None:
+            return []
+        entries = read_index_manifest(self.file_io, self.paths.manifest_path(latest.index_manifest))
+        if spec.static_partition:
+            pred = self._static_partition_predicate(spec.static_partition)
+            entries = [e for e in entries if pred.test_values(self.codec.decode(e.partition))]
+        elif spec.dynamic and self.schema.partition_keys:
+            written = {e.partition for e in new}
+            entries = [e for e in entries if e.partition in written]
+        return [IndexManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.index_file) for e in entries]
+
     def _try_commit(
         self,
         entries: list[ManifestEntry],
@@ -245,9 +261,11 @@ class FileStoreCommit:
             attempt += 1
             latest = self.snapshot_manager.latest_snapshot()
             changes = list(entries)
+            index = index_changes
             if overwrite is not None:
                 changes = self._overwrite_deletes(latest, overwrite, entries) + changes
-            sid = self._attempt(latest, changes, kind, identifier, properties, watermark, check_append, index_changes)
+                index = [*self._overwrite_index_deletes(latest, overwrite, entries), *index_changes]
+            sid = self._attempt(latest, changes, kind, identifier, properties, watermark, check_append, index)
             if sid is not None:
                 return sid, attempt, changes
             elapsed_ms = (time.monotonic() - started) * 1000

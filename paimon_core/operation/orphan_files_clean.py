@@ -1,0 +1,324 @@
+"""Delete files no snapshot, tag or long-lived changelog of any branch references.
+
+Mirrors Java's ``OrphanFilesClean`` (the age cutoff, branch validation) and
+``LocalOrphanFilesClean`` (the single-process run); ``spark_jobs.remove_orphan_files`` reuses the
+pieces for its distributed run. Candidates (see :mod:`orphan_candidates`) are the files of the
+data, manifest, index, statistics directories and the non-snapshot files of each branch's
+snapshot and changelog directories; references are read by :mod:`referenced_files`.
+
+A candidate is deleted when nothing references it and its modification time is older than the
+cutoff. Candidates are listed *before* the references are read, so a commit that lands meanwhile
+is seen by the reference read (Paimon issue #3074), and files newer than the cutoff are never
+touched. A root file that vanished while being read is skipped; any other failure to read what
+is referenced raises :class:`OrphanCleanAbortedError` before anything is deleted. Directories are
+never deleted, except data directories left empty.
+
+Memory: the old-enough candidates of the table (one ``FileStatus`` each) and the referenced
+names among them; for tables with millions of files use the Spark job.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
+
+from paimon_core.exceptions import InvalidArgumentError, OrphanCleanAbortedError, PaimonError
+from paimon_core.io.file_io import FileIO, FileStatus
+from paimon_core.operation.orphan_candidates import (
+    CandidateDir,
+    list_candidate_files,
+    plan_candidate_dirs,
+    prune_empty_dirs,
+)
+from paimon_core.operation.referenced_files import (
+    MAIN_BRANCH,
+    ReferenceReader,
+    RootRefs,
+    branch_path,
+    collect_roots,
+    list_branches,
+    parallel_map,
+)
+from paimon_core.paths import PathFactory
+from paimon_core.results import _ToDict
+from paimon_core.schema.schema_manager import SchemaManager
+from paimon_core.utils.time_util import TimePoint, to_epoch_millis
+
+if TYPE_CHECKING:
+    from paimon_core.catalog.filesystem_catalog import FileSystemCatalog
+    from paimon_core.table.table import FileStoreTable
+
+__all__ = [
+    "DEFAULT_OLDER_THAN_MILLIS",
+    "MAX_REPORTED_PATHS",
+    "SAFE_MIN_AGE_MILLIS",
+    "OrphanFilesClean",
+    "OrphanFilesCleanResult",
+    "clean_database",
+    "combine_results",
+    "resolve_older_than",
+    "valid_branches",
+]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+DEFAULT_OLDER_THAN_MILLIS = 86_400_000  # 1 day, as Java
+SAFE_MIN_AGE_MILLIS = 3_600_000  # a cutoff closer to now than this needs force=True
+MAX_REPORTED_PATHS = 1000
+
+
+@dataclass(frozen=True)
+class OrphanFilesCleanResult(_ToDict):
+    """Outcome of one orphan clean (``deleted_*`` count what would go in a dry run)."""
+
+    table: str
+    deleted_paths: tuple[str, ...]  # sorted, the first MAX_REPORTED_PATHS only
+    deleted_file_count: int
+    deleted_bytes: int
+    candidates_scanned: int  # files listed in the candidate directories
+    older_than_millis: int
+    dry_run: bool
+
+
+# --- arguments and branches -----------------------------------------------------------------
+
+
+def resolve_older_than(older_than: TimePoint | None, now_millis: int, *, force: bool = False) -> int:
+    """The cutoff in epoch millis: ``now - 1 day`` by default; a cutoff that is not in the past
+    is refused, one less than an hour ago only with ``force``."""
+    if older_than is None:
+        return now_millis - DEFAULT_OLDER_THAN_MILLIS
+    cutoff = to_epoch_millis(older_than, name="older_than")
+    if cutoff >= now_millis:
+        raise InvalidArgumentError(
+            f"older_than ({older_than!r}) must be in the past (now is {now_millis}): files being "
+            "written right now are not referenced yet and would be deleted",
+            argument="older_than",
+        )
+    if now_millis - cutoff < SAFE_MIN_AGE_MILLIS and not force:
+        raise InvalidArgumentError(
+            f"older_than ({older_than!r}) is less than 1 hour ago: in-flight writes could lose files; "
+            "pass force=True (--force) if no job writes to the table",
+            argument="older_than",
+        )
+    return cutoff
+
+
+def valid_branches(file_io: FileIO, table_path: str) -> list[str]:
+    """``main`` plus every branch; aborts when a branch has no schema (Java's validBranches)."""
+    branches = list_branches(file_io, table_path)
+    broken = [
+        b for b in branches if not SchemaManager(file_io, PathFactory(branch_path(table_path, b))).list_ids()
+    ]
+    if broken:
+        raise OrphanCleanAbortedError(
+            f"Branches {broken} of {table_path} have no schema: orphan clean aborted, nothing deleted. "
+            "Check these branches by hand.",
+            branches=broken,
+        )
+    return [MAIN_BRANCH, *branches]
+
+
+# --- the local run --------------------------------------------------------------------------
+
+
+class OrphanFilesClean:
+    """Single-process orphan clean of one table (threads for listing and reading).
+
+    ``clean()`` first lists the candidates (only the old enough ones are kept, as
+    ``FileStatus``), then reads the references into a set of file names restricted to the
+    candidates' names, then deletes the difference.
+    """
+
+    def __init__(
+        self,
+        table: FileStoreTable,
+        *,
+        parallelism: int = 8,
+        clean_empty_dirs: bool = True,
+        vanish_checks: int = 3,
+        vanish_wait_seconds: float = 0.5,
+    ) -> None:
+        if parallelism < 1:
+            raise InvalidArgumentError(f"parallelism must be >= 1, got {parallelism}", argument="parallelism")
+        self.table = table
+        self.parallelism = parallelism
+        self.clean_empty_dirs = clean_empty_dirs
+        self.reader = ReferenceReader(
+            table.file_io, table.path, vanish_checks=vanish_checks, vanish_wait_seconds=vanish_wait_seconds
+        )
+
+    def clean(
+        self, *, older_than: TimePoint | None = None, dry_run: bool = False, force: bool = False
+    ) -> OrphanFilesCleanResult:
+        """Delete (or, with ``dry_run``, only report) the orphan files older than ``older_than``."""
+        table = self.table
+        cutoff = resolve_older_than(older_than, table.clock.now_millis(), force=force)
+        started = time.monotonic()
+        branches = valid_branches(table.file_io, table.path)
+        dirs = plan_candidate_dirs(table, branches)
+        # 1. candidates first ...
+        listed = parallel_map(list_candidate_files, dirs, self.parallelism)
+        scanned = sum(len(x) for x in listed)
+        empty = {i for i, x in enumerate(listed) if not x and dirs[i].mtime_millis < cutoff}
+        candidates = [
+            (i, s) for i, statuses in enumerate(listed) for s in statuses if s.mtime_millis < cutoff
+        ]
+        del listed
+        names = {s.name for _, s in candidates}
+        # 2. ... then what is referenced: a commit that landed meanwhile is seen here.
+        referenced = self.referenced_names(branches, keep=names.__contains__)
+        del names
+        orphans = sorted(((i, s) for i, s in candidates if s.name not in referenced), key=lambda x: x[1].path)
+        del candidates, referenced
+        # 3. delete
+        deleted = orphans if dry_run else self._delete(dirs, orphans)
+        if not dry_run and self.clean_empty_dirs:
+            prune = empty | {i for i, _ in deleted}
+            prune_empty_dirs(dirs[i] for i in sorted(prune))
+        result = OrphanFilesCleanResult(
+            table=table.name,
+            deleted_paths=tuple(s.path for _, s in deleted[:MAX_REPORTED_PATHS]),
+            deleted_file_count=len(deleted),
+            deleted_bytes=sum(s.size for _, s in deleted),
+            candidates_scanned=scanned,
+            older_than_millis=cutoff,
+            dry_run=dry_run,
+        )
+        logger.info(
+            "Orphan clean of %s%s: %d of %d files (%d bytes) older than %d %s in %.1fs",
+            table.name,
+            " (dry run)" if dry_run else "",
+            result.deleted_file_count,
+            scanned,
+            result.deleted_bytes,
+            cutoff,
+            "found" if dry_run else "deleted",
+            time.monotonic() - started,
+        )
+        return result
+
+    def referenced_names(
+        self, branches: Sequence[str], *, keep: Callable[[str], bool] | None = None
+    ) -> set[str]:
+        """Names of every file any root of ``branches`` references (only those ``keep`` accepts).
+
+        Raises :class:`OrphanCleanAbortedError` when something referenced cannot be read.
+        """
+        table = self.table
+        try:
+            roots = collect_roots(table.file_io, table.path, branches, parallelism=self.parallelism)
+            return self._referenced(roots, keep or (lambda _: True))
+        except OrphanCleanAbortedError:
+            raise
+        except Exception as e:
+            raise OrphanCleanAbortedError(
+                f"Orphan clean of {table.name} aborted, nothing deleted: cannot read what the table "
+                f"references: {type(e).__name__}: {e}",
+                table=table.name,
+            ) from e
+
+    def _referenced(self, roots: list[RootRefs], keep: Callable[[str], bool]) -> set[str]:
+        referenced: set[str] = set()
+        # The last (most durable) root naming a manifest is re-checked if it is missing.
+        manifest_root: dict[str, int] = {}
+        for start, named in self._chunks(self.reader.root_files, roots):
+            for offset, files in enumerate(named):
+                for name, is_manifest in files or ():
+                    if is_manifest:
+                        manifest_root[name] = start + offset
+                    if keep(name):
+                        referenced.add(name)
+
+        def data_files(item: tuple[str, int]) -> list[str] | None:
+            return self.reader.manifest_files(item[0], roots[item[1]])
+
+        for _, chunk in self._chunks(data_files, list(manifest_root.items())):
+            referenced.update(n for files in chunk for n in files or () if keep(n))
+        return referenced
+
+    def _chunks(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, list[R]]]:
+        """``fn`` over ``items`` in parallel, one bounded chunk of results in memory at a time."""
+        size = max(64, self.parallelism * 8)
+        for start in range(0, len(items), size):
+            yield start, parallel_map(fn, items[start : start + size], self.parallelism)
+
+    def _delete(
+        self, dirs: Sequence[CandidateDir], orphans: list[tuple[int, FileStatus]]
+    ) -> list[tuple[int, FileStatus]]:
+        def delete(item: tuple[int, FileStatus]) -> bool:
+            i, status = item
+            if status.is_dir:  # never: candidates are files; kept as a last guard
+                logger.error("Refusing to delete directory %s in orphan clean", status.path)
+                return False
+            try:
+                return dirs[i].file_io.delete(status.path)
+            except (OSError, PaimonError) as e:
+                logger.warning("Could not delete orphan file %s: %s", status.path, e)
+                return False
+
+        ok = parallel_map(delete, orphans, self.parallelism)
+        return [item for item, done in zip(orphans, ok, strict=True) if done]
+
+
+# --- several tables -------------------------------------------------------------------------
+
+
+def combine_results(results: Sequence[OrphanFilesCleanResult], *, table: str) -> OrphanFilesCleanResult:
+    """One result over several tables (``db.*``): sums, and the first paths in path order."""
+    paths = sorted(p for r in results for p in r.deleted_paths)[:MAX_REPORTED_PATHS]
+    return OrphanFilesCleanResult(
+        table=table,
+        deleted_paths=tuple(paths),
+        deleted_file_count=sum(r.deleted_file_count for r in results),
+        deleted_bytes=sum(r.deleted_bytes for r in results),
+        candidates_scanned=sum(r.candidates_scanned for r in results),
+        older_than_millis=results[0].older_than_millis if results else 0,
+        dry_run=results[0].dry_run if results else True,
+    )
+
+
+def clean_database(
+    catalog: FileSystemCatalog,
+    database: str,
+    *,
+    older_than: TimePoint | None = None,
+    dry_run: bool = False,
+    force: bool = False,
+    parallelism: int = 8,
+) -> list[OrphanFilesCleanResult]:
+    """Orphan clean of every table of a database (``db.*``), one cutoff for all.
+
+    A table whose clean aborts does not stop the others; afterwards the first failure is
+    raised as :class:`OrphanCleanAbortedError` naming every failed table.
+    """
+    cutoff = resolve_older_than(older_than, catalog.clock.now_millis(), force=force)
+    results: list[OrphanFilesCleanResult] = []
+    failed: dict[str, PaimonError] = {}
+    for name in catalog.list_tables(database):
+        identifier = f"{database}.{name}"
+        try:
+            table = catalog.get_table(identifier)
+            results.append(
+                OrphanFilesClean(table, parallelism=parallelism).clean(
+                    older_than=cutoff, dry_run=dry_run, force=True
+                )
+            )
+        except PaimonError as e:
+            logger.error("Orphan clean of %s failed: %s", identifier, e)
+            failed[identifier] = e
+    if failed:
+        done = combine_results(results, table=f"{database}.*")
+        raise OrphanCleanAbortedError(
+            f"Orphan clean failed for {sorted(failed)} (nothing deleted in those); "
+            f"{len(results)} other table(s) cleaned ({done.deleted_file_count} files): "
+            + "; ".join(f"{t}: {e}" for t, e in sorted(failed.items())),
+            tables=sorted(failed),
+        ) from next(iter(failed.values()))
+    return results

@@ -1,0 +1,160 @@
+"""Table maintenance calls of :class:`FileStoreTable` (a mixin, so table.py stays small).
+
+Each call is a thin entry point over one short-lived operation, as in Java's
+``FileStoreTable`` (expireSnapshots, createTag, rollbackTo, ...). Destructive calls take
+``dry_run``; each returns a typed result with ``to_dict()``. Times are epoch millis, a
+datetime or an ISO string; durations are millis, a timedelta or a Paimon duration ('1 d').
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from paimon_core.consumer.consumer_manager import ConsumerManager
+    from paimon_core.snapshot.snapshot import Snapshot
+    from paimon_core.utils.time_util import Duration, TimePoint
+
+
+class TableMaintenance:
+    """Snapshot/changelog expiry, orphan cleanup, tags, rollback, consumers, system tables."""
+
+    # set by FileStoreTable.__init__
+    consumer_manager: ConsumerManager
+
+    # --- expiry ------------------------------------------------------------------------
+    def expire_snapshots(
+        self,
+        *,
+        retain_max: int | None = None,
+        retain_min: int | None = None,
+        older_than: TimePoint | None = None,
+        max_deletes: int | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """Expire snapshots by the table's retention options (arguments override them)."""
+        from paimon_core.operation.expire_snapshots import ExpireSnapshots
+
+        return ExpireSnapshots(self).expire(  # type: ignore[arg-type]
+            retain_max=retain_max, retain_min=retain_min, older_than=older_than, max_deletes=max_deletes, dry_run=dry_run
+        )
+
+    def expire_changelogs(
+        self,
+        *,
+        retain_max: int | None = None,
+        retain_min: int | None = None,
+        older_than: TimePoint | None = None,
+        max_deletes: int | None = None,
+        delete_all: bool = False,
+        dry_run: bool = False,
+    ) -> Any:
+        """Expire long-lived changelogs (``changelog/changelog-N``) of a decoupled lifecycle."""
+        from paimon_core.operation.expire_changelogs import ExpireChangelogs
+
+        return ExpireChangelogs(self).expire(  # type: ignore[arg-type]
+            retain_max=retain_max,
+            retain_min=retain_min,
+            older_than=older_than,
+            max_deletes=max_deletes,
+            delete_all=delete_all,
+            dry_run=dry_run,
+        )
+
+    def remove_orphan_files(
+        self, *, older_than: TimePoint | None = None, dry_run: bool = False, force: bool = False
+    ) -> Any:
+        """Delete files nothing references that are older than ``older_than`` (default now - 1 day)."""
+        from paimon_core.operation.orphan_files_clean import OrphanFilesClean
+
+        return OrphanFilesClean(self).clean(older_than=older_than, dry_run=dry_run, force=force)  # type: ignore[arg-type]
+
+    # --- tags --------------------------------------------------------------------------
+    def create_tag(
+        self, name: str, snapshot_id: int | None = None, *, time_retained: Duration | None = None
+    ) -> Snapshot:
+        """Tag a snapshot (latest by default); TagAlreadyExistsError if the name is taken."""
+        from paimon_core.tag.tag_operations import create_tag
+
+        return create_tag(self, name, snapshot_id, time_retained=time_retained)  # type: ignore[arg-type]
+
+    def create_tag_from_timestamp(
+        self, name: str, timestamp: TimePoint, *, time_retained: Duration | None = None
+    ) -> Snapshot:
+        """Tag the first snapshot committed at or after ``timestamp`` (Java's createTagFromTimestamp)."""
+        from paimon_core.tag.tag_operations import create_tag_from_timestamp
+
+        return create_tag_from_timestamp(self, name, timestamp, time_retained=time_retained)  # type: ignore[arg-type]
+
+    def replace_tag(
+        self, name: str, snapshot_id: int | None = None, *, time_retained: Duration | None = None
+    ) -> Snapshot:
+        from paimon_core.tag.tag_operations import replace_tag
+
+        return replace_tag(self, name, snapshot_id, time_retained=time_retained)  # type: ignore[arg-type]
+
+    def rename_tag(self, name: str, target: str) -> Snapshot:
+        from paimon_core.tag.tag_operations import rename_tag
+
+        return rename_tag(self, name, target)  # type: ignore[arg-type]
+
+    def delete_tag(self, names: str | Sequence[str], *, dry_run: bool = False) -> Any:
+        """Delete tags (a comma-separated string or a list) and the files only they used."""
+        from paimon_core.operation.tag_deletion import delete_tags
+
+        return delete_tags(self, names, dry_run=dry_run)  # type: ignore[arg-type]
+
+    def expire_tags(self, *, older_than: TimePoint | None = None, dry_run: bool = False) -> Any:
+        """Delete tags past their time-retained (or created before ``older_than``)."""
+        from paimon_core.tag.tag_time_expire import expire_tags
+
+        return expire_tags(self, older_than=older_than, dry_run=dry_run)  # type: ignore[arg-type]
+
+    def trigger_tag_automatic_creation(self, *, now: TimePoint | None = None) -> Any:
+        """Create the period tags ``tag.automatic-creation`` asks for, as of ``now`` (idempotent)."""
+        from paimon_core.tag.tag_auto_creation import TagAutoCreation
+
+        return TagAutoCreation(self).run(now=now)  # type: ignore[arg-type]
+
+    # --- rollback ----------------------------------------------------------------------
+    def rollback_to(self, target: int | str, *, dry_run: bool = False) -> Any:
+        """Make a snapshot id or tag the latest state, metadata-only (Paimon 1.2+)."""
+        from paimon_core.table.rollback_helper import RollbackHelper
+
+        return RollbackHelper(self).rollback_to(target, dry_run=dry_run)  # type: ignore[arg-type]
+
+    def rollback_to_timestamp(self, timestamp: TimePoint, *, dry_run: bool = False) -> Any:
+        from paimon_core.table.rollback_helper import RollbackHelper
+
+        return RollbackHelper(self).rollback_to_timestamp(timestamp, dry_run=dry_run)  # type: ignore[arg-type]
+
+    def rollback_to_as_latest(self, target: int | str, *, dry_run: bool = False) -> Any:
+        """Non-destructive rollback: a new snapshot with the target's state; later ones stay."""
+        from paimon_core.table.rollback_helper import RollbackHelper
+
+        return RollbackHelper(self).rollback_to_as_latest(target, dry_run=dry_run)  # type: ignore[arg-type]
+
+    # --- consumers ---------------------------------------------------------------------
+    def reset_consumer(self, consumer_id: str, next_snapshot_id: int | None = None) -> Any:
+        """Move a consumer to ``next_snapshot_id``; without one, delete the consumer."""
+        from paimon_core.consumer.consumer_operations import reset_consumer
+
+        return reset_consumer(self, consumer_id, next_snapshot_id)  # type: ignore[arg-type]
+
+    def clear_consumers(
+        self, including: str = ".*", excluding: str | None = None, *, dry_run: bool = False
+    ) -> Any:
+        from paimon_core.consumer.consumer_operations import clear_consumers
+
+        return clear_consumers(self, including, excluding, dry_run=dry_run)  # type: ignore[arg-type]
+
+    # --- system tables -----------------------------------------------------------------
+    def system_table(self, name: str) -> pa.Table:
+        """A system table (``snapshots``, ``schemas``, ``options``, ``files``, ``manifests``,
+        ``tags``, ``consumers``, ``partitions``) as an Arrow table with Paimon's columns."""
+        from paimon_core.table.system import read_system_table
+
+        return read_system_table(self, name)  # type: ignore[arg-type]

@@ -1,0 +1,179 @@
+"""Shared shape of the metadata procedure jobs (expire_snapshots, create_tag, rollback_to ...).
+
+Each procedure job is a thin command line over one :class:`~paimon_core.table.table.FileStoreTable`
+facade call, with Paimon's procedure argument names and order (``CALL sys.expire_snapshots(table,
+retain_max, retain_min, older_than, max_deletes)``):
+
+* every argument is a flag in both spellings, ``--retain-max 5`` and ``--retain_max 5`` (plus
+  Paimon's older camelCase names where they differ, e.g. ``--nextSnapshotId``);
+* the arguments may also be given positionally after the flags, in Paimon's order
+  (``expire_snapshots --warehouse W --table db.t 5 2``); giving one both ways is an error;
+* ``--dry-run`` where the core call takes ``dry_run``.
+
+The job prints exactly one JSON line: the core result's ``to_dict()`` plus ``job``, ``status``
+and ``table``; on a bad argument it prints an error line and exits 2, on a core
+:class:`~paimon_core.PaimonError` (missing table, unknown tag, invalid retention...) exits 1.
+
+These jobs only read and write metadata files, so they never start a Spark session (a JVM launch
+costs seconds): nothing here imports pyspark. Run them with ``python -m spark_jobs <job>``;
+``spark-submit`` works too but only adds the JVM start-up.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from paimon_core import FileSystemCatalog, PaimonError
+from paimon_core.snapshot.snapshot import Snapshot
+from paimon_core.table.table import FileStoreTable
+from spark_jobs.common.args import (
+    EXIT_FAILURE,
+    EXIT_USAGE,
+    JobConfig,
+    UsageError,
+    base_parser,
+    parse_job_args,
+)
+from spark_jobs.common.output import configure_logging, emit, emit_error
+
+__all__ = ["Param", "ProcedureArgs", "open_table", "parse_procedure_args", "result_dict", "run_procedure"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One procedure argument: Paimon's name, its type, and whether it must be given."""
+
+    name: str
+    kind: Literal["int", "str"]
+    help: str
+    required: bool = False
+    aliases: tuple[str, ...] = ()  # other accepted flag names (Paimon's camelCase ones)
+
+    def flags(self) -> list[str]:
+        names = [self.name.replace("_", "-"), self.name, *self.aliases]
+        return [f"--{n}" for n in dict.fromkeys(names)]
+
+
+@dataclass(frozen=True)
+class ProcedureArgs:
+    """The parsed command line: the common config, the procedure arguments, and dry_run."""
+
+    config: JobConfig
+    values: Mapping[str, Any]
+    dry_run: bool = False
+
+    def get(self, name: str) -> Any:
+        return self.values.get(name)
+
+
+def _convert(param: Param, raw: str) -> int | str:
+    if param.kind == "int":
+        try:
+            return int(raw.strip())
+        except ValueError:
+            raise UsageError(f"--{param.name.replace('_', '-')} must be an integer, got {raw!r}") from None
+    if not raw.strip():
+        raise UsageError(f"--{param.name.replace('_', '-')} must not be empty")
+    return raw.strip()
+
+
+def parse_procedure_args(
+    job: str, description: str, params: Sequence[Param], argv: Sequence[str] | None, *, dry_run: bool
+) -> ProcedureArgs:
+    """Parse flags and positional arguments (in ``params`` order) into :class:`ProcedureArgs`."""
+    parser = base_parser(job, description)
+    for p in params:
+        parser.add_argument(*p.flags(), dest=p.name, metavar=p.name.upper(), help=p.help)
+    parser.add_argument(
+        "positional",
+        nargs="*",
+        metavar="ARG",
+        help=f"arguments in Paimon's order: {', '.join(p.name for p in params)}",
+    )
+    if dry_run:
+        parser.add_argument(
+            "--dry-run",
+            "--dry_run",
+            dest="dry_run",
+            action="store_true",
+            help="report what would change; change nothing",
+        )
+    config, ns = parse_job_args(job, parser, argv)
+    positional: list[str] = list(ns.positional)
+    if len(positional) > len(params):
+        raise UsageError(f"too many arguments {positional}; {job} takes {', '.join(p.name for p in params)}")
+    values: dict[str, Any] = {}
+    for i, p in enumerate(params):
+        flag_value: str | None = getattr(ns, p.name)
+        pos_value = positional[i] if i < len(positional) else None
+        if flag_value is not None and pos_value is not None:
+            raise UsageError(f"{p.name} given twice: as --{p.name.replace('_', '-')} and as argument {i + 1}")
+        raw = flag_value if flag_value is not None else pos_value
+        if raw is None:
+            if p.required:
+                raise UsageError(f"missing required argument --{p.name.replace('_', '-')}")
+            continue
+        values[p.name] = _convert(p, raw)
+    return ProcedureArgs(config=config, values=values, dry_run=bool(getattr(ns, "dry_run", False)))
+
+
+def open_table(config: JobConfig) -> FileStoreTable:
+    """The job's table (TableNotFoundError / DatabaseNotFoundError if it does not exist)."""
+    catalog = FileSystemCatalog(config.warehouse, storage_options=dict(config.storage_options) or None)
+    return catalog.get_table(config.table)
+
+
+def result_dict(result: object) -> dict[str, Any]:
+    """A JSON-safe dict of a core result (``to_dict()``; a tag's snapshot as a short summary)."""
+    if result is None:
+        return {}
+    if isinstance(result, Snapshot):
+        return {
+            "snapshot_id": result.id,
+            "schema_id": result.schema_id,
+            "commit_time_millis": result.time_millis,
+            "record_count": result.total_record_count,
+            "tag_create_time": result.tag_create_time,
+            "tag_time_retained": result.tag_time_retained,
+        }
+    to_dict = getattr(result, "to_dict", None)
+    if callable(to_dict):
+        out = to_dict()
+        if isinstance(out, Mapping):
+            return dict(out)
+    if isinstance(result, Mapping):
+        return dict(result)
+    return {"result": result}
+
+
+def run_procedure(
+    job: str,
+    argv: Sequence[str] | None,
+    parse: Callable[[Sequence[str]], ProcedureArgs],
+    call: Callable[[FileStoreTable, ProcedureArgs], Mapping[str, Any]],
+) -> int:
+    """Parse, open the table, run ``call``, print one JSON line; returns the exit code."""
+    configure_logging()
+    try:
+        args = parse(list(sys.argv[1:] if argv is None else argv))
+    except UsageError as e:
+        return emit_error(job, e, exit_code=EXIT_USAGE)
+    try:
+        table = open_table(args.config)
+        payload = dict(call(table, args))
+    except UsageError as e:
+        return emit_error(job, e, exit_code=EXIT_USAGE)
+    except (PaimonError, OSError) as e:
+        logger.info("%s on %s failed: %s", job, args.config.table, e)
+        return emit_error(job, e, exit_code=EXIT_FAILURE)
+    except Exception as e:  # noqa: BLE001 - an unexpected error still becomes the JSON line
+        logger.exception("%s on %s failed", job, args.config.table)
+        return emit_error(job, e, exit_code=EXIT_FAILURE)
+    emit({**payload, "job": job, "status": "ok", "table": args.config.table})
+    return 0

@@ -1,0 +1,353 @@
+"""``remove_orphan_files``: delete the files no snapshot, tag or changelog of any branch references.
+
+::
+
+    python -m spark_jobs remove_orphan_files --warehouse W --table DB.T|DB.* \\
+        [--older-than ISO|millis] [--dry-run] [--force] [--parallelism N] [--mode distributed|local]
+
+* ``--older-than``: only files modified before it are deleted (default: now - 1 day). A time in
+  the future is refused, one less than an hour ago only with ``--force``.
+* ``--mode distributed`` (default; Java's ``SparkOrphanFilesClean``): the driver plans the
+  candidate directories and reads the snapshot / tag / changelog files; executors list the
+  directories, read manifest lists and manifests into referenced file names, a left-anti join of
+  candidates against them (DataFrames) gives the orphans, and executors delete them. Only counts
+  and the first 1000 paths reach the driver. The candidates are listed and materialized *before*
+  the references are read (Paimon issue #3074); a failure to read a reference fails the job
+  before anything is deleted.
+* ``--mode local``: the whole clean in this process (``paimon_core``'s ``OrphanFilesClean``); no
+  Spark session is started.
+
+Prints one JSON line: job, status, mode, table, deleted_file_count, deleted_bytes, deleted_paths
+(first 1000, sorted), candidates_scanned, older_than_millis, dry_run, tables (per-table counts),
+seconds. Bad arguments exit 2; a failed or aborted clean exits 1.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from paimon_core import FileSystemCatalog, PaimonError
+from paimon_core.exceptions import InvalidArgumentError, OrphanCleanAbortedError
+from paimon_core.operation.orphan_candidates import (
+    CandidateDir,
+    list_candidate_files,
+    plan_candidate_dirs,
+    prune_empty_dirs,
+)
+from paimon_core.operation.orphan_files_clean import (
+    MAX_REPORTED_PATHS,
+    OrphanFilesClean,
+    OrphanFilesCleanResult,
+    combine_results,
+    resolve_older_than,
+    valid_branches,
+)
+from paimon_core.operation.referenced_files import ReferenceReader, RootRefs, collect_roots
+from paimon_core.table.table import FileStoreTable
+from spark_jobs.common.args import (
+    EXIT_FAILURE,
+    EXIT_USAGE,
+    JobConfig,
+    UsageError,
+    base_parser,
+    parse_job_args,
+)
+from spark_jobs.common.output import configure_logging, emit, emit_error
+
+if TYPE_CHECKING:
+    from pyspark import Broadcast
+    from pyspark.sql import Row, SparkSession
+
+__all__ = ["OrphanCleanPlan", "clean_table_distributed", "main", "parse_args", "run"]
+
+logger = logging.getLogger(__name__)
+
+JOB = "remove_orphan_files"
+Mode = Literal["distributed", "local"]
+_CANDIDATES = "name string, path string, size long, mtime long, dir_id int"
+
+
+@dataclass(frozen=True)
+class OrphanCleanPlan:
+    """What the job was asked to do (pure; no Spark, no IO)."""
+
+    config: JobConfig
+    older_than: str | None = None
+    dry_run: bool = False
+    force: bool = False
+    parallelism: int | None = None
+    mode: Mode = "distributed"
+
+    @property
+    def database(self) -> str:
+        return self.config.table.split(".", 1)[0]
+
+    @property
+    def all_tables(self) -> bool:
+        return self.config.table.split(".", 1)[1] == "*"
+
+
+def parse_args(argv: Sequence[str] | None) -> OrphanCleanPlan:
+    """Parse the command line (raises :class:`UsageError`)."""
+    p = base_parser(JOB, "Delete files of a Paimon table (or DB.*) that nothing references.")
+    p.add_argument("--older-than", help="ISO-8601 time or epoch millis (default: now - 1 day)")
+    p.add_argument("--dry-run", action="store_true", help="report the orphans, delete nothing")
+    p.add_argument("--force", action="store_true", help="allow --older-than less than 1 hour ago")
+    p.add_argument("--parallelism", type=int, help="tasks / threads (default: Spark's default parallelism)")
+    p.add_argument("--mode", default="distributed", choices=("distributed", "local"))
+    config, ns = parse_job_args(JOB, p, argv)
+    if ns.parallelism is not None and ns.parallelism <= 0:
+        raise UsageError(f"--parallelism must be > 0, got {ns.parallelism}")
+    plan = OrphanCleanPlan(config, ns.older_than, ns.dry_run, ns.force, ns.parallelism, ns.mode)
+    try:  # validate the cutoff before any table or Spark work
+        resolve_older_than(plan.older_than, int(time.time() * 1000), force=plan.force)
+    except InvalidArgumentError as e:
+        raise UsageError(f"--older-than: {e}") from None
+    return plan
+
+
+# --------------------------------------------------------------------------------------------
+# the distributed clean of one table
+# --------------------------------------------------------------------------------------------
+
+
+def _list_dir(item: tuple[int, CandidateDir]) -> list[tuple[str, str, int, int, int]]:
+    dir_id, d = item
+    return [(s.name, s.path, s.size, s.mtime_millis, dir_id) for s in list_candidate_files(d)]
+
+
+def _root_rows(
+    idxs: Iterable[int], reader: ReferenceReader, roots: Broadcast[list[RootRefs]]
+) -> Iterator[tuple[str, bool, int]]:
+    for idx in idxs:
+        for name, is_manifest in reader.root_files(roots.value[idx]) or ():
+            yield (name, is_manifest, idx)
+
+
+def _manifest_rows(
+    rows: Iterable[Row], reader: ReferenceReader, roots: Broadcast[list[RootRefs]]
+) -> Iterator[tuple[str]]:
+    for row in rows:
+        for name in reader.manifest_files(row["name"], roots.value[row["root"]]) or ():
+            yield (name,)
+
+
+def _delete_rows(rows: Iterable[Row], dirs: Broadcast[list[CandidateDir]]) -> Iterator[tuple[int, int]]:
+    """Delete one partition's orphans (each directory lives in one partition), then prune the
+    data directories that became empty; yields (files, bytes) deleted."""
+    count = size = 0
+    touched: set[int] = set()
+    for row in rows:
+        d = dirs.value[row["dir_id"]]
+        try:
+            ok = d.file_io.delete(row["path"])
+        except (OSError, PaimonError) as e:
+            logger.warning("Could not delete orphan file %s: %s", row["path"], e)
+            ok = False
+        if ok:
+            count, size = count + 1, size + row["size"]
+            touched.add(row["dir_id"])
+    prune_empty_dirs(dirs.value[i] for i in sorted(touched))
+    yield (count, size)
+
+
+def _cause(e: BaseException) -> str:
+    """The last ``...Error: message`` line of an executor's Python traceback."""
+    lines = [ln.strip() for ln in str(e).splitlines() if "Error:" in ln or "Exception:" in ln]
+    return lines[-1] if lines else f"{type(e).__name__}: {str(e).strip()[:500]}"
+
+
+def clean_table_distributed(
+    spark: SparkSession, table: FileStoreTable, *, cutoff: int, dry_run: bool, parallelism: int
+) -> OrphanFilesCleanResult:
+    """Orphan clean of one table on the cluster (``cutoff`` already validated)."""
+    from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
+
+    sc = spark.sparkContext
+    branches = valid_branches(table.file_io, table.path)
+    dirs = plan_candidate_dirs(table, branches)
+    # 1. Candidates first, materialized with their lineage cut: never re-listed later.
+    sc.setJobDescription(f"orphan clean {table.name}: list {len(dirs)} directories")
+    listing = sc.parallelize(list(enumerate(dirs)), _slices(len(dirs), parallelism)).flatMap(_list_dir)
+    candidates = spark.createDataFrame(listing, _CANDIDATES).localCheckpoint(eager=True)
+    # 2. Then the references: a commit that landed meanwhile is seen.
+    try:
+        roots = collect_roots(table.file_io, table.path, branches)
+        reader = ReferenceReader(table.file_io, table.path)
+        b_roots = sc.broadcast(roots)
+        sc.setJobDescription(f"orphan clean {table.name}: read {len(roots)} snapshots/tags/changelogs")
+        first = sc.parallelize(range(len(roots)), _slices(len(roots), parallelism)).mapPartitions(
+            lambda idxs: _root_rows(idxs, reader, b_roots)
+        )
+        named = spark.createDataFrame(first, "name string, is_manifest boolean, root int").localCheckpoint(
+            eager=True
+        )
+        manifests = named.where("is_manifest").groupBy("name").agg(F.max("root").alias("root"))
+        sc.setJobDescription(f"orphan clean {table.name}: read manifests")
+        data = manifests.repartition(parallelism).rdd.mapPartitions(
+            lambda rows: _manifest_rows(rows, reader, b_roots)
+        )
+        referenced = named.select("name").union(spark.createDataFrame(data, "name string"))
+        referenced = referenced.localCheckpoint(eager=True)
+    except OrphanCleanAbortedError:
+        raise
+    except Exception as e:
+        raise OrphanCleanAbortedError(
+            f"Orphan clean of {table.name} aborted, nothing deleted: cannot read what the table references: "
+            f"{_cause(e)}",
+            table=table.name,
+        ) from e
+    # 3. Orphans: candidates nobody references, older than the cutoff.
+    sc.setJobDescription(f"orphan clean {table.name}: find orphans")
+    orphans = (
+        candidates.join(referenced, "name", "left_anti")
+        .where(F.col("mtime") < F.lit(cutoff))
+        .localCheckpoint(eager=True)
+    )
+    found = orphans.agg(F.count(F.lit(1)).alias("n"), F.coalesce(F.sum("size"), F.lit(0)).alias("b")).first()
+    count, size = (int(found["n"]), int(found["b"])) if found is not None else (0, 0)
+    sample = tuple(
+        r["path"] for r in orphans.select("path").orderBy("path").limit(MAX_REPORTED_PATHS).collect()
+    )
+    scanned = candidates.count()
+    if not dry_run and count:
+        sc.setJobDescription(f"orphan clean {table.name}: delete {count} files")
+        b_dirs = sc.broadcast(dirs)
+        done = orphans.repartition(parallelism, "dir_id").rdd.mapPartitions(
+            lambda rows: _delete_rows(rows, b_dirs)
+        )
+        outcome = done.collect()
+        count, size = sum(c for c, _ in outcome), sum(b for _, b in outcome)
+        b_dirs.unpersist()
+    b_roots.unpersist()
+    sc.setJobDescription(None)  # type: ignore[arg-type]
+    logger.info(
+        "Orphan clean of %s%s: %d of %d files (%d bytes) %s",
+        table.name,
+        " (dry run)" if dry_run else "",
+        count,
+        scanned,
+        size,
+        "found" if dry_run else "deleted",
+    )
+    return OrphanFilesCleanResult(table.name, sample, count, size, scanned, cutoff, dry_run)
+
+
+def _slices(n: int, parallelism: int) -> int:
+    return max(1, min(n, parallelism))
+
+
+# --------------------------------------------------------------------------------------------
+# running
+# --------------------------------------------------------------------------------------------
+
+
+def _catalog(plan: OrphanCleanPlan) -> FileSystemCatalog:
+    return FileSystemCatalog(plan.config.warehouse, storage_options=dict(plan.config.storage_options) or None)
+
+
+def _table_names(catalog: FileSystemCatalog, plan: OrphanCleanPlan) -> list[str]:
+    if plan.all_tables:
+        return [f"{plan.database}.{t}" for t in catalog.list_tables(plan.database)]
+    return [plan.config.table]
+
+
+def run(spark: SparkSession | None, plan: OrphanCleanPlan) -> dict[str, Any]:
+    """Clean with an existing session (None for ``--mode local``); returns the JSON-safe result.
+
+    With ``DB.*`` a table that fails does not stop the others; the first failure is then
+    raised as :class:`OrphanCleanAbortedError` naming every failed table.
+    """
+    started = time.monotonic()
+    catalog = _catalog(plan)
+    cutoff = resolve_older_than(plan.older_than, catalog.clock.now_millis(), force=plan.force)
+    names = _table_names(catalog, plan)
+    results: list[OrphanFilesCleanResult] = []
+    failed: dict[str, PaimonError] = {}
+    for name in names:
+        try:
+            table = catalog.get_table(name)
+            if plan.mode == "local" or spark is None:
+                clean = OrphanFilesClean(table, parallelism=plan.parallelism or 8)
+                results.append(clean.clean(older_than=cutoff, dry_run=plan.dry_run, force=True))
+            else:
+                parallelism = plan.parallelism or spark.sparkContext.defaultParallelism
+                results.append(
+                    clean_table_distributed(
+                        spark, table, cutoff=cutoff, dry_run=plan.dry_run, parallelism=parallelism
+                    )
+                )
+        except PaimonError as e:
+            if not plan.all_tables:
+                raise
+            logger.error("Orphan clean of %s failed: %s", name, e)
+            failed[name] = e
+    if failed:
+        raise OrphanCleanAbortedError(
+            f"Orphan clean failed for {sorted(failed)}; {len(results)} other table(s) done: "
+            + "; ".join(f"{t}: {e}" for t, e in sorted(failed.items())),
+            tables=sorted(failed),
+        ) from next(iter(failed.values()))
+    total = combine_results(results, table=plan.config.table)
+    return {
+        "job": JOB,
+        "status": "ok",
+        "mode": plan.mode,
+        **total.to_dict(),
+        "older_than_millis": cutoff,
+        "dry_run": plan.dry_run,
+        "tables": [
+            {
+                k: r.to_dict()[k]
+                for k in ("table", "deleted_file_count", "deleted_bytes", "candidates_scanned")
+            }
+            for r in results
+        ],
+        "seconds": round(time.monotonic() - started, 3),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: parse, clean, print one JSON line; returns the exit code.
+
+    A session this call creates is stopped at the end; one that was already active (a
+    notebook, a test run) is reused and left running.
+    """
+    configure_logging()
+    try:
+        plan = parse_args(sys.argv[1:] if argv is None else argv)
+    except UsageError as e:
+        return emit_error(JOB, e, exit_code=EXIT_USAGE)
+    try:
+        if plan.mode == "local":
+            emit(run(None, plan))
+            return 0
+        from pyspark.sql import SparkSession
+
+        from spark_jobs.common.session import get_spark
+
+        existing = SparkSession.getActiveSession()
+        spark = get_spark(plan.config.session_config())
+        try:
+            emit(run(spark, plan))
+        finally:
+            if existing is None:
+                spark.stop()
+    except InvalidArgumentError as e:
+        return emit_error(JOB, e, exit_code=EXIT_USAGE)
+    except (PaimonError, OSError) as e:
+        logger.exception("remove_orphan_files failed")
+        return emit_error(JOB, e, exit_code=EXIT_FAILURE)
+    except Exception as e:  # noqa: BLE001 - Spark errors (Py4J, PythonException) become the JSON line
+        logger.exception("remove_orphan_files failed")
+        return emit_error(JOB, e, exit_code=EXIT_FAILURE)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

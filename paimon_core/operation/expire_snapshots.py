@@ -177,7 +177,7 @@ class ExpireSnapshots:
                 blocking = self._warn_blocking(live_consumers, end, latest, now)
                 end = fence
 
-        if committed is not None and end < committed:
+        if committed is not None and earliest < committed and end < committed:
             # An interrupted expiry already hid [earliest, committed) from readers and may have
             # deleted some of their files: finish it whatever the retention says now.
             logger.warning(

@@ -111,6 +111,9 @@ class SnapshotManager:
 
     def earliest_snapshot_file_id(self) -> int | None:
         """The smallest id with a snapshot file, including leftovers of an interrupted expiry."""
+        hint = self._read_hint(EARLIEST)
+        if hint is not None and self.snapshot_exists(hint) and not self.snapshot_exists(hint - 1):
+            return hint  # the usual case: two existence checks instead of a listing
         ids = self.list_snapshot_ids()
         return ids[0] if ids else None
 

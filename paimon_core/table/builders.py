@@ -10,6 +10,7 @@ from paimon_core.operation.commit.committer import OverwriteSpec, new_commit_use
 from paimon_core.predicate import Predicate, PredicateBuilder
 from paimon_core.results import CommitResult
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
+from paimon_core.table.commit_maintenance import maintain_after_commit
 from paimon_core.table.commit_message import CommitMessage
 from paimon_core.table.source import Plan
 from paimon_core.table.table_read import TableRead
@@ -39,14 +40,17 @@ class BatchTableCommit:
         # A generated batch commit user is fresh and commits once: there is no earlier commit of
         # it to look for, so skip the history walk (as Java's batch commit). A caller-given user
         # (e.g. from a job's run id) is checked, so re-running the job commits nothing twice.
-        return self.table.new_file_store_commit(self.commit_user).commit(
+        result = self.table.new_file_store_commit(self.commit_user).commit(
             messages, commit_identifier, overwrite=self.overwrite, check_committed=self.user_given
         )
+        return maintain_after_commit(self.table, result)
 
     def truncate(self) -> CommitResult:
         """Remove all rows (a new OVERWRITE snapshot; old files stay for time travel)."""
         self._done = True
-        return self.table.new_file_store_commit(self.commit_user).truncate(BATCH_COMMIT_IDENTIFIER)
+        return maintain_after_commit(
+            self.table, self.table.new_file_store_commit(self.commit_user).truncate(BATCH_COMMIT_IDENTIFIER)
+        )
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
         """Delete the files of messages that will never be committed."""
@@ -107,7 +111,8 @@ class StreamTableCommit:
         self.commit_user = commit_user
 
     def commit(self, messages: Sequence[CommitMessage], commit_identifier: int) -> CommitResult:
-        return self.table.new_file_store_commit(self.commit_user).commit(messages, commit_identifier)
+        result = self.table.new_file_store_commit(self.commit_user).commit(messages, commit_identifier)
+        return maintain_after_commit(self.table, result)
 
     def is_committed(self, commit_identifier: int) -> bool:
         return self.table.new_file_store_commit(self.commit_user).is_committed(commit_identifier)

@@ -182,7 +182,11 @@ class StreamTableScan(TableScan):
         # from-timestamp: the first snapshot committed at or after the timestamp
         ts = self._long("scan.timestamp-millis", mode)
         before = sm.earlier_or_equal_time_millis(ts - 1)
-        return StartingPosition(before.id + 1 if before is not None else earliest, False)
+        if before is not None:
+            return StartingPosition(before.id + 1, False)
+        # Nothing before the timestamp: the earliest snapshot, read again since the one read
+        # above may have expired during the search (Paimon issue #3479).
+        return StartingPosition(sm.earliest_snapshot_id() or earliest, False)
 
     # --- units of one snapshot -----------------------------------------------------------
     def plan_full(self, snapshot: Snapshot) -> list[DataSplit]:

@@ -84,6 +84,7 @@ from paimon_core.options import (
 from paimon_core.predicate import Predicate, PredicateBuilder, parse_predicate
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
 from paimon_core.table.builders import BatchTableCommit
+from paimon_core.table.commit_maintenance import maintain_after_commit
 from paimon_core.table.commit_message import CommitMessage
 from paimon_core.table.input_conform import check_column_names
 from paimon_core.table.source import DataSplit
@@ -350,6 +351,23 @@ class _WritePlan:
     ignored_options: list[str] = field(default_factory=list)
 
 
+def check_routing(table: FileStoreTable, messages: Sequence[PaimonCommitMessage], *, scope: str, remedy: str) -> None:
+    """Refuse a primary-key commit where two tasks wrote the same (partition, bucket): their
+    sequence numbers would collide and the merge order of the key's rows would be undefined."""
+    if not table.schema.primary_keys:
+        return
+    owner: dict[tuple[bytes, int], int] = {}
+    for m in messages:
+        for key in m.buckets:
+            other = owner.setdefault(key, m.task_id)
+            if other != m.task_id:
+                raise InvalidArgumentError(
+                    f"Tasks {other} and {m.task_id}{scope} both wrote bucket {key[1]} of partition "
+                    f"{table.partition_path(key[0]) or '<unpartitioned>'} of primary-key table "
+                    f"{table.name}: sequence numbers would collide. {remedy}"
+                )
+
+
 class PaimonWriter(DataSourceArrowWriter):
     """Writes Arrow batches into new Paimon files per task; one atomic commit per job."""
 
@@ -448,20 +466,12 @@ class PaimonWriter(DataSourceArrowWriter):
         return BatchTableCommit(self.table, self.plan.commit_user, self.plan.overwrite)
 
     def check_routing(self, messages: Sequence[PaimonCommitMessage]) -> None:
-        """Refuse a primary-key write where two tasks wrote the same (partition, bucket)."""
-        if not self.table.schema.primary_keys:
-            return
-        owner: dict[tuple[bytes, int], int] = {}
-        for m in messages:
-            for key in m.buckets:
-                other = owner.setdefault(key, m.task_id)
-                if other != m.task_id:
-                    raise InvalidArgumentError(
-                        f"Tasks {other} and {m.task_id} both wrote bucket {key[1]} of partition "
-                        f"{self.table.partition_path(key[0]) or '<unpartitioned>'} of primary-key table "
-                        f"{self.table.name}: sequence numbers would collide. Route the DataFrame first "
-                        f"(spark_jobs.datasource.distribute_for_table / write_table)."
-                    )
+        check_routing(
+            self.table,
+            messages,
+            scope="",
+            remedy="Route the DataFrame first (spark_jobs.datasource.distribute_for_table / write_table).",
+        )
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         """The only place this write commits: one snapshot with every task's files."""
@@ -477,6 +487,7 @@ class PaimonWriter(DataSourceArrowWriter):
             result = self.table.new_file_store_commit(self.plan.commit_user).commit(
                 flat, self.plan.commit_identifier, overwrite=self.plan.overwrite, check_committed=True
             )
+            result = maintain_after_commit(self.table, result)
         else:
             result = self._committer().commit(flat, self.plan.commit_identifier)
         logger.info(

@@ -44,10 +44,11 @@ from pyspark.sql.types import StructType
 from paimon_core.exceptions import CommitStateUnknownError, InvalidArgumentError
 from paimon_core.operation.commit.committer import OverwriteSpec
 from paimon_core.table.builders import BatchTableCommit
+from paimon_core.table.commit_maintenance import maintain_after_commit
 from paimon_core.table.commit_message import CommitMessage
 from paimon_core.table.input_conform import check_column_names
 from spark_jobs.datasource.options import SourceOptions
-from spark_jobs.datasource.paimon_source import PaimonCommitMessage, load_table
+from spark_jobs.datasource.paimon_source import PaimonCommitMessage, check_routing, load_table
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -151,21 +152,14 @@ class PaimonStreamWriter(DataSourceStreamArrowWriter):
         return COMMIT_USER_PREFIX + ids.pop()
 
     def check_routing(self, messages: Sequence[PaimonCommitMessage]) -> None:
-        """Refuse a primary-key batch where two tasks wrote the same (partition, bucket)."""
-        if not self.table.schema.primary_keys:
-            return
-        owner: dict[tuple[bytes, int], int] = {}
-        for m in messages:
-            for key in m.buckets:
-                other = owner.setdefault(key, m.task_id)
-                if other != m.task_id:
-                    raise InvalidArgumentError(
-                        f"Tasks {other} and {m.task_id} of one micro-batch both wrote bucket {key[1]} of partition "
-                        f"{self.table.partition_path(key[0]) or '<unpartitioned>'} of primary-key table "
-                        f"{self.table.name}: sequence numbers would collide. A stream sink cannot route rows; use "
-                        f"writeStream.foreachBatch(spark_jobs.datasource.stream_writer.foreach_batch_writer(...)) "
-                        f"(routes each micro-batch, commits it idempotently with the batch id)."
-                    )
+        check_routing(
+            self.table,
+            messages,
+            scope=" of one micro-batch",
+            remedy="A stream sink cannot route rows; use writeStream.foreachBatch("
+            "spark_jobs.datasource.stream_writer.foreach_batch_writer(...)) (routes each micro-batch, "
+            "commits it idempotently with the batch id).",
+        )
 
     def _delete_files(self, messages: Sequence[CommitMessage]) -> None:
         BatchTableCommit(self.table, "", None).abort(messages)
@@ -185,8 +179,9 @@ class PaimonStreamWriter(DataSourceStreamArrowWriter):
             return
         self.check_routing(ours)
         overwrite = OverwriteSpec(None, dynamic=False) if self.overwrite else None
-        result = self.table.new_file_store_commit(user).commit(
-            flat, batchId, overwrite=overwrite, check_committed=True
+        result = maintain_after_commit(
+            self.table,
+            self.table.new_file_store_commit(user).commit(flat, batchId, overwrite=overwrite, check_committed=True),
         )
         if result.already_committed:
             self._delete_files(flat)

@@ -148,7 +148,7 @@ def test_create_tag_of_expired_snapshot_held_by_a_tag(warehouse: str, clock: Man
 
 
 def test_auto_tag_names_cannot_double_tag_a_snapshot(warehouse: str, clock: ManualClock) -> None:
-    t = _table(warehouse, clock, options={"tag.automatic-creation": "process-time"})
+    t = _table(warehouse, clock, options={"tag.automatic-creation": "process-time", "write-only": "true"})
     t.create_tag("2024-01-01", 1)
     with pytest.raises(InvalidArgumentError, match="already auto-tagged"):
         t.create_tag("2024-01-02", 1)

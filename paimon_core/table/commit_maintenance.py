@@ -1,0 +1,60 @@
+"""Maintenance a writer runs after each commit, as Java's ``TableCommitImpl.maintain``.
+
+In order: automatic tag creation (``tag.automatic-creation``), tag expiry by
+``tagTimeRetained`` (``tag.time-expire-enabled``), consumer expiry
+(``consumer.expiration-time``) and snapshot expiry (``snapshot.num-retained.*``,
+``snapshot.time-retained``, ``snapshot.expire.limit``), plus changelog expiry when its
+lifecycle is decoupled. ``write-only=true`` turns all of it off (a dedicated job, e.g. the
+Airflow maintenance DAG or ``python -m spark_jobs expire_snapshots``, does it instead).
+
+The commit has already landed when this runs, so a maintenance failure never turns into a
+commit failure (a caller retrying a "failed" commit could write its rows twice): it is
+logged and reported in :attr:`CommitResult.maintenance_error`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import TYPE_CHECKING
+
+from paimon_core.exceptions import PaimonError
+from paimon_core.results import CommitResult
+
+if TYPE_CHECKING:
+    from paimon_core.table.table import FileStoreTable
+
+logger = logging.getLogger(__name__)
+
+
+def maintain_after_commit(table: FileStoreTable, result: CommitResult) -> CommitResult:
+    """Run the post-commit maintenance for a commit that made a snapshot; returns the
+    result with ``expired_snapshots`` / ``created_tags`` / ``maintenance_error`` filled."""
+    opts = table.options
+    if result.snapshot_id is None or opts.write_only:
+        return result
+    from paimon_core.operation.expire_changelogs import ExpireChangelogs
+    from paimon_core.operation.expire_snapshots import ExpireSnapshots
+    from paimon_core.tag.tag_auto_creation import TagAutoCreation
+    from paimon_core.tag.tag_time_expire import expire_tags
+
+    created: tuple[str, ...] = ()
+    expired = 0
+    try:
+        if opts.tag_automatic_creation != "none":
+            created = TagAutoCreation(table).run().created_tags
+        if opts.tag_time_expire_enabled:
+            expire_tags(table)
+        expired = len(ExpireSnapshots(table).expire().expired_snapshot_ids)  # consumers first inside
+        if opts.changelog_lifecycle_decoupled:
+            ExpireChangelogs(table).expire()
+    except (PaimonError, OSError) as e:
+        logger.error(
+            "Commit of snapshot %s to %s landed, but post-commit maintenance failed (run expire_snapshots "
+            "or set write-only=true and schedule it): %s",
+            result.snapshot_id,
+            table.name,
+            e,
+        )
+        return dataclasses.replace(result, created_tags=created, maintenance_error=f"{type(e).__name__}: {e}")
+    return dataclasses.replace(result, created_tags=created, expired_snapshots=expired)

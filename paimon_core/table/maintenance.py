@@ -9,13 +9,22 @@ datetime or an ISO string; durations are millis, a timedelta or a Paimon duratio
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from paimon_core.consumer.consumer_manager import ConsumerManager
+    from paimon_core.consumer.consumer_operations import ClearConsumersResult, ResetConsumerResult
+    from paimon_core.operation.expire_changelogs import ExpireChangelogsResult
+    from paimon_core.operation.expire_snapshots import ExpireSnapshotsResult
+    from paimon_core.operation.orphan_files_clean import OrphanFilesCleanResult
+    from paimon_core.operation.tag_deletion import DeleteTagResult
     from paimon_core.snapshot.snapshot import Snapshot
+    from paimon_core.table.rollback_helper import RollbackResult
+    from paimon_core.table.table import FileStoreTable
+    from paimon_core.tag.tag_auto_creation import TagCreationResult
+    from paimon_core.tag.tag_time_expire import ExpireTagsResult
     from paimon_core.utils.time_util import Duration, TimePoint
 
 
@@ -24,6 +33,10 @@ class TableMaintenance:
 
     # set by FileStoreTable.__init__
     consumer_manager: ConsumerManager
+
+    @property
+    def _table(self) -> FileStoreTable:
+        return cast("FileStoreTable", self)  # the mixin is only ever part of FileStoreTable
 
     # --- expiry ------------------------------------------------------------------------
     def expire_snapshots(
@@ -34,11 +47,11 @@ class TableMaintenance:
         older_than: TimePoint | None = None,
         max_deletes: int | None = None,
         dry_run: bool = False,
-    ) -> Any:
+    ) -> ExpireSnapshotsResult:
         """Expire snapshots by the table's retention options (arguments override them)."""
         from paimon_core.operation.expire_snapshots import ExpireSnapshots
 
-        return ExpireSnapshots(self).expire(  # type: ignore[arg-type]
+        return ExpireSnapshots(self._table).expire(
             retain_max=retain_max, retain_min=retain_min, older_than=older_than, max_deletes=max_deletes, dry_run=dry_run
         )
 
@@ -51,11 +64,11 @@ class TableMaintenance:
         max_deletes: int | None = None,
         delete_all: bool = False,
         dry_run: bool = False,
-    ) -> Any:
+    ) -> ExpireChangelogsResult:
         """Expire long-lived changelogs (``changelog/changelog-N``) of a decoupled lifecycle."""
         from paimon_core.operation.expire_changelogs import ExpireChangelogs
 
-        return ExpireChangelogs(self).expire(  # type: ignore[arg-type]
+        return ExpireChangelogs(self._table).expire(
             retain_max=retain_max,
             retain_min=retain_min,
             older_than=older_than,
@@ -66,11 +79,11 @@ class TableMaintenance:
 
     def remove_orphan_files(
         self, *, older_than: TimePoint | None = None, dry_run: bool = False, force: bool = False
-    ) -> Any:
+    ) -> OrphanFilesCleanResult:
         """Delete files nothing references that are older than ``older_than`` (default now - 1 day)."""
         from paimon_core.operation.orphan_files_clean import OrphanFilesClean
 
-        return OrphanFilesClean(self).clean(older_than=older_than, dry_run=dry_run, force=force)  # type: ignore[arg-type]
+        return OrphanFilesClean(self._table).clean(older_than=older_than, dry_run=dry_run, force=force)
 
     # --- tags --------------------------------------------------------------------------
     def create_tag(
@@ -79,7 +92,7 @@ class TableMaintenance:
         """Tag a snapshot (latest by default); TagAlreadyExistsError if the name is taken."""
         from paimon_core.tag.tag_operations import create_tag
 
-        return create_tag(self, name, snapshot_id, time_retained=time_retained)  # type: ignore[arg-type]
+        return create_tag(self._table, name, snapshot_id, time_retained=time_retained)
 
     def create_tag_from_timestamp(
         self, name: str, timestamp: TimePoint, *, time_retained: Duration | None = None
@@ -87,69 +100,69 @@ class TableMaintenance:
         """Tag the first snapshot committed at or after ``timestamp`` (Java's createTagFromTimestamp)."""
         from paimon_core.tag.tag_operations import create_tag_from_timestamp
 
-        return create_tag_from_timestamp(self, name, timestamp, time_retained=time_retained)  # type: ignore[arg-type]
+        return create_tag_from_timestamp(self._table, name, timestamp, time_retained=time_retained)
 
     def replace_tag(
         self, name: str, snapshot_id: int | None = None, *, time_retained: Duration | None = None
     ) -> Snapshot:
         from paimon_core.tag.tag_operations import replace_tag
 
-        return replace_tag(self, name, snapshot_id, time_retained=time_retained)  # type: ignore[arg-type]
+        return replace_tag(self._table, name, snapshot_id, time_retained=time_retained)
 
     def rename_tag(self, name: str, target: str) -> Snapshot:
         from paimon_core.tag.tag_operations import rename_tag
 
-        return rename_tag(self, name, target)  # type: ignore[arg-type]
+        return rename_tag(self._table, name, target)
 
-    def delete_tag(self, names: str | Sequence[str], *, dry_run: bool = False) -> Any:
+    def delete_tag(self, names: str | Sequence[str], *, dry_run: bool = False) -> DeleteTagResult:
         """Delete tags (a comma-separated string or a list) and the files only they used."""
         from paimon_core.operation.tag_deletion import delete_tags
 
-        return delete_tags(self, names, dry_run=dry_run)  # type: ignore[arg-type]
+        return delete_tags(self._table, names, dry_run=dry_run)
 
-    def expire_tags(self, *, older_than: TimePoint | None = None, dry_run: bool = False) -> Any:
+    def expire_tags(self, *, older_than: TimePoint | None = None, dry_run: bool = False) -> ExpireTagsResult:
         """Delete tags past their time-retained (or created before ``older_than``)."""
         from paimon_core.tag.tag_time_expire import expire_tags
 
-        return expire_tags(self, older_than=older_than, dry_run=dry_run)  # type: ignore[arg-type]
+        return expire_tags(self._table, older_than=older_than, dry_run=dry_run)
 
-    def trigger_tag_automatic_creation(self, *, now: TimePoint | None = None) -> Any:
+    def trigger_tag_automatic_creation(self, *, now: TimePoint | None = None) -> TagCreationResult:
         """Create the period tags ``tag.automatic-creation`` asks for, as of ``now`` (idempotent)."""
         from paimon_core.tag.tag_auto_creation import TagAutoCreation
 
-        return TagAutoCreation(self).run(now=now)  # type: ignore[arg-type]
+        return TagAutoCreation(self._table).run(now=now)
 
     # --- rollback ----------------------------------------------------------------------
-    def rollback_to(self, target: int | str, *, dry_run: bool = False) -> Any:
+    def rollback_to(self, target: int | str, *, dry_run: bool = False) -> RollbackResult:
         """Make a snapshot id or tag the latest state, metadata-only (Paimon 1.2+)."""
         from paimon_core.table.rollback_helper import RollbackHelper
 
-        return RollbackHelper(self).rollback_to(target, dry_run=dry_run)  # type: ignore[arg-type]
+        return RollbackHelper(self._table).rollback_to(target, dry_run=dry_run)
 
-    def rollback_to_timestamp(self, timestamp: TimePoint, *, dry_run: bool = False) -> Any:
+    def rollback_to_timestamp(self, timestamp: TimePoint, *, dry_run: bool = False) -> RollbackResult:
         from paimon_core.table.rollback_helper import RollbackHelper
 
-        return RollbackHelper(self).rollback_to_timestamp(timestamp, dry_run=dry_run)  # type: ignore[arg-type]
+        return RollbackHelper(self._table).rollback_to_timestamp(timestamp, dry_run=dry_run)
 
-    def rollback_to_as_latest(self, target: int | str, *, dry_run: bool = False) -> Any:
+    def rollback_to_as_latest(self, target: int | str, *, dry_run: bool = False) -> RollbackResult:
         """Non-destructive rollback: a new snapshot with the target's state; later ones stay."""
         from paimon_core.table.rollback_helper import RollbackHelper
 
-        return RollbackHelper(self).rollback_to_as_latest(target, dry_run=dry_run)  # type: ignore[arg-type]
+        return RollbackHelper(self._table).rollback_to_as_latest(target, dry_run=dry_run)
 
     # --- consumers ---------------------------------------------------------------------
-    def reset_consumer(self, consumer_id: str, next_snapshot_id: int | None = None) -> Any:
+    def reset_consumer(self, consumer_id: str, next_snapshot_id: int | None = None) -> ResetConsumerResult:
         """Move a consumer to ``next_snapshot_id``; without one, delete the consumer."""
         from paimon_core.consumer.consumer_operations import reset_consumer
 
-        return reset_consumer(self, consumer_id, next_snapshot_id)  # type: ignore[arg-type]
+        return reset_consumer(self._table, consumer_id, next_snapshot_id)
 
     def clear_consumers(
         self, including: str = ".*", excluding: str | None = None, *, dry_run: bool = False
-    ) -> Any:
+    ) -> ClearConsumersResult:
         from paimon_core.consumer.consumer_operations import clear_consumers
 
-        return clear_consumers(self, including, excluding, dry_run=dry_run)  # type: ignore[arg-type]
+        return clear_consumers(self._table, including, excluding, dry_run=dry_run)
 
     # --- system tables -----------------------------------------------------------------
     def system_table(self, name: str) -> pa.Table:
@@ -157,4 +170,4 @@ class TableMaintenance:
         ``tags``, ``consumers``, ``partitions``) as an Arrow table with Paimon's columns."""
         from paimon_core.table.system import read_system_table
 
-        return read_system_table(self, name)  # type: ignore[arg-type]
+        return read_system_table(self._table, name)

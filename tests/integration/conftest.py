@@ -5,7 +5,7 @@
   partitions, quiet log4j, created through ``spark_jobs.common.session.get_spark`` (which
   registers the ``paimon`` source and enables Python filter pushdown).
 * ``wh``: a fresh warehouse directory under ``tmp_path``.
-* ``pypaimon``: the official pypaimon in its own venv (``tests/interop/peers.py``); a missing
+* ``pypaimon`` (tests/fixtures/peers.py, shared with the unit tests): the official pypaimon in its own venv; a missing
   peer venv fails like the interop suite (``PAIMON_ALLOW_MISSING_PEERS=1`` skips instead).
 
 Every test in this directory is marked ``integration``.
@@ -23,7 +23,6 @@ import pytest
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from tests.interop.peers import Peer
 
 _HERE = Path(__file__).resolve().parent
 
@@ -86,21 +85,3 @@ def wh(tmp_path: Path) -> str:
     path = tmp_path / "warehouse"
     path.mkdir()
     return str(path)
-
-
-@pytest.fixture(scope="session")
-def pypaimon() -> Iterator[Peer]:
-    from tests.interop.peers import Peer, peer_venv_problem
-
-    problem = peer_venv_problem()
-    if problem is not None:
-        msg = f"{problem}. Run scripts/setup_peers.sh (or set PAIMON_PEERS_PYTHON)."
-        if os.environ.get("PAIMON_ALLOW_MISSING_PEERS") == "1":
-            pytest.skip(f"pypaimon peer unavailable (PAIMON_ALLOW_MISSING_PEERS=1): {msg}")
-        pytest.fail(f"pypaimon peer unavailable: {msg}", pytrace=False)
-    peer = Peer("pypaimon")
-    try:
-        peer.ping()
-        yield peer
-    finally:
-        peer.close()

@@ -6,7 +6,6 @@ import logging
 import os
 import threading
 import tracemalloc
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,6 @@ from paimon_core.io.local_io import LocalFileIO
 from paimon_core.operation.expire_snapshots import ExpireSnapshots, ExpireSnapshotsResult
 from paimon_core.table.table import FileStoreTable
 from paimon_core.utils.clock import ManualClock
-from tests.peer_python import require_peer_python
 
 from .expiry_helpers import (
     HOUR,
@@ -497,16 +495,6 @@ def test_facade_result_is_json_safe(local_warehouse: str) -> None:
 
 
 # --- interop: pypaimon reads what expiry leaves ---------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def pypaimon() -> Iterator[Any]:
-    """A pypaimon 2.1.0 peer (tests/interop/peers.py; importable once tests.peer_python ran)."""
-    require_peer_python()
-    from peers import Peer  # type: ignore[import-not-found]
-
-    with Peer("pypaimon") as peer:
-        yield peer
 
 
 def _sorted_rows(table: pa.Table) -> list[tuple[object, ...]]:

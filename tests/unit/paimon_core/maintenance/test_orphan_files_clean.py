@@ -8,7 +8,6 @@ import pickle
 import shutil
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -436,17 +435,6 @@ def test_planning_pieces_pickle_for_spark_executors(lake: Lake) -> None:
     reader = pickle.loads(pickle.dumps(ReferenceReader(ev.file_io, ev.path)))
     files = reader.root_files(pickle.loads(pickle.dumps(roots[-1])))
     assert files and any(is_manifest for _, is_manifest in files)
-
-
-@pytest.fixture
-def pypaimon(require_peers: None) -> Iterator[Any]:
-    from tests.interop.peers import Peer
-
-    peer = Peer("pypaimon")
-    try:
-        yield peer
-    finally:
-        peer.close()
 
 
 @pytest.mark.interop

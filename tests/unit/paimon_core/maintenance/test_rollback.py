@@ -4,7 +4,7 @@ what is deleted, what survives, racing commits, and reads by us and by pypaimon 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
@@ -374,18 +374,6 @@ def test_rollback_to_as_latest_conflict_fails_cleanly(
 
 
 # --- interop: pypaimon reads the rolled-back table -------------------------------------------
-@pytest.fixture(scope="module")
-def pypaimon() -> Iterator[object]:
-    from tests.peer_python import require_peer_python
-
-    python = require_peer_python()
-    from peers import Peer  # type: ignore[import-not-found]
-
-    peer = Peer("pypaimon", python=str(python))
-    try:
-        yield peer
-    finally:
-        peer.close()
 
 
 @pytest.mark.interop

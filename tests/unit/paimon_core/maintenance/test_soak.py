@@ -16,6 +16,7 @@ finishes the job.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import time
@@ -208,7 +209,9 @@ class _Crash(Exception):
     pass
 
 
-def _crashing_after(n: int) -> Callable[[], Iterator[None]]:
+@contextlib.contextmanager
+def _crashing_after(n: int) -> Iterator[None]:
+    """Every ``FileIO.delete`` after the first ``n`` kills the "process" (raises _Crash)."""
     real_delete = LocalFileIO.delete
     calls = {"n": 0}
 
@@ -218,14 +221,11 @@ def _crashing_after(n: int) -> Callable[[], Iterator[None]]:
             raise _Crash(f"killed at delete #{calls['n']}")
         return real_delete(self, path, recursive=recursive)
 
-    def ctx() -> Iterator[None]:
-        LocalFileIO.delete = delete  # type: ignore[method-assign]
-        try:
-            yield
-        finally:
-            LocalFileIO.delete = real_delete  # type: ignore[method-assign]
-
-    return ctx
+    LocalFileIO.delete = delete  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        LocalFileIO.delete = real_delete  # type: ignore[method-assign]
 
 
 def _history(tmp_path: Path, clock: ManualClock) -> tuple[FileStoreTable, Model]:
@@ -246,16 +246,12 @@ def _history(tmp_path: Path, clock: ManualClock) -> tuple[FileStoreTable, Model]
 
 def _run_with_crash(n: int, action: Callable[[], Any]) -> bool:
     """Run ``action`` with deletes failing after ``n``; True if it crashed."""
-    gen = _crashing_after(n)()
-    next(gen)
-    try:
-        action()
-        return False
-    except _Crash:
-        return True
-    finally:
-        with pytest.raises(StopIteration):
-            next(gen)
+    with _crashing_after(n):
+        try:
+            action()
+        except _Crash:
+            return True
+    return False
 
 
 @pytest.mark.parametrize("procedure", ["expire", "delete_tag", "orphans"])

@@ -7,7 +7,6 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -268,18 +267,6 @@ def test_expire_tags_nothing_to_do(warehouse: str, clock: ManualClock) -> None:
 
 
 # --- interop: pypaimon reads our tag files -------------------------------------------------------
-@pytest.fixture(scope="module")
-def pypaimon() -> Iterator[object]:
-    from tests.peer_python import require_peer_python
-
-    python = require_peer_python()
-    from peers import Peer  # type: ignore[import-not-found]  # tests.peer_python put it on sys.path
-
-    peer = Peer("pypaimon", python=str(python))
-    try:
-        yield peer
-    finally:
-        peer.close()
 
 
 @pytest.mark.interop

@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -114,7 +114,7 @@ def cmd_schema(args: argparse.Namespace) -> None:
 
 def cmd_files(args: argparse.Namespace) -> None:
     table = _table(args)
-    snap = table.snapshot_manager.snapshot(args.snapshot) if args.snapshot else table.latest_snapshot()
+    snap = table.snapshot_manager.snapshot(args.snapshot) if args.snapshot is not None else table.latest_snapshot()
     out = []
     for e in table.new_file_store_scan().live_entries(snap):
         out.append(
@@ -136,8 +136,15 @@ def cmd_create_tag(args: argparse.Namespace) -> None:
     _emit({"tag": args.name, "snapshot_id": tag.id})
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors print one ``error: ...`` line (not argparse's usage block), exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {self.prog}: {message} (see --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="paimon-py", description="Apache Paimon tables in pure Python")
+    p = _Parser(prog="paimon-py", description="Apache Paimon tables in pure Python")
     sub = p.add_subparsers(dest="command", required=True)
 
     def table_cmd(name: str, help_text: str) -> argparse.ArgumentParser:

@@ -276,13 +276,15 @@ def _time_to_internal(value: object, t: TimeType) -> int:
 
 
 def _datetime_nanos(value: _dt.datetime, to_utc: bool) -> int:
+    # pandas.Timestamp (what pyarrow returns for ns timestamps) is a datetime with nanoseconds
+    extra_nanos = int(getattr(value, "nanosecond", 0) or 0)
     if value.tzinfo is not None and value.utcoffset() is not None and to_utc:
         value = value.astimezone(_UTC).replace(tzinfo=None)
     else:
         value = value.replace(tzinfo=None)
     days = value.toordinal() - _EPOCH_ORDINAL
     secs = (value.hour * 60 + value.minute) * 60 + value.second
-    return days * _NANOS_PER_DAY + secs * 10**9 + value.microsecond * 1000
+    return days * _NANOS_PER_DAY + secs * 10**9 + value.microsecond * 1000 + extra_nanos
 
 
 def _parse_timestamp_string(value: str, t: DataType) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from paimon_core.exceptions import SchemaError
+from paimon_core.format.format_options import AvroSettings, OrcSettings, ParquetSettings
 from paimon_core.options import CoreOptions, validate_options
 from paimon_core.schema.data_types import ArrayType, DataType, MapType, RowType
 from paimon_core.schema.table_schema import TableSchema
@@ -61,3 +62,11 @@ def validate_table_schema(schema: TableSchema) -> None:
     fmt = opts.file_format
     if fmt not in ("parquet", "orc", "avro"):
         raise SchemaError(f"Option 'file.format' must be parquet, orc or avro; got {fmt!r}")
+    # Codec and writer options of the table's format (file.compression, parquet.*, orc.*,
+    # avro.codec): refused now, not at the first write (InvalidOptionError names the option).
+    if fmt == "parquet":
+        ParquetSettings.from_options(schema.options)
+    elif fmt == "orc":
+        OrcSettings.from_options(schema.options)
+    else:
+        AvroSettings.from_options(schema.options)

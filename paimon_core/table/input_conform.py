@@ -5,9 +5,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from paimon_core.exceptions import SchemaMismatchError
 from paimon_core.format.arrow_types import to_arrow_schema
+from paimon_core.schema.data_types import (
+    BinaryType,
+    CharType,
+    DataType,
+    LocalZonedTimestampType,
+    TimestampType,
+    VarBinaryType,
+    VarCharType,
+)
 from paimon_core.schema.table_schema import TableSchema
 
 
@@ -42,6 +52,7 @@ def conform(
                     f"table type {field.type}: {e}",
                     column=field.name,
                 ) from None
+        _check_declared_limits(col, schema.field(field.name).type, field.name)
         if check_not_null and not field.nullable and col.null_count:
             raise SchemaMismatchError(
                 f"Column '{field.name}' is NOT NULL but {col.null_count} row(s) are null", column=field.name
@@ -49,6 +60,39 @@ def conform(
         cols.append(col)
     return pa.Table.from_arrays(cols, schema=target)
 
+
+
+_UNIT_DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
+
+
+def _check_declared_limits(col: pa.ChunkedArray, t: DataType, name: str) -> None:
+    """Refuse values that do not fit the declared TIMESTAMP(p) precision or CHAR/VARCHAR/
+    BINARY/VARBINARY length (Arrow cannot express either), naming the column.
+
+    The BinaryRow/stats encoders refuse them too (``data/internal.py``); checking here makes
+    every ``metadata.stats-mode`` behave the same and fails before any file is written.
+    """
+    bad = 0
+    what = ""
+    if isinstance(t, (TimestampType, LocalZonedTimestampType)) and pa.types.is_timestamp(col.type):
+        digits = _UNIT_DIGITS[col.type.unit]
+        if t.precision >= digits:
+            return
+        step = 10 ** (digits - t.precision)
+        ints = pc.cast(col, pa.int64())
+        rest = pc.subtract(ints, pc.multiply(pc.divide(ints, step), step))
+        bad = int(pc.sum(pc.cast(pc.not_equal(rest, 0), pa.int64())).as_py() or 0)
+        what = f"more than {t.precision} fractional second digits"
+    elif isinstance(t, (CharType, VarCharType)) and t.length != VarCharType.MAX_LENGTH:
+        bad = int(pc.sum(pc.cast(pc.greater(pc.utf8_length(col), t.length), pa.int64())).as_py() or 0)
+        what = f"more than {t.length} characters"
+    elif isinstance(t, (BinaryType, VarBinaryType)) and t.length != VarBinaryType.MAX_LENGTH:
+        bad = int(pc.sum(pc.cast(pc.greater(pc.binary_length(col), t.length), pa.int64())).as_py() or 0)
+        what = f"more than {t.length} bytes"
+    if bad:
+        raise SchemaMismatchError(
+            f"Column '{name}' is {t.copy(nullable=True)} but {bad} value(s) have {what}", column=name
+        )
 
 
 def check_column_names(have: Sequence[str], want: Sequence[str], *, what: str = "Data", table: str = "") -> None:

@@ -84,7 +84,9 @@ class TableScan:
             entries = []
             for sid in range(target.start_id + 1, target.end.id + 1):
                 snap = self.table.snapshot_manager.snapshot(sid)
-                if snap.commit_kind == CommitKind.COMPACT:
+                # Java's IncrementalDeltaStartingScanner (DELTA mode): only APPEND snapshots
+                # count; COMPACT and OVERWRITE deltas are skipped.
+                if snap.commit_kind != CommitKind.APPEND:
                     continue
                 entries += [e for e in scan.delta_entries(snap, flt) if e.kind == FileKind.ADD]
         return Plan(target.end.id, self._splits(target.end.id, entries, incremental=True))

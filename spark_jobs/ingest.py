@@ -31,7 +31,7 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from paimon_core import FileSystemCatalog, PaimonError
 from paimon_core.schema.data_types import DateType, VarCharType
@@ -80,6 +80,8 @@ class IngestPlan:
     bucket: int | None = None
     table_options: Mapping[str, str] = field(default_factory=dict)
     num_partitions: int | None = None
+    #: ``auto`` | ``native`` | ``datasource`` (see :func:`spark_jobs.datasource.write.write_table`).
+    writer: str = "auto"
     #: Stable per run id (idempotent re-runs), else unique per invocation (see :func:`commit_user_for`).
     commit_user: str = ""
 
@@ -140,6 +142,13 @@ def parse_args(argv: Sequence[str] | None) -> IngestPlan:
     p.add_argument(
         "--num-partitions", type=int, help="write tasks of a fixed-bucket table (default: Spark's)"
     )
+    p.add_argument(
+        "--writer",
+        default="auto",
+        choices=("auto", "native", "datasource"),
+        help="native: Spark's Parquet writer (unaware-bucket append tables in Parquet on a local or "
+        "mounted file system); datasource: the paimon data source; auto (default): native where possible",
+    )
     config, ns = parse_job_args(JOB, p, argv)
     try:
         source_options = parse_conf_pairs(ns.source_option)
@@ -177,6 +186,7 @@ def parse_args(argv: Sequence[str] | None) -> IngestPlan:
         bucket=ns.bucket,
         table_options=table_options,
         num_partitions=ns.num_partitions,
+        writer=ns.writer,
         commit_user=commit_user_for(config.table, ns.run_id.strip() if ns.run_id else None),
     )
 
@@ -315,6 +325,7 @@ def run(spark: SparkSession, plan: IngestPlan) -> dict[str, Any]:
         commit_identifier=plan.commit_identifier,
         num_partitions=plan.num_partitions,
         storage_options=plan.config.storage_options,
+        writer=cast(Literal["auto", "native", "datasource"], plan.writer),
     )
     snapshot = table.snapshot_manager.latest_snapshot_of_user(plan.commit_user)
     return {

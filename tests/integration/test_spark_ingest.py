@@ -39,11 +39,12 @@ def _source(tmp_path: Path, fmt: str, data: pa.Table) -> str:
     return str(d)
 
 
+@pytest.mark.parametrize("writer", ["native", "datasource"])
 def test_run_id_makes_ingest_idempotent_into_the_logical_date_partition(
-    spark: SparkSession, wh: str, tmp_path: Path
+    spark: SparkSession, wh: str, tmp_path: Path, writer: str
 ) -> None:
     src = _source(tmp_path, "parquet", events(100).drop_columns(["dt"]))
-    args = ("--logical-date", "2024-03-01", "--run-id", "2024-03-01T00", "--partition-by", "dt")
+    args = ("--logical-date", "2024-03-01", "--run-id", "2024-03-01T00", "--partition-by", "dt", "--writer", writer)
     first = ingest.run(spark, _plan(wh, "db.ev", src, *args))
     assert (
         first["already_committed"] is False
@@ -58,10 +59,10 @@ def test_run_id_makes_ingest_idempotent_into_the_logical_date_partition(
     assert list(t.schema.partition_keys) == ["dt"]
     assert Counter(r[0] for r in core_rows(wh, "db.ev", "dt")) == {"2024-03-01": 100}
     # another run id for the next day appends; --overwrite replaces exactly that day
-    ingest.run(spark, _plan(wh, "db.ev", src, "--logical-date", "2024-03-02", "--run-id", "d2"))
+    ingest.run(spark, _plan(wh, "db.ev", src, "--logical-date", "2024-03-02", "--run-id", "d2", "--writer", writer))
     small = _source(tmp_path, "json", events(3).drop_columns(["dt"]))
     res = ingest.run(
-        spark, _plan(wh, "db.ev", small, "--logical-date", "2024-03-02", "--run-id", "d2b", "--overwrite")
+        spark, _plan(wh, "db.ev", small, "--logical-date", "2024-03-02", "--run-id", "d2b", "--overwrite", "--writer", writer)
     )
     assert res["commit_kind"] == "OVERWRITE"
     assert Counter(r[0] for r in core_rows(wh, "db.ev", "dt")) == {"2024-03-01": 100, "2024-03-02": 3}

@@ -40,6 +40,9 @@ CHANGELOG_DIR = "changelog"
 CHANGELOG_PREFIX = "changelog-"
 STATISTICS_DIR = "statistics"
 BRANCH_DIR = "branch"
+#: Where engines stage files before moving them under their Paimon names (e.g. Spark's own
+#: Parquet writer); leftovers of a crashed write are orphans for remove_orphan_files.
+STAGING_DIR = "_staging"
 BRANCH_PREFIX = "branch-"
 BUCKET_PREFIX = "bucket-"
 POSTPONE_BUCKET_DIR = "bucket-postpone"
@@ -151,6 +154,14 @@ class PathFactory:
     @property
     def branch_dir(self) -> str:
         return join(self.table_path, BRANCH_DIR)
+
+    @property
+    def staging_dir(self) -> str:
+        return join(self.table_path, STAGING_DIR)
+
+    def new_staging_path(self) -> str:
+        """A fresh directory under :attr:`staging_dir` for one write."""
+        return join(self.staging_dir, str(uuid.uuid4()))
 
     # --- data files ------------------------------------------------------------
     def bucket_path(self, partition_path: str, bucket: int) -> str:

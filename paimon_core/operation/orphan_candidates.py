@@ -7,7 +7,9 @@ Candidates are every file under
   each ``data-file.external-paths`` root;
 * ``manifest/``, ``index/`` and ``statistics/``;
 * each branch's ``snapshot/`` and ``changelog/``, except ``snapshot-N`` / ``changelog-N`` and the
-  ``EARLIEST`` / ``LATEST`` hints (left-over temp files of a crashed commit are candidates).
+  ``EARLIEST`` / ``LATEST`` hints (left-over temp files of a crashed commit are candidates);
+* every directory under ``_staging/`` (files an engine staged and never moved in: a write that
+  crashed; nothing there is ever referenced), emptied directories removed up to ``_staging``.
 
 A directory that cannot be listed is skipped (not deleting is always safe). Plain data, so Spark
 executors can list the directories the driver planned.
@@ -62,6 +64,7 @@ def plan_candidate_dirs(table: FileStoreTable, branches: Sequence[str]) -> list[
         out.append(CandidateDir(bp.changelog_dir, "changelog", io))
     depth = len(table.schema.partition_keys)
     out.extend(_data_dirs(io, table.path, depth))
+    out.extend(_staging_dirs(io, paths.staging_dir))
     for root in _external_roots(table):
         ext_io = io if scheme_of(root) == scheme_of(table.path) else load_file_io(root)
         out.extend(_data_dirs(ext_io, root, depth))
@@ -98,6 +101,16 @@ def _data_dirs(file_io: FileIO, root: str, depth: int, level: int = 0) -> list[C
             continue  # not a partition directory (manifest/, snapshot/, ...)
         sub = _data_dirs(file_io, s.path, depth, level + 1)
         out.extend(sub or [CandidateDir(s.path, "data", file_io, level + 1, s.mtime_millis)])
+    return out
+
+
+def _staging_dirs(file_io: FileIO, root: str, level: int = 1) -> list[CandidateDir]:
+    """Every directory below the staging root, each removable up to (not including) it."""
+    out: list[CandidateDir] = []
+    for s in _try_list(file_io, root):
+        if s.is_dir:
+            out.append(CandidateDir(s.path, "data", file_io, level, s.mtime_millis))
+            out.extend(_staging_dirs(file_io, s.path, level + 1))
     return out
 
 

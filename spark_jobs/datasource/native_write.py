@@ -7,7 +7,7 @@ table's data file is plain Parquet with the table's columns, so Spark can write 
 1. the DataFrame is shaped to the table (columns in schema order, cast to the table's Spark
    types, each column tagged with its Paimon field id, which Spark writes as the Parquet
    field id as Java does) and written with ``df.write.parquet`` into a staging directory
-   ``<table>/_spark-staging/<uuid>`` (one directory per partition: ``partitionBy`` a hash of
+   ``<table>/_staging/<uuid>`` (the path factory's) (one directory per partition: ``partitionBy`` a hash of
    the partition columns, which stay in the files as Paimon wants);
 2. the driver reads each file's footer (row count, min/max/null counts: no data read, except
    FLOAT/DOUBLE columns, for NaN, and types whose footer values are not exact) and builds
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import logging
 import os
-import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -67,12 +66,10 @@ if TYPE_CHECKING:
 
     from paimon_core.table.table import FileStoreTable
 
-__all__ = ["STAGING_DIR", "NativeWriteResult", "native_write_problem", "write_native"]
+__all__ = ["NativeWriteResult", "native_write_problem", "write_native"]
 
 logger = logging.getLogger(__name__)
 
-#: Staging root under the table directory (removed after each write; see module doc).
-STAGING_DIR = "_spark-staging"
 _PART_COLUMN = "__paimon_partition"
 _FIELD_ID_KEY = "parquet.field.id"
 #: Spark's codec names for Paimon's ``file.compression`` values.
@@ -305,7 +302,7 @@ def write_native(
     problem = native_write_problem(table)
     if problem:
         raise ValueError(f"Table {table.name} cannot be written by Spark's Parquet writer: {problem}")
-    staging = f"{strip_scheme(table.path)}/{STAGING_DIR}/{uuid.uuid4()}"
+    staging = strip_scheme(table.paths.new_staging_path())
     moved: list[str] = []
     try:
         _spark_write(_shape(df, table), table, staging)

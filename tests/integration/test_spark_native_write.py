@@ -23,7 +23,7 @@ from paimon_core.exceptions import InvalidArgumentError, SchemaMismatchError
 from paimon_core.manifest.entries import ManifestEntry
 from paimon_core.table.table import FileStoreTable
 from spark_jobs.datasource import write_table
-from spark_jobs.datasource.native_write import STAGING_DIR, native_write_problem
+from spark_jobs.datasource.native_write import native_write_problem
 from tests.integration.helpers import EVENTS_SCHEMA, catalog, core_rows, events, rows
 from tests.interop.peers import Peer
 
@@ -78,7 +78,7 @@ def _entries(table: FileStoreTable) -> list[ManifestEntry]:
 
 
 def _staging_left(table: FileStoreTable) -> bool:
-    return os.path.exists(os.path.join(table.path, STAGING_DIR))
+    return os.path.exists(table.paths.staging_dir.removeprefix("file://"))
 
 
 def test_files_match_the_python_writers_and_pypaimon_reads_them(

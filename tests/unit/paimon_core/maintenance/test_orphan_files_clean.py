@@ -446,3 +446,22 @@ def test_pypaimon_reads_the_same_rows_after_the_clean(lake: Lake, pypaimon: Any)
     for o, table in zip(options, before, strict=True):
         assert pypaimon.read(wh, "db.ev", options=o).sort_by("id").equals(table.sort_by("id"))
         assert table.num_rows == len(lake.reads[("ev", "scan.tag-name" if o else "", "t3" if o else "")])
+
+
+def test_staging_leftovers_of_a_crashed_engine_write_are_removed(tmp_path: Path) -> None:
+    clock = ManualClock(int(time.time() * 1000))
+    catalog = FileSystemCatalog(str(tmp_path / "wh"), clock=clock)
+    catalog.create_database("db")
+    t = catalog.create_table("db.s", _rows([0], "x").schema, partition_keys=["dt"])
+    t.write_arrow(_rows([1, 2], "a"))
+    staging = Path(t.paths.staging_dir.removeprefix("file://"))
+    old, fresh = staging / "run-old", staging / "run-fresh"
+    _plant(old / "__paimon_partition=1/part-00000.parquet", mtime_millis=clock.now_millis())
+    _plant(old / "_temporary/0/_temporary/attempt_1/part-00001.parquet", mtime_millis=clock.now_millis())
+    rows = _read(t)
+    clock.advance(10 * DAY)
+    _plant(fresh / "part-00000.parquet", mtime_millis=clock.now_millis())  # a write staging right now
+    result = t.remove_orphan_files()
+    assert {Path(p).name for p in result.deleted_paths} == {"part-00000.parquet", "part-00001.parquet"}
+    assert not old.exists() and (fresh / "part-00000.parquet").exists()
+    assert _read(catalog.get_table("db.s")) == rows

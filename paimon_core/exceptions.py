@@ -139,6 +139,15 @@ class FileIOError(TransientError):
     """A storage operation failed."""
 
 
+class StorageDriverMissingError(TerminalError):
+    """No fsspec driver is installed for a warehouse URL's scheme (e.g. s3fs for ``s3://``)."""
+
+
+class DataFileNotFoundError(TerminalError, FileNotFoundError):
+    """A data file a snapshot references is gone (expired or cleaned while being read, or the
+    table is damaged). Also a ``FileNotFoundError``, so callers catching that keep working."""
+
+
 # --- maintenance ---------------------------------------------------------------------
 
 

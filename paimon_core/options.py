@@ -169,6 +169,10 @@ def _check_value(key: str, value: str, kind: str, enum_values: tuple[str, ...]) 
         )
 
 
+#: Counts where a negative value has no meaning (durations are non-negative by their syntax).
+_NON_NEGATIVE_INTS = frozenset({COMMIT_MAX_RETRIES})
+
+
 def validate_options(options: Mapping[str, str]) -> None:
     """Reject unknown keys and malformed values, naming the offending option."""
     for key, value in options.items():
@@ -182,6 +186,9 @@ def validate_options(options: Mapping[str, str]) -> None:
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             raise InvalidOptionError(f"Unknown table option '{key}'{hint}", key=key)
         _check_value(key, value, *spec)
+    for key in _NON_NEGATIVE_INTS & options.keys():
+        if int(options[key]) < 0:
+            raise InvalidOptionError(f"Option '{key}' must be 0 or more, got {options[key]!r}", key=key)
     if METADATA_STATS_MODE in options:
         _check_stats_mode(options[METADATA_STATS_MODE], METADATA_STATS_MODE)
     for key, value in options.items():

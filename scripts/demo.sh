@@ -2,10 +2,12 @@
 # End to end on the embedded default: a local warehouse, a sample table written
 # and read back through the command line (two commits, a tag, time travel, a filter).
 set -euo pipefail
+# WAREHOUSE=DIR picks the warehouse; PAIMON_DEMO_PYTHON=PYTHON runs with an interpreter that
+# already has the project installed (the tests do) instead of bootstrapping .venv.
 cd "$(dirname "$0")/.."
-scripts/bootstrap.sh
+[ -n "${PAIMON_DEMO_PYTHON:-}" ] || scripts/bootstrap.sh
 WH=${WAREHOUSE:-$PWD/warehouse}
-PY=.venv/bin/python
+PY=${PAIMON_DEMO_PYTHON:-.venv/bin/python}
 CLI="$PY -m paimon_core"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

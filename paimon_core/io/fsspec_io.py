@@ -1,19 +1,58 @@
-"""FileIO over any fsspec filesystem (s3://, gs://, abfs://, memory://, ...)."""
+"""FileIO over any fsspec filesystem (s3://, gs://, abfs://, memory://, ...).
+
+Publishing ``snapshot-N`` relies on the driver's exclusive create (``mode="xb"``):
+
+* S3 (s3fs >= 2024.12): ``PutObject`` with ``If-None-Match: *``, a conditional put the
+  store evaluates atomically; a lost race is HTTP 412 (``FileExistsError``), or 409
+  ``ConditionalRequestConflict`` while the other upload is in flight (treated as lost, so
+  the committer re-reads the latest snapshot and retries). Proven against moto's S3 HTTP
+  API in ``tests/unit/paimon_core/test_s3_warehouse.py``.
+* GCS (gcsfs): upload with ``ifGenerationMatch=0`` (read in gcsfs' source, not tested here).
+* memory: fsspec's exists-then-create, within one process only.
+
+Other schemes get fsspec's check-then-write, safe only with one committer or a commit lock.
+Object stores have no directories: :meth:`FsspecFileIO.mkdirs` writes an empty ``name/``
+marker object on S3 (as Hadoop's S3A does), so an empty database directory exists.
+"""
 
 from __future__ import annotations
 
 import threading
+from importlib import metadata
 from typing import IO, Any
 
 import fsspec
 import pyarrow.fs as pafs
 
+from paimon_core.exceptions import StorageDriverMissingError
 from paimon_core.io.file_io import FileIO, FileStatus, strip_scheme
 
-# Stores whose fsspec driver implements mode="xb" as a real conditional create
-# (If-None-Match on S3 since s3fs 2024.x, memory within one process). Others get a
-# check-then-write publish that is only safe with a single committer.
-_SAFE_EXCLUSIVE_CREATE = {"memory", "s3", "s3a", "gcs", "gs", "file", "local"}
+_S3 = frozenset({"s3", "s3a"})
+_SAFE_EXCLUSIVE_CREATE = frozenset({"memory", "gcs", "gs", "file", "local"}) | _S3
+#: fsspec storage options we default differently: s3fs caches directory listings per process,
+#: so another process's new snapshot (or a deleted file) would stay invisible to ``exists``/``ls``.
+_DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {p: {"use_listings_cache": False} for p in _S3}
+_EXTRAS = {"s3": "s3", "s3a": "s3"}
+
+
+def _s3fs_sends_if_none_match() -> bool:
+    """s3fs turned ``mode="xb"`` into a conditional put (``If-None-Match: *``) in 2024.12."""
+    try:
+        year, month = (int(x) for x in metadata.version("s3fs").split(".")[:2])
+    except (metadata.PackageNotFoundError, ValueError):
+        return False
+    return (year, month) >= (2024, 12)
+
+
+def _is_conditional_conflict(err: BaseException) -> bool:
+    """S3's 409 ConditionalRequestConflict: a concurrent conditional write to the same key."""
+    seen: BaseException | None = err
+    while seen is not None:
+        response = getattr(seen, "response", None)
+        if isinstance(response, dict) and response.get("Error", {}).get("Code") == "ConditionalRequestConflict":
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 class FsspecFileIO(FileIO):
@@ -23,7 +62,16 @@ class FsspecFileIO(FileIO):
         self.protocol = protocol
         self.storage_options = dict(storage_options or {})
         self._local = threading.local()
-        self.atomic_publish_is_safe = protocol in _SAFE_EXCLUSIVE_CREATE
+        try:
+            fsspec.get_filesystem_class(protocol)
+        except (ImportError, ValueError) as e:
+            extra = _EXTRAS.get(protocol)
+            hint = f" (pip install 'paimon-py[{extra}]')" if extra else ""
+            raise StorageDriverMissingError(
+                f"Cannot open '{protocol}://' storage: {e}{hint}", protocol=protocol
+            ) from None
+        safe = protocol in _SAFE_EXCLUSIVE_CREATE
+        self.atomic_publish_is_safe = safe and (protocol not in _S3 or _s3fs_sends_if_none_match())
 
     # fsspec filesystems are cached per thread and rebuilt after unpickling.
     def __getstate__(self) -> dict[str, Any]:
@@ -36,7 +84,8 @@ class FsspecFileIO(FileIO):
     def fs(self) -> fsspec.AbstractFileSystem:
         fs = getattr(self._local, "fs", None)
         if fs is None:
-            fs = fsspec.filesystem(self.protocol, **self.storage_options)
+            options = {**_DEFAULT_OPTIONS.get(self.protocol, {}), **self.storage_options}
+            fs = fsspec.filesystem(self.protocol, **options)
             self._local.fs = fs
         return fs
 
@@ -61,6 +110,10 @@ class FsspecFileIO(FileIO):
                 f.write(data)
         except FileExistsError:
             return False
+        except OSError as e:
+            if _is_conditional_conflict(e):
+                return False  # the other upload may still fail: the committer re-reads and retries
+            raise
         return True
 
     def exists(self, path: str) -> bool:
@@ -101,7 +154,17 @@ class FsspecFileIO(FileIO):
         return out
 
     def mkdirs(self, path: str) -> None:
-        self.fs.makedirs(self._p(path), exist_ok=True)
+        p = self._p(path)
+        if self.protocol not in _S3:
+            self.fs.makedirs(p, exist_ok=True)
+            return
+        if self.fs.isdir(p):  # one LIST: data writers call this for every file's bucket directory
+            return
+        self.fs.makedirs(p, exist_ok=True)  # creates the bucket if it is missing
+        if "/" in p.strip("/"):
+            bucket, key = p.strip("/").split("/", 1)
+            self.fs.call_s3("put_object", Bucket=bucket, Key=key + "/", Body=b"")
+            self.fs.invalidate_cache(p)
 
     def open_input(self, path: str) -> IO[bytes]:
         return self.fs.open(self._p(path), "rb")

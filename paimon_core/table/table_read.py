@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 
 from paimon_core.data.row_kind import RETRACT_KINDS, SHORT_STRINGS
 from paimon_core.deletionvectors import DeletionFile, DeletionVector, read_deletion_vector
+from paimon_core.exceptions import DataFileNotFoundError
 from paimon_core.format.arrow_types import to_arrow_field, to_arrow_type
 from paimon_core.format.file_format import file_format_from_name, read_file
 from paimon_core.format.key_value import SEQUENCE_NUMBER, VALUE_KIND
@@ -220,7 +221,17 @@ class TableRead:
         extra = ([VALUE_KIND] if with_kind else []) + ([SEQUENCE_NUMBER] if with_seq else [])
         fmt = file_format_from_name(f.file_name)
         path = self._file_path(split, f)
-        for batch in read_file(self.table.file_io, path, fmt, columns=columns + extra, batch_size=self.batch_size):
+        try:  # readers open the file (and read its footer) before returning: one check per file
+            batches = read_file(self.table.file_io, path, fmt, columns=columns + extra, batch_size=self.batch_size)
+        except FileNotFoundError as missing:
+            raise DataFileNotFoundError(
+                f"Data file {path} of table {self.table.name} (snapshot {split.snapshot_id}) does not exist: "
+                "deleted by snapshot expiration or orphan file cleaning while this read ran "
+                "(retry on the latest snapshot), or the table is damaged",
+                path=path,
+                snapshot_id=split.snapshot_id,
+            ) from missing
+        for batch in batches:
             arrays = []
             names = []
             for fld, old in present:

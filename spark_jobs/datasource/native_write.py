@@ -1,25 +1,32 @@
-"""Append tables written by Spark's own (JVM) Parquet writer, committed by paimon_core.
+"""Tables written by Spark's own (JVM) Parquet writer, committed by paimon_core.
 
 The ``paimon`` Python data source hands every row from the JVM to a Python worker as Arrow
-(measured: ~0.5 us a row on ``local[2]``, more than Spark's whole Parquet write). An append
-table's data file is plain Parquet with the table's columns, so Spark can write it itself:
+(measured: ~0.5 us a row on ``local[2]``, more than Spark's whole Parquet write). A Paimon data
+file is plain Parquet (an append table's: the table's columns; a primary-key table's: ``_KEY_``
+columns, ``_SEQUENCE_NUMBER``, ``_VALUE_KIND``, then the table's columns, sorted by key, each
+key once), so Spark can write it itself:
 
 1. the DataFrame is shaped to the table (columns in schema order, cast to the table's Spark
    types, each column tagged with its Paimon field id, which Spark writes as the Parquet
    field id as Java does) and written with ``df.write.parquet`` into a staging directory
-   ``<table>/_staging/<uuid>`` (the path factory's) (one directory per partition: ``partitionBy`` a hash of
-   the partition columns, which stay in the files as Paimon wants);
-2. the driver reads each file's footer (row count, min/max/null counts: no data read, except
-   FLOAT/DOUBLE columns, for NaN, and types whose footer values are not exact) and builds
-   the same :class:`DataFileMeta` the Python writer would, with the table's stats modes;
-3. files are moved under their Paimon names into ``<partition>/bucket-0`` and committed in one
+   ``<table>/_staging/<uuid>`` (the path factory's), one directory per partition
+   (``partitionBy`` a hash of the partition columns, which stay in the files as Paimon wants)
+   and, for primary-key tables, per bucket: rows are routed by bucket (one task per
+   (partition, bucket), Paimon's bucket function as in :mod:`.routing`), sorted by key, and
+   numbered from above the table's highest sequence number;
+2. the driver describes each file (:mod:`.native_files`: footers, plus the key columns of
+   primary-key files) as the Python writer would. A primary-key file holding a key twice
+   (the rows need the merge function) raises :class:`.native_files.DuplicateKeysError`
+   before anything is committed: ``write_table`` then writes through the data source;
+3. files are moved under their Paimon names into their bucket directories and committed in one
    snapshot with paimon_core's committer (idempotent per commit user + identifier, overwrite
    modes as in :mod:`.paimon_source`). Anything failing before the commit deletes the moved
    files; the staging directory is removed in every case.
 
-Used for unaware-bucket (``bucket = -1``) append tables in Parquet on a local or mounted file
-system, whose columns Spark writes exactly as Paimon does (:func:`native_write_problem` says
-why a table is not eligible; the caller then uses the data source).
+Used for unaware-bucket append tables and fixed-bucket ``deduplicate`` primary-key tables in
+Parquet on a local or mounted file system, whose columns Spark writes exactly as Paimon does
+(:func:`native_write_problem` says why a table is not eligible; the caller then uses the
+data source).
 """
 
 from __future__ import annotations
@@ -31,23 +38,27 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from paimon_core.data.binary_row import EMPTY_ROW, serialize_binary_row
-from paimon_core.exceptions import SchemaMismatchError
+from paimon_core.format.key_value import (
+    KEY_FIELD_ID_START,
+    KEY_FIELD_PREFIX,
+    SEQUENCE_NUMBER,
+    SEQUENCE_NUMBER_FIELD_ID,
+    VALUE_KIND,
+    VALUE_KIND_FIELD_ID,
+)
 from paimon_core.io.file_io import strip_scheme
 from paimon_core.io.local_io import LocalFileIO
-from paimon_core.manifest.entries import DataFileMeta, FileSource, SimpleStats
-from paimon_core.operation.append_writer import local_creation_millis, stats_to_simple
+from paimon_core.manifest.entries import DataFileMeta
 from paimon_core.paths import PathFactory
 from paimon_core.results import CommitResult
 from paimon_core.schema.data_types import (
     ArrayType,
     BinaryType,
     CharType,
-    DataField,
     DataType,
+    DoubleType,
+    FloatType,
     LocalZonedTimestampType,
     MapType,
     RowType,
@@ -56,9 +67,11 @@ from paimon_core.schema.data_types import (
     VarBinaryType,
     VarCharType,
 )
-from paimon_core.stats.collector import ColumnStats, apply_modes, collect_raw_stats, stats_modes_for
 from paimon_core.table.commit_message import CommitMessage
 from paimon_core.table.input_conform import check_column_names
+from paimon_core.table.table_write import ROWKIND_FIELD
+from spark_jobs.datasource.native_files import data_file_meta, inspect_staged
+from spark_jobs.datasource.routing import BUCKET_COLUMN, with_bucket_column
 from spark_jobs.datasource.types import spark_schema
 
 if TYPE_CHECKING:
@@ -81,14 +94,6 @@ _CODECS = {
     "uncompressed": "none",
     "lz4": "lz4_raw",
 }
-#: Arrow types whose Parquet footer min/max are the exact values (others are read back).
-_FOOTER_EXACT = (
-    pa.types.is_boolean,
-    pa.types.is_integer,
-    pa.types.is_string,
-    pa.types.is_binary,
-    pa.types.is_date32,
-)
 
 
 def _type_problem(t: DataType) -> str | None:
@@ -105,12 +110,35 @@ def _type_problem(t: DataType) -> str | None:
     return None
 
 
+def _pk_problem(table: FileStoreTable) -> str | None:
+    schema, opts = table.schema, table.options
+    if opts.bucket <= 0:
+        return f"primary-key table with bucket = {opts.bucket} (needs fixed buckets)"
+    if opts.merge_engine != "deduplicate":
+        return f"merge-engine = {opts.merge_engine}"
+    for key, ok in (
+        ("changelog-producer", "none"),
+        ("deletion-vectors.enabled", "false"),
+        ("data-file.thin-mode", "false"),
+    ):
+        if schema.options.get(key, ok).lower() != ok:
+            return f"{key} = {schema.options[key]}"
+    if schema.options.get(ROWKIND_FIELD):
+        return f"{ROWKIND_FIELD} is set"
+    for f in schema.fields_of(schema.trimmed_primary_keys):
+        if isinstance(f.type, (FloatType, DoubleType)):
+            return f"key column {f.name} is {f.type} (Spark orders floats differently)"
+    return None
+
+
 def native_write_problem(table: FileStoreTable) -> str | None:
     """Why Spark's Parquet writer cannot write ``table``'s files (None: it can)."""
     schema, opts = table.schema, table.options
     if schema.primary_keys:
-        return "primary-key table (files hold keys, sequence numbers and merged rows)"
-    if opts.bucket != -1:
+        problem = _pk_problem(table)
+        if problem:
+            return problem
+    elif opts.bucket != -1:
         return f"bucket = {opts.bucket} (only unaware-bucket append tables)"
     if opts.file_format != "parquet":
         return f"file.format = {opts.file_format}"
@@ -141,10 +169,12 @@ class NativeWriteResult:
 
 
 def _shape(df: DataFrame, table: FileStoreTable) -> DataFrame:
-    """Columns in table order, cast to the table's Spark types, tagged with Paimon field ids."""
+    """Columns in table order, cast to the table's Spark types, tagged with Paimon field ids;
+    for primary-key tables routed by bucket, with the key and system columns, sorted by key."""
     from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
 
-    fields = list(table.schema.fields)
+    schema = table.schema
+    fields = list(schema.fields)
     check_column_names(df.columns, [f.name for f in fields], what="DataFrame", table=table.name)
     target = spark_schema(fields)
     current = {f.name: f.dataType for f in df.schema.fields}
@@ -155,11 +185,46 @@ def _shape(df: DataFrame, table: FileStoreTable) -> DataFrame:
             col = col.cast(sf.dataType)
         cols.append(col.alias(f.name, metadata={_FIELD_ID_KEY: f.id}))
     shaped = df.select(*cols)
-    if table.schema.partition_keys:
+    route: list[str] = []
+    if schema.partition_keys:
         shaped = shaped.withColumn(
-            _PART_COLUMN, F.xxhash64(*[F.col(f"`{k}`") for k in table.schema.partition_keys])
+            _PART_COLUMN, F.xxhash64(*[F.col(f"`{k}`") for k in schema.partition_keys])
         )
-    return shaped
+        route.append(_PART_COLUMN)
+    if not schema.primary_keys:
+        return shaped
+    shaped = with_bucket_column(shaped, table)
+    route.append(BUCKET_COLUMN)
+    buckets = table.options.bucket
+    if schema.partition_keys:
+        n = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or "200")
+        shaped = shaped.repartition(n, *route)
+    else:
+        shaped = shaped.repartitionById(buckets, F.col(BUCKET_COLUMN))
+    base = _next_sequence_number(table)
+    key_fields = schema.fields_of(schema.trimmed_primary_keys)
+    system = [
+        F.col(f"`{f.name}`").alias(
+            KEY_FIELD_PREFIX + f.name, metadata={_FIELD_ID_KEY: KEY_FIELD_ID_START + f.id}
+        )
+        for f in key_fields
+    ]
+    system += [
+        (F.monotonically_increasing_id() + F.lit(base)).alias(
+            SEQUENCE_NUMBER, metadata={_FIELD_ID_KEY: SEQUENCE_NUMBER_FIELD_ID}
+        ),
+        F.lit(0).cast("tinyint").alias(VALUE_KIND, metadata={_FIELD_ID_KEY: VALUE_KIND_FIELD_ID}),
+    ]
+    shaped = shaped.select(*route, *system, *[F.col(f"`{f.name}`") for f in fields])
+    return shaped.sortWithinPartitions(*route, *[KEY_FIELD_PREFIX + f.name for f in key_fields])
+
+
+def _next_sequence_number(table: FileStoreTable) -> int:
+    """Above every sequence number in the table: each task's rows take ``this +
+    monotonically_increasing_id()`` (distinct across tasks, one task per (partition, bucket))."""
+    latest = table.snapshot_manager.latest_snapshot()
+    entries = table.new_file_store_scan().live_entries(latest) if latest is not None else []
+    return max((e.file.max_sequence_number for e in entries), default=-1) + 1
 
 
 def _spark_write(df: DataFrame, table: FileStoreTable, staging: str) -> None:
@@ -171,8 +236,10 @@ def _spark_write(df: DataFrame, table: FileStoreTable, staging: str) -> None:
     block = table.schema.options.get("parquet.block.size") or table.schema.options.get("file.block-size")
     if block:
         writer = writer.option("parquet.block.size", str(block))
-    if table.schema.partition_keys:
-        writer = writer.partitionBy(_PART_COLUMN)
+    route = [_PART_COLUMN] if table.schema.partition_keys else []
+    route += [BUCKET_COLUMN] if table.schema.primary_keys else []
+    if route:
+        writer = writer.partitionBy(*route)
     key = "spark.sql.parquet.outputTimestampType"
     before = spark.conf.get(key, None)
     spark.conf.set(key, "TIMESTAMP_MICROS")  # TIMESTAMP_LTZ(6): INT64 micros, as Paimon (not INT96)
@@ -188,103 +255,17 @@ def _spark_write(df: DataFrame, table: FileStoreTable, staging: str) -> None:
 def _staged_files(root: str) -> list[str]:
     out = []
     for d, dirs, names in os.walk(root):
-        dirs[:] = [x for x in dirs if x.startswith(f"{_PART_COLUMN}=")]  # not _temporary
+        dirs[:] = [
+            x for x in dirs if x.startswith((f"{_PART_COLUMN}=", f"{BUCKET_COLUMN}="))
+        ]  # not _temporary
         out += [os.path.join(d, n) for n in names if n.endswith(".parquet") and not n.startswith((".", "_"))]
     return sorted(out)
 
 
-@dataclass(frozen=True)
-class _StagedFile:
-    path: str
-    rows: int
-    size: int
-    partition: list[object | None]
-    stats: list[ColumnStats]
-
-
-def _footer_stats(md: pq.FileMetaData, index: int) -> tuple[list[object], int] | None:
-    """(min and max values of every row group, null count) from the footer; None if incomplete."""
-    values: list[object] = []
-    nulls = 0
-    for rg in range(md.num_row_groups):
-        col = md.row_group(rg).column(index)
-        st = col.statistics
-        if st is None or not st.has_null_count:
-            return None
-        nulls += st.null_count
-        if st.num_values > 0:  # non-null values in this row group
-            if not st.has_min_max:
-                return None
-            values += [st.min, st.max]
-    return values, nulls
-
-
-def _inspect(
-    path: str, fields: Sequence[DataField], arrow_schema: pa.Schema, table: FileStoreTable
-) -> _StagedFile:
-    modes = stats_modes_for(list(fields), table.schema.options)
-    md = pq.read_metadata(path)
-    names = [md.schema.column(i).name for i in range(md.num_columns)]
-    raw: dict[str, ColumnStats] = {}
-    to_read: list[DataField] = []
-    for f, af in zip(fields, arrow_schema, strict=True):
-        exact = any(check(af.type) for check in _FOOTER_EXACT)
-        footer = _footer_stats(md, names.index(f.name)) if exact and f.name in names else None
-        if footer is None:
-            to_read.append(f)
-            continue
-        values, nulls = footer
-        if not values:
-            raw[f.name] = ColumnStats(None, None, nulls)
-            continue
-        tiny = pa.table({f.name: pa.array(values, type=af.type)})
-        got = collect_raw_stats(tiny, [f])[0]
-        raw[f.name] = ColumnStats(got.min, got.max, nulls)
-    if to_read:
-        data = pq.read_table(path, columns=[f.name for f in to_read], schema=None)
-        for f, st in zip(to_read, collect_raw_stats(data, to_read), strict=True):
-            raw[f.name] = st
-    stats = [raw[f.name] for f in fields]
-    for f, st in zip(fields, stats, strict=True):
-        if not f.type.nullable and st.null_count:
-            raise SchemaMismatchError(
-                f"Column '{f.name}' is NOT NULL but {st.null_count} row(s) are null", column=f.name
-            )
-    partition: list[object | None] = []
-    for key in table.schema.partition_keys:
-        st = raw[key]
-        if st.null_count == md.num_rows:
-            partition.append(None)
-        elif st.null_count == 0 and st.min == st.max:
-            partition.append(st.min)
-        else:  # two partitions hashed alike (xxhash64 collision): refuse rather than misfile rows
-            raise SchemaMismatchError(f"Staged file {path} holds several values of partition key '{key}'")
-    return _StagedFile(path, md.num_rows, os.path.getsize(path), partition, apply_modes(stats, modes))
-
-
-def _meta(f: _StagedFile, name: str, first_seq: int, table: FileStoreTable) -> DataFileMeta:
-    disabled = all(m.kind == "none" for m in stats_modes_for(list(table.schema.fields), table.schema.options))
-    value_stats = SimpleStats.empty() if disabled else stats_to_simple(f.stats, list(table.schema.fields))
-    return DataFileMeta(
-        file_name=name,
-        file_size=f.size,
-        row_count=f.rows,
-        min_key=EMPTY_ROW,
-        max_key=EMPTY_ROW,
-        key_stats=SimpleStats.empty(),
-        value_stats=value_stats,
-        min_sequence_number=first_seq,
-        max_sequence_number=first_seq + f.rows - 1,
-        schema_id=table.schema.id,
-        level=0,
-        extra_files=(),
-        creation_time=local_creation_millis(),
-        delete_row_count=0,
-        embedded_index=None,
-        file_source=int(FileSource.APPEND),
-        value_stats_cols=() if disabled else None,
-        external_path=None,
-    )
+def _bucket_of(path: str) -> int:
+    """The bucket of a staged file: its ``__paimon_bucket=N`` directory (0 for append tables)."""
+    parent = os.path.basename(os.path.dirname(path))
+    return int(parent.split("=", 1)[1]) if parent.startswith(f"{BUCKET_COLUMN}=") else 0
 
 
 def write_native(
@@ -306,31 +287,30 @@ def write_native(
     moved: list[str] = []
     try:
         _spark_write(_shape(df, table), table, staging)
-        fields = list(table.schema.fields)
-        arrow_schema = table.arrow_schema
         files = _staged_files(staging)
         with ThreadPoolExecutor(max_workers=max(1, min(threads, len(files)))) as pool:
-            staged = list(pool.map(lambda p: _inspect(p, fields, arrow_schema, table), files))
+            staged = list(pool.map(lambda p: inspect_staged(p, table), files))
         opts = table.options
         paths = PathFactory(table.path, data_file_prefix=opts.data_file_prefix, file_format="parquet")
         part_types = [f.type for f in table.schema.partition_fields]
-        by_partition: dict[bytes, list[DataFileMeta]] = {}
-        for f in staged:
+        by_bucket: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+        for f, bucket in zip(staged, [_bucket_of(p) for p in files], strict=True):
             if f.rows == 0:
                 continue
             partition = serialize_binary_row(f.partition, part_types) if part_types else EMPTY_ROW
-            metas = by_partition.setdefault(partition, [])
+            metas = by_bucket.setdefault((partition, bucket), [])
             first_seq = sum(m.row_count for m in metas)  # unaware buckets start at 0, as the Python writer
             name = paths.new_data_file_name(extension="parquet")
-            dest = strip_scheme(paths.data_file_path(table.partition_path(partition), 0, name))
+            dest = strip_scheme(paths.data_file_path(table.partition_path(partition), bucket, name))
             os.makedirs(os.path.dirname(dest), exist_ok=True)
             os.link(f.path, dest)  # never replaces an existing file
             moved.append(dest)
             os.unlink(f.path)
-            metas.append(_meta(f, name, first_seq, table))
+            metas.append(data_file_meta(f, name, table, first_seq=first_seq))
+        total = table.options.bucket if table.options.bucket > 0 else -1
         messages = [
-            CommitMessage(partition=p, bucket=0, total_buckets=-1, new_files=tuple(m))
-            for p, m in by_partition.items()
+            CommitMessage(partition=p, bucket=b, total_buckets=total, new_files=tuple(m))
+            for (p, b), m in by_bucket.items()
         ]
         rows = sum(f.rows for f in staged)
         result = commit(messages)

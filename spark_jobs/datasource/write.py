@@ -45,9 +45,11 @@ def write_table(
     already committed, tasks write nothing and nothing is committed.
 
     ``writer``: ``native`` writes the files with Spark's own Parquet writer and commits them
-    on the driver (unaware-bucket append tables in Parquet on a local or mounted file system:
-    it skips the JVM -> Python transfer of every row); ``datasource`` goes through the
-    ``paimon`` data source; ``auto`` (default) takes ``native`` where the table allows it.
+    on the driver (unaware-bucket append tables and fixed-bucket deduplicate primary-key
+    tables, in Parquet on a local or mounted file system: it skips the JVM -> Python transfer
+    of every row; a primary-key write whose rows repeat a key falls back to the data source,
+    which merges them); ``datasource`` goes through the ``paimon`` data source; ``auto``
+    (default) takes ``native`` where the table allows it.
     """
     if writer not in WRITERS:
         raise InvalidArgumentError(f"writer must be one of {WRITERS}, got {writer!r}")
@@ -56,25 +58,30 @@ def write_table(
     catalog = FileSystemCatalog(warehouse, storage_options=dict(storage_options or {}) or None)
     paimon_table = catalog.get_table(table)
     if writer != "datasource":
+        from spark_jobs.datasource.native_files import DuplicateKeysError
         from spark_jobs.datasource.native_write import native_write_problem
 
         problem = native_write_problem(paimon_table)
         if problem is None:
-            _write_native(
-                df,
-                paimon_table,
-                mode=mode,
-                overwrite_partition=overwrite_partition,
-                commit_user=commit_user,
-                commit_identifier=commit_identifier,
-                options=options,
-            )
-            return
-        if writer == "native":
+            try:
+                _write_native(
+                    df,
+                    paimon_table,
+                    mode=mode,
+                    overwrite_partition=overwrite_partition,
+                    commit_user=commit_user,
+                    commit_identifier=commit_identifier,
+                    options=options,
+                )
+                return
+            except DuplicateKeysError as e:  # nothing was committed; the data source merges
+                logger.warning("%s; writing %s through the paimon data source instead", e, table)
+        elif writer == "native":
             raise InvalidArgumentError(
                 f"Table {table} cannot be written by Spark's Parquet writer: {problem}"
             )
-        logger.info("Writing %s through the paimon data source: %s", table, problem)
+        else:
+            logger.info("Writing %s through the paimon data source: %s", table, problem)
     routed = distribute_for_table(df, paimon_table, num_partitions=num_partitions)
     sink = routed.write.format(SOURCE_NAME).mode(mode).option(WAREHOUSE, warehouse)
     for k, v in (storage_options or {}).items():

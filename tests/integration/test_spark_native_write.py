@@ -73,7 +73,7 @@ def _all_types(n: int, *, nan: bool = False) -> pa.Table:
 def _entries(table: FileStoreTable) -> list[ManifestEntry]:
     latest = table.snapshot_manager.latest_snapshot()
     return sorted(
-        table.new_file_store_scan().live_entries(latest), key=lambda e: (e.partition, e.file.file_name)
+        table.new_file_store_scan().live_entries(latest), key=lambda e: (e.partition, e.bucket, e.file.file_name)
     )
 
 
@@ -235,15 +235,19 @@ def test_nan_drops_float_stats_like_java(spark: SparkSession, wh: str) -> None:
 
 def test_ineligible_tables_use_the_data_source_or_refuse(spark: SparkSession, wh: str) -> None:
     c = catalog(wh)
-    pk = c.create_table("db.pk", EVENTS_SCHEMA, primary_keys=["id"], options={"bucket": "2"})
+    pk = c.create_table(
+        "db.pk", EVENTS_SCHEMA, primary_keys=["id"], options={"bucket": "2", "merge-engine": "partial-update"}
+    )
+    dynamic = c.create_table("db.dyn", EVENTS_SCHEMA, primary_keys=["id"])
     nested = c.create_table("db.nested", pa.schema([("id", pa.int64()), ("tags", pa.list_(pa.string()))]))
     millis = c.create_table("db.ms", pa.schema([("id", pa.int64()), ("ts", pa.timestamp("ms"))]))
-    assert "primary-key" in (native_write_problem(pk) or "")
+    assert "merge-engine = partial-update" in (native_write_problem(pk) or "")
+    assert "bucket = -1" in (native_write_problem(dynamic) or "")
     assert "nested" in (native_write_problem(nested) or "")
     assert "precision 3" in (native_write_problem(millis) or "")
     df = spark.createDataFrame(events(30).to_pandas())
     with pytest.raises(
-        InvalidArgumentError, match="cannot be written by Spark's Parquet writer: primary-key"
+        InvalidArgumentError, match="cannot be written by Spark's Parquet writer: merge-engine"
     ):
         write_table(df, wh, "db.pk", writer="native")
     assert pk.snapshot_manager.latest_snapshot_id() is None
@@ -275,3 +279,82 @@ def test_failed_task_attempts_leave_no_duplicates(spark: SparkSession, wh: str, 
     bucket = Path(table.bucket_path(b"", 0).removeprefix("file://"))
     assert {p.name for p in bucket.glob("*.parquet")} == {e.file.file_name for e in _entries(table)}
     assert not _staging_left(table)
+
+
+def _bucket_files(table: FileStoreTable) -> set[str]:
+    root = Path(table.path.removeprefix("file://"))
+    return {p.name for p in root.rglob("bucket-*/*.parquet")}
+
+
+def test_primary_key_files_match_the_python_writers_and_merge_on_read(
+    spark: SparkSession, wh: str, pypaimon: Peer
+) -> None:
+    c = catalog(wh)
+    opts = {"bucket": "4"}
+    native = c.create_table("db.pk", EVENTS_SCHEMA, primary_keys=["id"], options=opts)
+    python = c.create_table("db.pk_py", EVENTS_SCHEMA, primary_keys=["id"], options=opts)
+    assert native_write_problem(native) is None
+    data = events(500)
+    write_table(spark.createDataFrame(data.to_pandas()).repartition(3), wh, "db.pk", writer="native")
+    python.write_arrow(data)
+    got, want = _entries(native), _entries(python)
+    assert [e.bucket for e in got] == [e.bucket for e in want] == [0, 1, 2, 3]  # one file per bucket
+    for g, w in zip(got, want, strict=True):
+        assert (g.file.row_count, g.file.min_key, g.file.max_key) == (
+            w.file.row_count,
+            w.file.min_key,
+            w.file.max_key,
+        )
+        assert (g.file.key_stats, g.file.value_stats, g.file.level) == (
+            w.file.key_stats,
+            w.file.value_stats,
+            0,
+        )
+        assert g.file.max_sequence_number - g.file.min_sequence_number >= g.file.row_count - 1
+    schema = pq.read_schema(Path(native.bucket_path(b"", 0).removeprefix("file://")) / got[0].file.file_name)
+    assert schema.names == ["_KEY_id", "_SEQUENCE_NUMBER", "_VALUE_KIND", "id", "dt", "v", "name"]
+
+    # An upsert (unique keys) through Spark again: newer sequence numbers win on read.
+    upd = events(100, start=450, v=1e6)
+    write_table(spark.createDataFrame(upd.to_pandas()).repartition(2), wh, "db.pk", writer="native")
+    first_max = max(e.file.max_sequence_number for e in got)
+    assert (
+        min(
+            e.file.min_sequence_number
+            for e in _entries(native)
+            if e.file.file_name not in {x.file.file_name for x in got}
+        )
+        > first_max
+    )
+    python.write_arrow(upd)
+    expected = rows(python.to_arrow())
+    assert len(expected) == 550 and rows(native.to_arrow()) == expected
+    assert rows(pypaimon.read(wh, "db.pk")) == expected
+
+
+def test_partitioned_primary_key_table_and_overwrite(spark: SparkSession, wh: str, pypaimon: Peer) -> None:
+    c = catalog(wh)
+    table = c.create_table(
+        "db.pk", EVENTS_SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"], options={"bucket": "2"}
+    )
+    data = events(300)
+    write_table(spark.createDataFrame(data.to_pandas()).repartition(4), wh, "db.pk", writer="native")
+    entries = _entries(table)
+    assert (
+        len({(e.partition, e.bucket) for e in entries}) == len(entries) == 6
+    )  # 3 days x 2 buckets, one file each
+    assert rows(pypaimon.read(wh, "db.pk")) == rows(data)
+    new = events(5, start=1000, days=1)
+    write_table(spark.createDataFrame(new.to_pandas()), wh, "db.pk", mode="overwrite", writer="native")
+    expected = sorted([r for r in rows(data) if r[1] != "2024-01-01"] + rows(new))
+    assert rows(table.to_arrow()) == rows(pypaimon.read(wh, "db.pk")) == expected
+
+
+def test_repeated_keys_fall_back_to_the_data_source(spark: SparkSession, wh: str) -> None:
+    table = catalog(wh).create_table("db.pk", EVENTS_SCHEMA, primary_keys=["id"], options={"bucket": "2"})
+    first, second = events(50), events(50, v=7.0)  # the same keys twice in one DataFrame (one task: ordered)
+    df = spark.createDataFrame(pa.concat_tables([first, second]).to_pandas()).coalesce(1)
+    write_table(df, wh, "db.pk", writer="native")
+    assert table.snapshot_manager.latest_snapshot_id() == 1  # one commit, by the data source
+    assert rows(table.to_arrow()) == rows(second)  # the later row of each key wins
+    assert _bucket_files(table) == {e.file.file_name for e in _entries(table)} and not _staging_left(table)

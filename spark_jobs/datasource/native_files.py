@@ -1,0 +1,204 @@
+"""What a data file staged by Spark's Parquet writer holds, as paimon_core's writers describe it.
+
+:func:`inspect_staged` reads one file's footer (row count, per-row-group min/max/null counts)
+and, only where the footer is not enough, columns of the file:
+
+* FLOAT/DOUBLE (a NaN drops min/max, as Java does; Parquet footers skip NaN), DECIMAL and
+  TIMESTAMP (footer values are not exact Python values here): read back;
+* primary-key files: the ``_KEY_`` columns (min/max key are the first and last rows, key stats,
+  and the check that no key repeats: Spark sorted the rows but did not merge them).
+
+The stats then go through paimon_core's own collector with the table's stats modes, so the
+:class:`DataFileMeta` is the one the Python writer would produce for the same rows.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from paimon_core.data.binary_row import EMPTY_ROW, serialize_binary_row
+from paimon_core.data.internal import arrow_scalar_to_internal
+from paimon_core.exceptions import PaimonError, SchemaMismatchError
+from paimon_core.format.arrow_types import to_arrow_schema
+from paimon_core.format.key_value import KEY_FIELD_PREFIX, SEQUENCE_NUMBER
+from paimon_core.manifest.entries import DataFileMeta, FileSource, SimpleStats
+from paimon_core.operation.append_writer import local_creation_millis, stats_to_simple
+from paimon_core.schema.data_types import DataField
+from paimon_core.stats.collector import ColumnStats, apply_modes, collect_raw_stats, stats_modes_for
+from paimon_core.table.table import FileStoreTable
+
+__all__ = ["DuplicateKeysError", "StagedFile", "data_file_meta", "inspect_staged"]
+
+#: Arrow types whose Parquet footer min/max are the exact values (others are read back).
+_FOOTER_EXACT = (
+    pa.types.is_boolean,
+    pa.types.is_integer,
+    pa.types.is_string,
+    pa.types.is_binary,
+    pa.types.is_date32,
+)
+
+
+class DuplicateKeysError(PaimonError):
+    """A staged primary-key file holds a key twice (the rows need the merge function)."""
+
+
+@dataclass(frozen=True)
+class StagedFile:
+    """One staged file, described (``min_key`` etc. only for primary-key files)."""
+
+    path: str
+    rows: int
+    size: int
+    partition: list[object | None]
+    value_stats: list[ColumnStats]
+    min_key: bytes = EMPTY_ROW
+    max_key: bytes = EMPTY_ROW
+    key_stats: list[ColumnStats] | None = None
+    min_seq: int = 0
+    max_seq: int = -1
+
+
+def _footer_stats(md: pq.FileMetaData, index: int) -> tuple[list[object], int] | None:
+    """(min and max values of every row group, null count) from the footer; None if incomplete."""
+    values: list[object] = []
+    nulls = 0
+    for rg in range(md.num_row_groups):
+        st = md.row_group(rg).column(index).statistics
+        if st is None or not st.has_null_count:
+            return None
+        nulls += st.null_count
+        if st.num_values > 0:  # non-null values in this row group
+            if not st.has_min_max:
+                return None
+            values += [st.min, st.max]
+    return values, nulls
+
+
+def _raw_stats(path: str, md: pq.FileMetaData, fields: Sequence[DataField]) -> dict[str, ColumnStats]:
+    names = [md.schema.column(i).name for i in range(md.num_columns)]
+    arrow_schema = to_arrow_schema(list(fields), field_ids=False)
+    raw: dict[str, ColumnStats] = {}
+    to_read: list[DataField] = []
+    for f, af in zip(fields, arrow_schema, strict=True):
+        exact = any(check(af.type) for check in _FOOTER_EXACT)
+        footer = _footer_stats(md, names.index(f.name)) if exact and f.name in names else None
+        if footer is None:
+            to_read.append(f)
+            continue
+        values, nulls = footer
+        if not values:
+            raw[f.name] = ColumnStats(None, None, nulls)
+            continue
+        got = collect_raw_stats(pa.table({f.name: pa.array(values, type=af.type)}), [f])[0]
+        raw[f.name] = ColumnStats(got.min, got.max, nulls)
+    if to_read:
+        data = pq.read_table(path, columns=[f.name for f in to_read])
+        for f, st in zip(to_read, collect_raw_stats(data, to_read), strict=True):
+            raw[f.name] = st
+    return raw
+
+
+def _partition_values(
+    table: FileStoreTable, raw: dict[str, ColumnStats], rows: int, path: str
+) -> list[object | None]:
+    out: list[object | None] = []
+    for key in table.schema.partition_keys:
+        st = raw[key]
+        if st.null_count == rows:
+            out.append(None)
+        elif st.null_count == 0 and st.min == st.max:
+            out.append(st.min)
+        else:  # two partitions hashed alike (xxhash64 collision): refuse rather than misfile rows
+            raise SchemaMismatchError(f"Staged file {path} holds several values of partition key '{key}'")
+    return out
+
+
+def _key_part(path: str, table: FileStoreTable) -> tuple[bytes, bytes, list[ColumnStats]]:
+    """(min key, max key, raw key stats) of a key-sorted file; DuplicateKeysError if a key repeats."""
+    key_fields = table.schema.fields_of(table.schema.trimmed_primary_keys)
+    keys = pq.read_table(path, columns=[KEY_FIELD_PREFIX + f.name for f in key_fields])
+    keys = keys.rename_columns([f.name for f in key_fields])
+    n = keys.num_rows
+    if n > 1:
+        same = None
+        for f in key_fields:
+            col = keys.column(f.name)
+            eq = pc.equal(col.slice(1), col.slice(0, n - 1))
+            same = eq if same is None else pc.and_(same, eq)
+        if pc.any(same).as_py():
+            raise DuplicateKeysError(f"Staged file {path} holds a primary key more than once")
+    types = [f.type for f in key_fields]
+    first = [arrow_scalar_to_internal(keys.column(f.name)[0], f.type) for f in key_fields]
+    last = [arrow_scalar_to_internal(keys.column(f.name)[n - 1], f.type) for f in key_fields]
+    return (
+        serialize_binary_row(first, types),
+        serialize_binary_row(last, types),
+        collect_raw_stats(keys, key_fields),
+    )
+
+
+def inspect_staged(path: str, table: FileStoreTable) -> StagedFile:
+    """Describe one staged file of ``table`` (raises on NULL in a NOT NULL column)."""
+    fields = list(table.schema.fields)
+    md = pq.read_metadata(path)
+    raw = _raw_stats(path, md, fields)
+    for f in fields:
+        if not f.type.nullable and raw[f.name].null_count:
+            raise SchemaMismatchError(
+                f"Column '{f.name}' is NOT NULL but {raw[f.name].null_count} row(s) are null", column=f.name
+            )
+    modes = stats_modes_for(fields, table.schema.options)
+    value_stats = apply_modes([raw[f.name] for f in fields], modes)
+    partition = _partition_values(table, raw, md.num_rows, path)
+    size = os.path.getsize(path)
+    if not table.schema.primary_keys or md.num_rows == 0:
+        return StagedFile(path, md.num_rows, size, partition, value_stats)
+    min_key, max_key, key_raw = _key_part(path, table)
+    key_fields = table.schema.fields_of(table.schema.trimmed_primary_keys)
+    names = [md.schema.column(i).name for i in range(md.num_columns)]
+    seq = _footer_stats(md, names.index(SEQUENCE_NUMBER))
+    if seq is None or not seq[0]:
+        raise SchemaMismatchError(f"Staged file {path} has no {SEQUENCE_NUMBER} statistics")
+    seqs = [int(v) for v in seq[0]]  # type: ignore[call-overload]
+    key_stats = apply_modes(key_raw, stats_modes_for(key_fields, table.schema.options))
+    return StagedFile(
+        path, md.num_rows, size, partition, value_stats, min_key, max_key, key_stats, min(seqs), max(seqs)
+    )
+
+
+def data_file_meta(f: StagedFile, name: str, table: FileStoreTable, *, first_seq: int = 0) -> DataFileMeta:
+    """The :class:`DataFileMeta` of a staged file moved in as ``name`` (append files take
+    sequence numbers from ``first_seq``, as the Python append writer does)."""
+    fields = list(table.schema.fields)
+    disabled = all(m.kind == "none" for m in stats_modes_for(fields, table.schema.options))
+    pk = f.key_stats is not None
+    key_fields = table.schema.fields_of(table.schema.trimmed_primary_keys) if pk else []
+    return DataFileMeta(
+        file_name=name,
+        file_size=f.size,
+        row_count=f.rows,
+        min_key=f.min_key,
+        max_key=f.max_key,
+        key_stats=stats_to_simple(f.key_stats, key_fields)
+        if f.key_stats is not None
+        else SimpleStats.empty(),
+        value_stats=SimpleStats.empty() if disabled else stats_to_simple(f.value_stats, fields),
+        min_sequence_number=f.min_seq if pk else first_seq,
+        max_sequence_number=f.max_seq if pk else first_seq + f.rows - 1,
+        schema_id=table.schema.id,
+        level=0,
+        extra_files=(),
+        creation_time=local_creation_millis(),
+        delete_row_count=0,
+        embedded_index=None,
+        file_source=int(FileSource.APPEND),
+        value_stats_cols=() if disabled else None,
+        external_path=None,
+    )

@@ -2,7 +2,10 @@
 
 ``spark_ingest_append_10m`` / ``spark_ingest_pk_10m``: 10M generated rows (``bench.spark_ops``)
 through ``spark_jobs.ingest`` into a new append table / primary-key table (``id``, 4 buckets),
-against Spark's own Parquet writer on the same DataFrame. Each run is a fresh process with its
+against Spark's own Parquet writer on the same DataFrame. The plain cases use ingest's default
+writer (``auto``: Spark's own Parquet writer + a driver commit, see
+``spark_jobs/datasource/native_write.py``); the ``*_datasource`` cases force the ``paimon``
+Python data source (every row crosses from the JVM to a Python worker). Each run is a fresh process with its
 own local Spark session (``local[2]``), warmed up in-process by a smaller write first; only the
 write is timed. Full size only (or by name); needs pyspark and a Java runtime, else SKIPPED.
 
@@ -48,10 +51,11 @@ class SparkIngest(Case):
         RUST: "no Spark data source in the peer venv",
     }
 
-    def __init__(self, name: str, *, primary_key: bool) -> None:
+    def __init__(self, name: str, *, primary_key: bool, writer: str = "auto") -> None:
         super().__init__()
         self.name = name
         self.mode = "pk" if primary_key else "append"
+        self.writer = writer
 
     def unavailable(self, ctx: Context) -> str | None:
         return spark_problem()
@@ -64,16 +68,17 @@ class SparkIngest(Case):
         self.expected = source_checksum(self.rows)
         kind = f"a primary-key table (id, {BUCKETS} buckets; rows routed by bucket)" if self.mode == "pk" \
             else "an append table"
-        self.params = {"rows": self.rows, "mode": self.mode, "master": "local[2]", "source_partitions": 2,
+        self.params = {"rows": self.rows, "mode": self.mode, "master": "local[2]", "source_partitions": 2, "writer": self.writer,
                        "in_process_warmup_rows": self.warmup_rows, "target_ours_over_floor": TARGETS[self.mode]}
-        self.description = (f"Spark (local[2]): ingest {self.rows} generated rows through the paimon data source "
-                            f"(spark_jobs.ingest) into {kind}; floor: df.write.parquet of the same DataFrame. "
+        how = "the paimon data source" if self.writer == "datasource" else "Spark's Parquet writer + driver commit"
+        self.description = (f"Spark (local[2]): ingest {self.rows} generated rows with spark_jobs.ingest "
+                            f"(--writer {self.writer}: {how}) into {kind}; floor: df.write.parquet of the same DataFrame. "
                             f"Target: ours/floor <= {TARGETS[self.mode]}x. Peak RSS: driver + JVM + Python workers")
 
     def prepare(self, side: str, run_dir: Path) -> dict[str, Any]:
         run_dir.mkdir(parents=True)
         return {"module": "bench.spark_ops", "op": "ingest", "mode": "floor" if side == FLOOR else self.mode,
-                "rows": self.rows, "bucket": BUCKETS, "partitions": 2, "out": str(run_dir),
+                "rows": self.rows, "bucket": BUCKETS, "partitions": 2, "out": str(run_dir), "writer": self.writer,
                 "warmup_rows": self.warmup_rows}
 
     def verify(self, side: str, run_dir: Path, result: dict[str, Any]) -> Verdict:

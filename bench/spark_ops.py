@@ -147,7 +147,7 @@ def _write(spark: SparkSession, spec: dict[str, Any], rows: int, out: Path) -> d
     df.createOrReplaceTempView("bench_source")
     extra = ["--primary-key", "id", "--bucket", str(spec.get("bucket", 4))] if spec["mode"] == "pk" else []
     plan = ingest.parse_args(["--warehouse", str(out / "wh"), "--table", TABLE, "--source", "bench_source",
-                              "--format", "table", *extra])
+                              "--format", "table", "--writer", str(spec.get("writer", "auto")), *extra])
     return dict(ingest.run(spark, plan))
 
 

@@ -358,3 +358,18 @@ def test_repeated_keys_fall_back_to_the_data_source(spark: SparkSession, wh: str
     assert table.snapshot_manager.latest_snapshot_id() == 1  # one commit, by the data source
     assert rows(table.to_arrow()) == rows(second)  # the later row of each key wins
     assert _bucket_files(table) == {e.file.file_name for e in _entries(table)} and not _staging_left(table)
+
+
+def test_schema_checks_change_nothing(spark: SparkSession, wh: str) -> None:
+    table = catalog(wh).create_table("db.s", EVENTS_SCHEMA)
+    df = spark.createDataFrame(events(3).to_pandas())
+    with pytest.raises(SchemaMismatchError, match=r"unknown column\(s\) \['extra'\]"):
+        write_table(df.withColumn("extra", df.id), wh, "db.s", writer="native")
+    with pytest.raises(SchemaMismatchError, match=r"missing column\(s\) \['name'\]"):
+        write_table(df.drop("name"), wh, "db.s", writer="native")
+    with pytest.raises(Exception, match="CAST_INVALID_INPUT"):  # Spark's ANSI cast refuses 'n0' as BIGINT
+        write_table(df.withColumn("id", df.name), wh, "db.s", writer="native")
+    assert table.snapshot_manager.latest_snapshot_id() is None and not _staging_left(table)
+    assert not _bucket_files(table)
+    write_table(df.select("name", "v", "id", "dt"), wh, "db.s", writer="native")  # column order does not matter
+    assert core_rows(wh, "db.s", "id", "name") == [(0, "n0"), (1, "n1"), (2, "n2")]

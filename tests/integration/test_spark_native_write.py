@@ -373,3 +373,15 @@ def test_schema_checks_change_nothing(spark: SparkSession, wh: str) -> None:
     assert not _bucket_files(table)
     write_table(df.select("name", "v", "id", "dt"), wh, "db.s", writer="native")  # column order does not matter
     assert core_rows(wh, "db.s", "id", "name") == [(0, "n0"), (1, "n1"), (2, "n2")]
+
+
+@pytest.mark.parametrize("writer", ["native", "datasource"])
+def test_empty_writes_behave_like_the_data_source(spark: SparkSession, wh: str, writer: str) -> None:
+    table = catalog(wh).create_table("db.e", EVENTS_SCHEMA, partition_keys=["dt"])
+    write_table(spark.createDataFrame(events(30).to_pandas()), wh, "db.e", writer=writer)
+    empty = spark.createDataFrame(events(30).to_pandas()).limit(0)
+    write_table(empty, wh, "db.e", writer=writer)  # appending nothing commits nothing
+    assert table.snapshot_manager.latest_snapshot_id() == 1
+    write_table(empty, wh, "db.e", mode="overwrite", overwrite_partition={"dt": "2024-01-02"}, writer=writer)
+    assert sorted({r[0] for r in core_rows(wh, "db.e", "dt")}) == ["2024-01-01", "2024-01-03"]
+    assert not _staging_left(table)

@@ -168,7 +168,7 @@ class NativeWriteResult:
     commit: CommitResult | None
 
 
-def _shape(df: DataFrame, table: FileStoreTable) -> DataFrame:
+def _shape(df: DataFrame, table: FileStoreTable, *, num_partitions: int | None = None) -> DataFrame:
     """Columns in table order, cast to the table's Spark types, tagged with Paimon field ids;
     for primary-key tables routed by bucket, with the key and system columns, sorted by key."""
     from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
@@ -197,10 +197,11 @@ def _shape(df: DataFrame, table: FileStoreTable) -> DataFrame:
     route.append(BUCKET_COLUMN)
     buckets = table.options.bucket
     if schema.partition_keys:
-        n = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or "200")
+        n = num_partitions or int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or "200")
         shaped = shaped.repartition(n, *route)
     else:
-        shaped = shaped.repartitionById(buckets, F.col(BUCKET_COLUMN))
+        n = num_partitions or buckets  # the bucket is the task: a direct, collision-free assignment
+        shaped = shaped.repartitionById(n, (F.col(BUCKET_COLUMN) % n).cast("int"))
     base = _next_sequence_number(table)
     key_fields = schema.fields_of(schema.trimmed_primary_keys)
     system = [
@@ -273,12 +274,15 @@ def write_native(
     table: FileStoreTable,
     *,
     commit: Callable[[Sequence[CommitMessage]], CommitResult],
+    num_partitions: int | None = None,
     threads: int = 8,
 ) -> NativeWriteResult:
     """Write ``df`` into ``table`` with Spark's Parquet writer; ``commit(messages)`` commits.
 
-    ``commit`` receives paimon_core :class:`CommitMessage` objects (one per partition) and
-    must commit them in one snapshot (the caller owns user, identifier and overwrite).
+    ``commit`` receives paimon_core :class:`CommitMessage` objects (one per partition and
+    bucket) and must commit them in one snapshot (the caller owns user, identifier and
+    overwrite). ``num_partitions``: tasks of a primary-key write (default: the number of
+    buckets unpartitioned, else ``spark.sql.shuffle.partitions``).
     """
     problem = native_write_problem(table)
     if problem:
@@ -286,7 +290,7 @@ def write_native(
     staging = strip_scheme(table.paths.new_staging_path())
     moved: list[str] = []
     try:
-        _spark_write(_shape(df, table), table, staging)
+        _spark_write(_shape(df, table, num_partitions=num_partitions), table, staging)
         files = _staged_files(staging)
         with ThreadPoolExecutor(max_workers=max(1, min(threads, len(files)))) as pool:
             staged = list(pool.map(lambda p: inspect_staged(p, table), files))

@@ -72,6 +72,7 @@ def write_table(
                     commit_user=commit_user,
                     commit_identifier=commit_identifier,
                     options=options,
+                    num_partitions=num_partitions,
                 )
                 return
             except DuplicateKeysError as e:  # nothing was committed; the data source merges
@@ -108,6 +109,7 @@ def _write_native(
     commit_user: str | None,
     commit_identifier: int | None,
     options: Mapping[str, str] | None,
+    num_partitions: int | None,
 ) -> None:
     from spark_jobs.datasource.native_write import write_native
 
@@ -126,7 +128,9 @@ def _write_native(
             overwrite_partition or None, dynamic=None if flag is None else flag.lower() == "true"
         )
     committer = builder.new_commit()
-    result = write_native(df, table, commit=lambda messages: committer.commit(messages, ident))
+    result = write_native(
+        df, table, commit=lambda messages: committer.commit(messages, ident), num_partitions=num_partitions
+    )
     logger.info(
         "paimon %s: Spark's Parquet writer wrote %d file(s), %d row(s); snapshot %s",
         table.name,

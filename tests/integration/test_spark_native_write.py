@@ -316,7 +316,11 @@ def test_primary_key_files_match_the_python_writers_and_merge_on_read(
 
     # An upsert (unique keys) through Spark again: newer sequence numbers win on read.
     upd = events(100, start=450, v=1e6)
-    write_table(spark.createDataFrame(upd.to_pandas()).repartition(2), wh, "db.pk", writer="native")
+    write_table(
+        spark.createDataFrame(upd.to_pandas()).repartition(2), wh, "db.pk", writer="native", num_partitions=2
+    )  # 2 tasks for 4 buckets: each task writes whole buckets
+    added = [e for e in _entries(native) if e.file.file_name not in {x.file.file_name for x in got}]
+    assert sorted(e.bucket for e in added) == sorted({e.bucket for e in added})  # one new file per bucket
     first_max = max(e.file.max_sequence_number for e in got)
     assert (
         min(

@@ -5,7 +5,9 @@ is passed through untouched (its merge function never sees it), a key with sever
 rows goes through the merge function, and ``DropDeleteReader`` then drops ``-U``/``-D``
 results when writing the last level or reading. :class:`KeyedMergeFunction.merge`
 does the same with whole-array operations; an engine only implements
-:meth:`KeyedMergeFunction._merge_runs` for keys with two or more rows.
+:meth:`KeyedMergeFunction._merge_runs` for keys with two or more rows. Input whose keys
+are all distinct (the common case of a first load) is passed through without copying
+where that is provably the engine's result (:attr:`KeyedMergeFunction.lone_rows_pass_through`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import pyarrow as pa
 
 from paimon_core.exceptions import SchemaMismatchError
 from paimon_core.format.key_value import SEQUENCE_NUMBER, VALUE_KIND
-from paimon_core.mergetree.segments import BoolArray, IntArray, Segments, find_segments, to_array
+from paimon_core.mergetree.segments import BoolArray, IntArray, Segments, key_changes, to_array
 from paimon_core.schema.data_types import DataField
 
 __all__ = [
@@ -76,6 +78,20 @@ class KeyedMergeFunction(ABC):
 
     #: A key whose only row is an insert merges to that row (true unless aggregators change it).
     single_insert_is_identity: bool = True
+    #: Proven for the engine: the merge result of a key with a single row is the row passed
+    #: through (Java's ``ReducerMergeFunctionWrapper``), i.e. what :meth:`_passthrough` gives.
+    #: Engines set it where their ``_merge_runs`` of a lone insert provably equals that.
+    exact_lone_insert: bool = False
+
+    @property
+    def lone_rows_pass_through(self) -> bool:
+        """Whether input whose keys are all distinct merges to the rows passed through.
+
+        Lone retractions always pass through; lone inserts do where the engine is not used for
+        them (``single_insert_is_identity`` false) or its result is proven equal
+        (``exact_lone_insert``). Then :meth:`merge` skips the engine for such input.
+        """
+        return self.exact_lone_insert or not self.single_insert_is_identity
 
     def __init__(self, key_fields: Sequence[DataField], value_fields: Sequence[DataField]) -> None:
         self.key_fields = list(key_fields)
@@ -87,8 +103,11 @@ class KeyedMergeFunction(ABC):
         self._check_columns(data)
         if data.num_rows == 0:
             return data
-        seg = find_segments(data, self.key_names)
+        change = key_changes(data, self.key_names)
         kinds = np.asarray(to_array(data.column(VALUE_KIND)).to_numpy(zero_copy_only=False), dtype=np.int8)
+        if self.lone_rows_pass_through and change.all():
+            return _pass_lone_rows(data, kinds, drop_retracts)
+        seg = Segments.from_starts(np.flatnonzero(change).astype(np.int64), data.num_rows)
         first_kind = kinds[seg.starts]
         single = seg.lengths == 1
         by_engine = ~single | (self.single_insert_is_identity & ~is_retract(first_kind))
@@ -161,6 +180,19 @@ class KeyedMergeFunction(ABC):
     def _merge_runs(self, data: pa.Table, seg: Segments, kinds: Int8Array) -> RunResult:
         """Merge the key runs ``seg`` of ``data``: runs of two or more rows, plus single-insert
         runs when :attr:`single_insert_is_identity` holds (single retractions never get here)."""
+
+
+def _pass_lone_rows(data: pa.Table, kinds: Int8Array, drop_retracts: bool) -> pa.Table:
+    """The merge result of rows with distinct keys: every row passed through, like
+    :meth:`KeyedMergeFunction._passthrough` for all of them, without copying the table: ``+U``
+    becomes ``+I``, retractions stay (or go, with ``drop_retracts``)."""
+    retract = is_retract(kinds)
+    if drop_retracts and retract.any():
+        keep = ~retract
+        data, kinds, retract = data.filter(pa.array(keep)), kinds[keep], retract[keep]
+    if (kinds == UPDATE_AFTER).any():
+        data = _set_column(data, VALUE_KIND, np.where(retract, kinds, INSERT).astype(np.int8))
+    return data
 
 
 def _set_column(table: pa.Table, name: str, values: Int8Array) -> pa.Table:

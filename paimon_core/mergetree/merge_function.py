@@ -57,6 +57,10 @@ def _ignore_delete(options: Mapping[str, str]) -> bool:
 class DeduplicateMergeFunction(KeyedMergeFunction):
     """Java's ``DeduplicateMergeFunction``: keep the latest row of each key."""
 
+    #: A lone insert: ``last`` (or, with ``ignore-delete``, the last non-retraction) is the row
+    #: itself, its kind becomes +I and the run's max sequence number is its own: the row passed through.
+    exact_lone_insert = True
+
     def __init__(
         self,
         key_fields: Sequence[DataField],
@@ -80,6 +84,9 @@ class DeduplicateMergeFunction(KeyedMergeFunction):
 
 class FirstRowMergeFunction(KeyedMergeFunction):
     """Java's ``FirstRowMergeFunction``: keep the first inserted row of each key."""
+
+    #: A lone insert: the first non-retraction is the row itself, kind +I, its own sequence number.
+    exact_lone_insert = True
 
     def __init__(
         self,

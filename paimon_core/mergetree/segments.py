@@ -23,6 +23,8 @@ __all__ = [
     "Segments",
     "find_segments",
     "first_index",
+    "in_key_order",
+    "key_changes",
     "last_index",
     "last_index_before",
     "rows_of",
@@ -135,15 +137,78 @@ def _not_equal_adjacent(column: pa.Array) -> BoolArray:
     return np.asarray(differ.to_numpy(zero_copy_only=False), dtype=np.bool_)
 
 
-def find_segments(table: pa.Table, key_names: Sequence[str]) -> Segments:
-    """Segments of ``table`` (sorted by ``key_names``): a new segment starts where any key changes."""
+def key_changes(table: pa.Table, key_names: Sequence[str]) -> BoolArray:
+    """Per row: whether it starts a new run of equal keys (row 0 always does)."""
     n = table.num_rows
     change = np.zeros(n, dtype=np.bool_)
     if n:
         change[0] = True
     for name in key_names:
         change[1:] |= _not_equal_adjacent(to_array(table.column(name)))
-    return Segments.from_starts(np.flatnonzero(change).astype(np.int64), n)
+    return change
+
+
+def find_segments(table: pa.Table, key_names: Sequence[str]) -> Segments:
+    """Segments of ``table`` (sorted by ``key_names``): a new segment starts where any key changes."""
+    change = key_changes(table, key_names)
+    return Segments.from_starts(np.flatnonzero(change).astype(np.int64), table.num_rows)
+
+
+def _orderable(t: pa.DataType) -> bool:
+    """Types whose ``pc.less``/``pc.greater`` order is exactly the order ``pc.sort_indices`` sorts
+    non-null values in. Floating point is left out (NaN compares false both ways, -0.0 == 0.0)."""
+    return bool(
+        pa.types.is_integer(t)
+        or pa.types.is_string(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_fixed_size_binary(t)
+        or pa.types.is_boolean(t)
+        or pa.types.is_date(t)
+        or pa.types.is_time(t)
+        or pa.types.is_timestamp(t)
+        or pa.types.is_decimal(t)
+    )
+
+
+def _adjacent_order(column: pa.Array) -> tuple[BoolArray, BoolArray]:
+    """Per adjacent pair ``(i-1, i)``: (value i < value i-1, value i > value i-1); no nulls."""
+    n = len(column)
+    if pa.types.is_integer(column.type):
+        values = column.to_numpy(zero_copy_only=False)
+        return np.asarray(values[1:] < values[:-1]), np.asarray(values[1:] > values[:-1])
+    left, right = column.slice(0, n - 1), column.slice(1)
+    less = pc.less(right, left).to_numpy(zero_copy_only=False)
+    greater = pc.greater(right, left).to_numpy(zero_copy_only=False)
+    return np.asarray(less, dtype=np.bool_), np.asarray(greater, dtype=np.bool_)
+
+
+def in_key_order(table: pa.Table, key_names: Sequence[str], *, strict: bool = False) -> bool:
+    """Whether the rows are already in ascending order of ``key_names`` (lexicographic), so that
+    a stable sort by them would not move any row; ``strict``: and no two rows share a key.
+
+    A cheap, vectorized check (one comparison of adjacent values per key column). False (sort
+    to be sure) for key columns with nulls or of a type without an exact order check (floats).
+    """
+    n = table.num_rows
+    if n < 2:
+        return True
+    columns = [to_array(table.column(name)) for name in key_names]
+    if any(c.null_count or not _orderable(c.type) for c in columns):
+        return False
+    tied = np.ones(n - 1, dtype=np.bool_)  # pairs whose keys are equal so far
+    for column in columns:
+        try:
+            less, greater = _adjacent_order(column)
+        except pa.ArrowNotImplementedError:  # no comparison kernel: let the sort decide
+            return False
+        if (tied & less).any():
+            return False
+        tied &= ~greater
+        if not tied.any():
+            return True
+    return not (strict and tied.any())
 
 
 def last_index(mask: BoolArray, seg: Segments) -> IntArray:

@@ -5,6 +5,11 @@ collect in a buffer bounded by ``write-buffer-size``, and each flush sorts the
 buffer by key (then ``sequence.field``, then sequence number), folds rows of the
 same key with the table's merge function, and writes one sorted run of level-0
 files, rolled at ``target-file-size``. Everything is vectorized over Arrow.
+
+Fast paths (same files, byte for byte): a buffer that arrives in key order (a
+routed Spark task reading a key-ordered source) is not sorted again, and the
+merge function passes keys without duplicates through (see :mod:`.base`).
+Mirrors Java's ``MergeTreeWriter`` with its ``SortBufferWriteBuffer``.
 """
 
 from __future__ import annotations
@@ -24,13 +29,13 @@ from paimon_core.format.key_value import SEQUENCE_NUMBER, VALUE_KIND, key_value_
 from paimon_core.io.file_io import FileIO
 from paimon_core.manifest.entries import DataFileMeta, FileSource, SimpleStats
 from paimon_core.mergetree.merge_function import MergeFunction
+from paimon_core.mergetree.segments import in_key_order
 from paimon_core.operation.append_writer import local_creation_millis, stats_to_simple
 from paimon_core.paths import PathFactory
 from paimon_core.schema.data_types import DataField
 from paimon_core.stats.collector import SimpleStatsCollector, StatsMode
 
 logger = logging.getLogger(__name__)
-
 
 
 def sort_keys_for(
@@ -42,6 +47,49 @@ def sort_keys_for(
     keys += [(f, order, "at_start") for f in sequence_fields]
     keys.append((SEQUENCE_NUMBER, "ascending", "at_start"))
     return keys
+
+
+def canonical_layout(table: pa.Table) -> pa.Table:
+    """``table`` as one chunk per column without all-valid validity bitmaps (nested columns:
+    as Arrow's ``take`` lays them out).
+
+    The file writer cuts row groups by the Arrow size of the batches it gets, which counts
+    validity bitmaps; whether one exists for a column without nulls depends on how the rows
+    got here (``take`` allocates one for strings, a concatenation of the input keeps the
+    input's). Writing this layout makes the files (row groups, sizes) the same whichever path
+    produced the rows -- sorted or not, merged or passed through.
+    """
+    if any(c.num_chunks > 1 for c in table.columns):
+        table = table.combine_chunks()
+    columns = [_canonical(c.chunk(0)) if c.num_chunks == 1 else c for c in table.columns]
+    return pa.Table.from_arrays(columns, schema=table.schema)
+
+
+def _canonical(array: pa.Array) -> pa.Array:
+    if not _flat(array.type):
+        # nested: Arrow's take decides every level's buffers from the type and the nulls alone
+        return array.take(pa.array(np.arange(len(array), dtype=np.int64)))
+    return _without_validity(array)
+
+
+def _flat(t: pa.DataType) -> bool:
+    """Types whose buffers are (validity, values...) with no child arrays."""
+    return bool(
+        pa.types.is_primitive(t)
+        or pa.types.is_decimal(t)
+        or pa.types.is_fixed_size_binary(t)
+        or pa.types.is_string(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+    )
+
+
+def _without_validity(array: pa.Array) -> pa.Array:
+    buffers = array.buffers()
+    if not _flat(array.type) or array.null_count or buffers[0] is None:
+        return array
+    return pa.Array.from_buffers(array.type, len(array), [None, *buffers[1:]], null_count=0, offset=array.offset)
 
 
 class MergeTreeWriter:
@@ -75,9 +123,9 @@ class MergeTreeWriter:
         self.key_fields = list(key_fields)
         self.value_fields = list(value_fields)
         self.merge_function = merge_function
-        self.sort_keys = sort_keys_for(
-            [f.name for f in key_fields], sequence_fields, sequence_descending=sequence_descending
-        )
+        self.key_names = [f.name for f in key_fields]
+        self.has_sequence_fields = bool(sequence_fields)
+        self.sort_keys = sort_keys_for(self.key_names, sequence_fields, sequence_descending=sequence_descending)
         self.file_format = file_format
         self.options = options
         self.target_file_size = target_file_size
@@ -112,9 +160,19 @@ class MergeTreeWriter:
             return
         data = pa.concat_tables(self._buffer)
         self._buffer, self._buffered_bytes = [], 0
-        data = data.take(pc.sort_indices(data, sort_keys=self.sort_keys))
+        if not self._in_sort_order(data):
+            data = data.take(pc.sort_indices(data, sort_keys=self.sort_keys))
         merged = self.merge_function.merge(data, drop_retracts=False)
         self._write_run(merged)
+
+    def _in_sort_order(self, data: pa.Table) -> bool:
+        """Whether ``data`` (the buffer, in arrival order) is already sorted by :attr:`sort_keys`.
+
+        Sequence numbers grow with arrival, so rows already in key order (non-decreasing keys)
+        are exactly the sorted order: the sort would be the identity. With ``sequence.field``
+        equal keys would be ordered by it first, so then the keys must be strictly increasing.
+        """
+        return in_key_order(data, self.key_names, strict=self.has_sequence_fields)
 
     # --- files ------------------------------------------------------------------------
     def _file_table(self, merged: pa.Table) -> pa.Table:
@@ -124,7 +182,7 @@ class MergeTreeWriter:
         return pa.Table.from_arrays(cols, schema=self.file_schema)
 
     def _write_run(self, merged: pa.Table) -> None:
-        table = self._file_table(merged)
+        table = canonical_layout(self._file_table(merged))
         start = 0
         n = table.num_rows
         while start < n:

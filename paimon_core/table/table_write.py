@@ -3,8 +3,10 @@
 Append tables get rolling files (:class:`RollingAppendWriter`); primary-key tables
 get LSM level-0 sorted runs (:class:`MergeTreeWriter`). ``write_arrow`` may be called
 many times; ``prepare_commit`` closes the files and returns one :class:`CommitMessage`
-per (partition, bucket). Splitting is vectorized: one Arrow ``group_by`` per input
-batch gives the row indices of every group, then one ``take`` per group.
+per (partition, bucket). Splitting is vectorized (:mod:`.write_split`): a batch of one
+(partition, bucket) is handed over whole, otherwise one grouping per input batch gives the
+row indices of every group, then one ``take`` per group. Buckets computed by the caller
+(Spark's routing) can be passed with the rows instead of hashing every row again.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from paimon_core.paths import PathFactory, partition_dir
 from paimon_core.stats.collector import stats_modes_for
 from paimon_core.table.commit_message import CommitMessage
 from paimon_core.table.input_conform import conform
+from paimon_core.table.write_split import I32, check_buckets, split_rows
 
 if TYPE_CHECKING:
     from paimon_core.crosspartition.global_index_assigner import GlobalIndexAssigner
@@ -48,8 +51,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-_ROW_INDEX = "__paimon_row_index"
-_BUCKET_COL = "__paimon_bucket"
 WRITE_BUFFER_SIZE = "write-buffer-size"
 ROWKIND_FIELD = "rowkind.field"
 SEQUENCE_FIELD = "sequence.field"
@@ -136,20 +137,33 @@ class TableWrite:
         self._closed = False
 
     # --- writing -----------------------------------------------------------------
-    def write_arrow(self, data: WriteInput, *, row_kinds: pa.Array | None = None) -> None:
+    def write_arrow(
+        self,
+        data: WriteInput,
+        *,
+        row_kinds: pa.Array | None = None,
+        buckets: pa.Array | pa.ChunkedArray | None = None,
+    ) -> None:
         """Write rows (a Table, a RecordBatch, or a stream of batches).
 
         Primary-key tables take row kinds from the ``rowkind.field`` column, from
         ``row_kinds`` (int8: 0 +I, 1 -U, 2 +U, 3 -D; single-table input only), or
         treat every row as an insert/upsert.
+
+        ``buckets`` (fixed-bucket tables, single-table input only): each row's bucket, already
+        computed with the table's bucket function (Spark's routing does, to shuffle by it), so
+        it is not hashed again. int32, no nulls, in ``[0, bucket)``; a few rows are recomputed
+        as a spot check. Anything else raises :class:`InvalidArgumentError`, nothing written.
         """
         if self._closed:
             raise InvalidArgumentError("This TableWrite was already committed or aborted; create a new one")
         if isinstance(data, (pa.Table, pa.RecordBatch)):
-            self._write_table(conform(data, self.schema, self.arrow_schema), row_kinds)
+            conformed = conform(data, self.schema, self.arrow_schema)
+            given = None if buckets is None else self._check_buckets(conformed, buckets)
+            self._write_table(conformed, row_kinds, buckets=given)
             return
-        if row_kinds is not None:
-            raise InvalidArgumentError("row_kinds can only be given with a single Table or RecordBatch")
+        if row_kinds is not None or buckets is not None:
+            raise InvalidArgumentError("row_kinds and buckets can only be given with a single Table or RecordBatch")
         for batch in data:
             self._write_table(conform(batch, self.schema, self.arrow_schema), None)
 
@@ -172,6 +186,14 @@ class TableWrite:
         conformed = conform(t.select(self.arrow_schema.names), self.schema, self.arrow_schema, check_not_null=False)
         self._write_table(conformed, kinds, locate=True)
 
+    def _check_buckets(self, table: pa.Table, buckets: pa.Array | pa.ChunkedArray) -> I32:
+        if self.bucket_mode <= 0 or self.cross is not None:
+            raise InvalidArgumentError(
+                f"Table {self.table.name} has no fixed buckets (bucket = {self.bucket_mode}): buckets cannot be given"
+            )
+        columns = [table.column(f.name) for f in self.bucket_fields]
+        return check_buckets(buckets, table.num_rows, self.bucket_mode, columns, self.bucket_fields)
+
     def _kinds(self, table: pa.Table, row_kinds: pa.Array | None) -> pa.Array:
         if self.rowkind_field:
             return kinds_from_strings(table.column(self.rowkind_field), self.rowkind_field)
@@ -181,21 +203,23 @@ class TableWrite:
             return row_kinds.cast(pa.int8())
         return constant_kinds(table.num_rows, INSERT)
 
-    def _filter_row_kinds(self, table: pa.Table, kinds: pa.Array) -> tuple[pa.Table, pa.Array]:
+    def _filter_row_kinds(self, table: pa.Table, kinds: pa.Array) -> tuple[pa.Table, pa.Array, pa.Array | None]:
         """Java's RowKindFilter: ``ignore-delete`` drops -D and -U rows before they are written,
-        ``ignore-update-before`` drops -U rows."""
+        ``ignore-update-before`` drops -U rows. Also returns the mask of kept rows (None: all)."""
         if self.options.ignore_delete:
             drop = pc.is_in(kinds, RETRACT_KINDS)
         elif self.options.ignore_update_before:
             drop = pc.equal(kinds, pa.scalar(UPDATE_BEFORE, pa.int8()))
         else:
-            return table, kinds
+            return table, kinds, None
         if not pc.any(drop).as_py():
-            return table, kinds
+            return table, kinds, None
         keep = pc.invert(drop)
-        return table.filter(keep), kinds.filter(keep)
+        return table.filter(keep), kinds.filter(keep), keep
 
-    def _write_table(self, table: pa.Table, row_kinds: pa.Array | None, *, locate: bool = False) -> None:
+    def _write_table(
+        self, table: pa.Table, row_kinds: pa.Array | None, *, locate: bool = False, buckets: I32 | None = None
+    ) -> None:
         if table.num_rows == 0:
             return
         kinds: pa.Array | None = None
@@ -206,7 +230,9 @@ class TableWrite:
                         f"Primary key column '{k}' has {table.column(k).null_count} null value(s)", column=k
                     )
             kinds = self._kinds(table, row_kinds)
-            table, kinds = self._filter_row_kinds(table, kinds)
+            table, kinds, kept = self._filter_row_kinds(table, kinds)
+            if kept is not None and buckets is not None:
+                buckets = buckets[np.asarray(kept.to_numpy(zero_copy_only=False), dtype=np.bool_)]
             if table.num_rows == 0:
                 return
         elif row_kinds is not None:
@@ -217,32 +243,24 @@ class TableWrite:
                 self._write_group(routed.partition, routed.partition_path, routed.bucket, routed.rows, routed.kinds)
             return
         keys: list[str] = [f.name for f in self.partition_fields]
-        work = table
-        if self.bucket_mode > 0:
+        if self.bucket_mode > 0 and buckets is None:
             cols = [table.column(f.name) for f in self.bucket_fields]
             buckets = compute_buckets(cols, [f.type for f in self.bucket_fields], self.bucket_mode)
-            work = work.append_column(_BUCKET_COL, pa.array(buckets, pa.int32()))
-            keys.append(_BUCKET_COL)
-        if not keys:
+        if not keys and buckets is None:
             if self.dynamic:
                 self._write_dynamic(EMPTY_ROW, "", table, kinds)
             else:
                 self._write_group(EMPTY_ROW, "", 0, table, kinds)
             return
-        indexed = work.select(keys).append_column(_ROW_INDEX, pa.array(np.arange(table.num_rows, dtype=np.int64)))
-        groups = indexed.group_by(keys, use_threads=False).aggregate([(_ROW_INDEX, "list")])
-        index_lists = groups.column(f"{_ROW_INDEX}_list")
-        key_columns = [groups.column(k) for k in keys]
+        key_columns = [table.column(k) for k in keys]
         part_types = [f.type for f in self.partition_fields]
-        for g in range(groups.num_rows):
-            values = [arrow_scalar_to_internal(key_columns[i][g], f.type) for i, f in enumerate(self.partition_fields)]
-            bucket = key_columns[-1][g].as_py() if self.bucket_mode > 0 else 0
-            if groups.num_rows == 1:
-                part, part_kinds = table, kinds
-            else:
-                rows = index_lists[g].values
-                part = table.take(rows)
-                part_kinds = kinds.take(rows) if kinds is not None else None
+        for group in split_rows(table, keys, buckets):
+            first, rows = group.first, group.rows
+            values = [arrow_scalar_to_internal(key_columns[i][first], f.type) for i, f in enumerate(self.partition_fields)]
+            bucket = int(buckets[first]) if buckets is not None else 0
+            part, part_kinds = table, kinds
+            if rows is not None:
+                part, part_kinds = table.take(rows), (kinds.take(rows) if kinds is not None else None)
             partition_bytes = serialize_binary_row(values, part_types) if part_types else EMPTY_ROW
             if self.dynamic:
                 self._write_dynamic(partition_bytes, self._partition_path(values), part, part_kinds)

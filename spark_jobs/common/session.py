@@ -7,7 +7,10 @@ Master, driver memory and extra Spark conf come from flags, else from the enviro
 * ``PAIMON_SPARK_CONF``: extra ``key=value`` pairs separated by whitespace or commas.
 
 Every session gets the ``paimon`` data source registered and Python filter pushdown on (our
-reader pushes filters; Spark fails reads of such a source when the flag is off).
+reader pushes filters; Spark fails reads of such a source when the flag is off), and Python
+workers forked from :mod:`spark_jobs.daemon` (paimon_core and pyspark imported once, before
+the fork) unless ``spark.python.daemon.module`` is set by the caller, ``PAIMON_SPARK_CONF`` or
+``spark-submit --conf``.
 """
 
 from __future__ import annotations
@@ -22,7 +25,15 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["SessionConfig", "get_spark", "parse_conf_pairs", "under_spark_submit"]
+__all__ = [
+    "DAEMON_MODULE",
+    "DAEMON_MODULE_CONF",
+    "SessionConfig",
+    "get_spark",
+    "parse_conf_pairs",
+    "session_conf",
+    "under_spark_submit",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +44,9 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.session.timeZone": "UTC",
 }
+#: Spark's conf naming the Python module its worker daemon runs; ours preloads paimon_core.
+DAEMON_MODULE_CONF = "spark.python.daemon.module"
+DAEMON_MODULE = "spark_jobs.daemon"
 
 
 @dataclass(frozen=True)
@@ -87,11 +101,29 @@ def get_spark(config: SessionConfig) -> SparkSession:
             logger.warning("--driver-memory %s ignored under spark-submit (pass it to spark-submit)", memory)
         else:
             builder = builder.config("spark.driver.memory", memory)
-    conf = {**DEFAULT_CONF, **parse_conf_pairs(os.environ.get("PAIMON_SPARK_CONF")), **dict(config.conf)}
-    for k, v in conf.items():
+    for k, v in session_conf(config).items():
         builder = builder.config(k, v)
     spark = builder.getOrCreate()
     enable_session_options(spark)  # registers the source with session (dynamic) options
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     logger.info("Spark %s session on %s", spark.version, spark.sparkContext.master)
     return spark
+
+
+def session_conf(config: SessionConfig) -> dict[str, str]:
+    """The conf ``get_spark`` sets: defaults, then ``PAIMON_SPARK_CONF``, then ``config.conf``;
+    ``spark.python.daemon.module`` is ours unless set there or by ``spark-submit --conf``."""
+    conf = {**DEFAULT_CONF, **parse_conf_pairs(os.environ.get("PAIMON_SPARK_CONF")), **dict(config.conf)}
+    if DAEMON_MODULE_CONF not in conf and not _submitted_conf_has(DAEMON_MODULE_CONF):
+        conf[DAEMON_MODULE_CONF] = DAEMON_MODULE
+    return conf
+
+
+def _submitted_conf_has(key: str) -> bool:
+    """Whether ``spark-submit`` (the JVM this process was launched by) already has ``key`` set."""
+    if not under_spark_submit():
+        return False
+    from pyspark import SparkConf, SparkContext
+
+    SparkContext._ensure_initialized()  # connects to the submitting JVM (getOrCreate would too)
+    return bool(SparkConf().contains(key))

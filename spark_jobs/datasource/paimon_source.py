@@ -92,6 +92,7 @@ from paimon_core.table.table import FileStoreTable
 from spark_jobs.datasource.dynamic_options import session_options_for
 from spark_jobs.datasource.filters import convert_filters
 from spark_jobs.datasource.options import SourceOptions
+from spark_jobs.datasource.task_write import routed_bucket_column, write_task
 from spark_jobs.datasource.types import spark_arrow_schema, spark_schema, to_spark_batch
 
 __all__ = [
@@ -336,10 +337,6 @@ def _task_info() -> tuple[int, int]:
     return ctx.partitionId(), ctx.attemptNumber()
 
 
-def _concat(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
-    return batches[0] if len(batches) == 1 else pa.concat_batches(batches)
-
-
 @dataclass
 class _WritePlan:
     """Decided once on the driver side, pickled to every task and to commit/abort."""
@@ -386,8 +383,13 @@ class PaimonWriter(DataSourceArrowWriter):
             )
 
     def _check_columns(self, schema: StructType) -> None:
+        names = [f.name for f in schema.fields]
+        self.bucket_column = routed_bucket_column(names, self.table)
         check_column_names(
-            [f.name for f in schema.fields], self.table.schema.field_names, what="DataFrame", table=self.table.name
+            [n for n in names if n != self.bucket_column],
+            self.table.schema.field_names,
+            what="DataFrame",
+            table=self.table.name,
         )
 
     def _plan(self, overwrite: bool) -> _WritePlan:
@@ -428,23 +430,10 @@ class PaimonWriter(DataSourceArrowWriter):
                 pass
             return PaimonCommitMessage((), task_id, attempt, 0, skipped=True)
         tw = self.table.new_batch_write_builder().new_write()
-        rows = 0
-        pending: list[pa.RecordBatch] = []
-        pending_rows = 0
-        limit = self.options.write_batch_rows
         try:
-            for batch in iterator:
-                if batch.num_rows == 0:
-                    continue
-                pending.append(batch)
-                pending_rows += batch.num_rows
-                if pending_rows >= limit:
-                    tw.write_arrow(_concat(pending))
-                    rows += pending_rows
-                    pending, pending_rows = [], 0
-            if pending:
-                tw.write_arrow(_concat(pending))
-                rows += pending_rows
+            rows = write_task(
+                tw, iterator, batch_rows=self.options.write_batch_rows, bucket_column=self.bucket_column
+            )
             messages = tw.prepare_commit()
         except BaseException:
             tw.abort()  # best effort: files of a failed attempt are never committed anyway

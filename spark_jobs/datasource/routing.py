@@ -6,7 +6,9 @@ bucket of every row is computed on the executors with paimon_core's own bucket f
 hash as a JVM expression, see :mod:`.bucket_expr`), then the rows are shuffled by
 (partition columns, bucket) and sorted by them within each task. One task per
 (partition, bucket) keeps primary-key sequence numbers ordered; append tables with
-``bucket = -1`` need no shuffle and are returned unchanged.
+``bucket = -1`` need no shuffle and are returned unchanged. The bucket column stays on the
+routed DataFrame: the ``paimon`` writer hands it to paimon_core (``write_arrow(buckets=)``,
+spot-checked there) so rows are hashed once, and drops it before writing.
 """
 
 from __future__ import annotations
@@ -24,11 +26,9 @@ from paimon_core.exceptions import SchemaMismatchError
 from paimon_core.schema.data_types import DataField
 from paimon_core.table.table import FileStoreTable
 from spark_jobs.datasource.bucket_expr import with_bucket_column as jvm_bucket_column
+from spark_jobs.datasource.task_write import BUCKET_COLUMN
 
 __all__ = ["BUCKET_COLUMN", "bucket_udf", "distribute_for_table", "needs_routing", "with_bucket_column"]
-
-#: Temporary column holding each row's bucket (dropped before the write).
-BUCKET_COLUMN = "__paimon_bucket"
 
 
 def needs_routing(table: FileStoreTable) -> bool:
@@ -72,11 +72,14 @@ def distribute_for_table(
     *,
     num_partitions: int | None = None,
     sort: bool = True,
+    keep_bucket: bool = True,
 ) -> DataFrame:
     """``df`` routed for writing ``table``: each (partition, bucket) in exactly one task.
 
     ``num_partitions``: tasks of the write (default: the number of buckets for an
-    unpartitioned table, else ``spark.sql.shuffle.partitions``).
+    unpartitioned table, else ``spark.sql.shuffle.partitions``). ``keep_bucket``: keep the
+    INT column :data:`BUCKET_COLUMN` with each row's bucket; the ``paimon`` writer then uses
+    it instead of hashing every row again, and does not write it. False: only ``df``'s columns.
     """
     if not needs_routing(table):
         return df
@@ -93,4 +96,4 @@ def distribute_for_table(
         # Group each task's rows by (partition, bucket). (Unpartitioned: a task holds whole buckets
         # already, and paimon_core groups rows by bucket itself, so a sort would only cost time.)
         routed = routed.sortWithinPartitions(*partition_keys, BUCKET_COLUMN)
-    return routed.drop(BUCKET_COLUMN)
+    return routed if keep_bucket else routed.drop(BUCKET_COLUMN)

@@ -28,6 +28,7 @@ bucket is refused (its files are deleted by ``abort``) with an error that says w
 route in ``foreachBatch`` with :func:`foreach_batch_writer`, which runs
 :func:`~spark_jobs.datasource.write.write_table` (routing + an idempotent commit with the batch
 id) on each micro-batch. A stream whose micro-batches have a single partition works directly.
+Routed micro-batches carry each row's bucket (computed once, for the shuffle) into the writer.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from paimon_core.table.commit_message import CommitMessage
 from paimon_core.table.input_conform import check_column_names
 from spark_jobs.datasource.options import SourceOptions
 from spark_jobs.datasource.paimon_source import PaimonCommitMessage, check_routing, load_table
+from spark_jobs.datasource.task_write import routed_bucket_column, write_task
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -78,10 +80,6 @@ def _task_context() -> tuple[int, int, str | None]:
     return ctx.partitionId(), ctx.attemptNumber(), ctx.getLocalProperty(QUERY_ID_PROPERTY)
 
 
-def _concat(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
-    return batches[0] if len(batches) == 1 else pa.concat_batches(batches)
-
-
 class PaimonStreamWriter(DataSourceStreamArrowWriter):
     """Writes each micro-batch's rows into new files; one idempotent commit per batch id."""
 
@@ -96,8 +94,10 @@ class PaimonStreamWriter(DataSourceStreamArrowWriter):
         self.table = load_table(options)
         self.schema = schema
         self.overwrite = overwrite
+        names = [f.name for f in schema.fields]
+        self.bucket_column = routed_bucket_column(names, self.table)
         check_column_names(
-            [f.name for f in schema.fields],
+            [n for n in names if n != self.bucket_column],
             self.table.schema.field_names,
             what="stream",
             table=self.table.name,
@@ -108,22 +108,10 @@ class PaimonStreamWriter(DataSourceStreamArrowWriter):
         """Write this task's rows into new files; return them with the query id."""
         task_id, attempt, query_id = _task_context()
         tw = self.table.new_batch_write_builder().new_write()
-        rows = 0
-        pending: list[pa.RecordBatch] = []
-        pending_rows = 0
         try:
-            for batch in iterator:
-                if batch.num_rows == 0:
-                    continue
-                pending.append(batch)
-                pending_rows += batch.num_rows
-                if pending_rows >= self.options.write_batch_rows:
-                    tw.write_arrow(_concat(pending))
-                    rows += pending_rows
-                    pending, pending_rows = [], 0
-            if pending:
-                tw.write_arrow(_concat(pending))
-                rows += pending_rows
+            rows = write_task(
+                tw, iterator, batch_rows=self.options.write_batch_rows, bucket_column=self.bucket_column
+            )
             messages = tw.prepare_commit()
         except BaseException:
             tw.abort()

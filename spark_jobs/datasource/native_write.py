@@ -234,6 +234,12 @@ def _spark_write(df: DataFrame, table: FileStoreTable, staging: str) -> None:
     writer = df.write.mode("errorifexists").option("compression", _CODECS[codec])
     level = table.schema.options.get("file.compression.zstd-level", "1")
     writer = writer.option("parquet.compression.codec.zstd.level", level)
+    if table.schema.primary_keys and "parquet.enable.dictionary" not in table.schema.options:
+        # Keys and sequence numbers never repeat within a file: a dictionary is only tried and dropped
+        # (as paimon_core's writer decides from a sample, see format/parquet_format.py).
+        unique = [KEY_FIELD_PREFIX + k for k in table.schema.trimmed_primary_keys] + [SEQUENCE_NUMBER]
+        for name in unique:
+            writer = writer.option(f"parquet.enable.dictionary#{name}", "false")
     block = table.schema.options.get("parquet.block.size") or table.schema.options.get("file.block-size")
     if block:
         writer = writer.option("parquet.block.size", str(block))

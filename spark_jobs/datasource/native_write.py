@@ -280,6 +280,7 @@ def write_native(
     table: FileStoreTable,
     *,
     commit: Callable[[Sequence[CommitMessage]], CommitResult],
+    landed: Callable[[], bool] | None = None,
     num_partitions: int | None = None,
     threads: int = 8,
 ) -> NativeWriteResult:
@@ -287,7 +288,8 @@ def write_native(
 
     ``commit`` receives paimon_core :class:`CommitMessage` objects (one per partition and
     bucket) and must commit them in one snapshot (the caller owns user, identifier and
-    overwrite). ``num_partitions``: tasks of a primary-key write (default: the number of
+    overwrite). ``landed()`` tells, after an error in ``commit``, whether the snapshot was
+    published anyway (its files are then kept). ``num_partitions``: tasks of a primary-key write (default: the number of
     buckets unpartitioned, else ``spark.sql.shuffle.partitions``).
     """
     problem = native_write_problem(table)
@@ -323,7 +325,12 @@ def write_native(
             for (p, b), m in by_bucket.items()
         ]
         rows = sum(f.rows for f in staged)
-        result = commit(messages)
+        try:
+            result = commit(messages)
+        except BaseException:
+            if landed is not None and _safe_landed(landed):
+                moved.clear()  # the snapshot was published before the error: its files stay
+            raise
         moved.clear()  # committed (or already committed: then the commit said so and kept nothing)
         return NativeWriteResult(sum(len(m.new_files) for m in messages), rows, result)
     finally:
@@ -333,6 +340,16 @@ def write_native(
             except OSError:
                 logger.warning("Could not remove uncommitted file %s (orphan clean will)", p)
         _remove_tree(staging)
+
+
+def _safe_landed(landed: Callable[[], bool]) -> bool:
+    """Whether the commit landed; if even that cannot be told, keep the files (orphan clean
+    removes them later if they were never committed): deleting is the only unsafe choice."""
+    try:
+        return landed()
+    except Exception:  # noqa: BLE001
+        logger.warning("Could not tell whether the commit landed; keeping its files for orphan clean")
+        return True
 
 
 def _remove_tree(path: str) -> None:

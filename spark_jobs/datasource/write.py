@@ -129,7 +129,11 @@ def _write_native(
         )
     committer = builder.new_commit()
     result = write_native(
-        df, table, commit=lambda messages: committer.commit(messages, ident), num_partitions=num_partitions
+        df,
+        table,
+        commit=lambda messages: committer.commit(messages, ident),
+        landed=lambda: table.new_stream_write_builder(builder.commit_user).new_commit().is_committed(ident),
+        num_partitions=num_partitions,
     )
     logger.info(
         "paimon %s: Spark's Parquet writer wrote %d file(s), %d row(s); snapshot %s",

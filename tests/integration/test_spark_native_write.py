@@ -389,3 +389,29 @@ def test_empty_writes_behave_like_the_data_source(spark: SparkSession, wh: str, 
     write_table(empty, wh, "db.e", mode="overwrite", overwrite_partition={"dt": "2024-01-02"}, writer=writer)
     assert sorted({r[0] for r in core_rows(wh, "db.e", "dt")}) == ["2024-01-01", "2024-01-03"]
     assert not _staging_left(table)
+
+
+@pytest.mark.parametrize("published", [False, True])
+def test_an_error_in_the_commit_keeps_exactly_the_files_of_a_published_snapshot(
+    spark: SparkSession, wh: str, published: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from paimon_core.table.builders import BatchTableCommit
+
+    table = catalog(wh).create_table("db.t", EVENTS_SCHEMA)
+    real = BatchTableCommit.commit
+
+    def failing(self: BatchTableCommit, messages: object, ident: int) -> object:
+        if published:
+            real(self, messages, ident)  # type: ignore[arg-type]
+        raise OSError("connection lost after the publish" if published else "store unavailable")
+
+    monkeypatch.setattr(BatchTableCommit, "commit", failing)
+    with pytest.raises(OSError):
+        write_table(spark.createDataFrame(events(40).to_pandas()), wh, "db.t", writer="native")
+    if published:  # the snapshot landed: its files must all still be there
+        assert table.snapshot_manager.latest_snapshot_id() == 1
+        assert _bucket_files(table) == {e.file.file_name for e in _entries(table)} != set()
+        assert len(core_rows(wh, "db.t", "id")) == 40
+    else:  # nothing was published: nothing is left
+        assert table.snapshot_manager.latest_snapshot_id() is None and not _bucket_files(table)
+    assert not _staging_left(table)

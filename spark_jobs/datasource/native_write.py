@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from paimon_core.data.binary_row import EMPTY_ROW, serialize_binary_row
+from paimon_core.exceptions import InvalidArgumentError
 from paimon_core.format.key_value import (
     KEY_FIELD_ID_START,
     KEY_FIELD_PREFIX,
@@ -289,12 +290,12 @@ def write_native(
     ``commit`` receives paimon_core :class:`CommitMessage` objects (one per partition and
     bucket) and must commit them in one snapshot (the caller owns user, identifier and
     overwrite). ``landed()`` tells, after an error in ``commit``, whether the snapshot was
-    published anyway (its files are then kept). ``num_partitions``: tasks of a primary-key write (default: the number of
-    buckets unpartitioned, else ``spark.sql.shuffle.partitions``).
+    published anyway (its files are then kept). ``num_partitions``: tasks of a primary-key
+    write (default: the number of buckets unpartitioned, else ``spark.sql.shuffle.partitions``).
     """
     problem = native_write_problem(table)
     if problem:
-        raise ValueError(f"Table {table.name} cannot be written by Spark's Parquet writer: {problem}")
+        raise InvalidArgumentError(f"Table {table.name} cannot be written by Spark's Parquet writer: {problem}")
     staging = strip_scheme(table.paths.new_staging_path())
     moved: list[str] = []
     try:
@@ -331,7 +332,8 @@ def write_native(
             if landed is not None and _safe_landed(landed):
                 moved.clear()  # the snapshot was published before the error: its files stay
             raise
-        moved.clear()  # committed (or already committed: then the commit said so and kept nothing)
+        if not result.already_committed:  # (else a racing run committed first: ours are orphans, removed below)
+            moved.clear()
         return NativeWriteResult(sum(len(m.new_files) for m in messages), rows, result)
     finally:
         for p in moved:  # failed before the commit: these files were never visible

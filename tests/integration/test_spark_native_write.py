@@ -415,3 +415,20 @@ def test_an_error_in_the_commit_keeps_exactly_the_files_of_a_published_snapshot(
     else:  # nothing was published: nothing is left
         assert table.snapshot_manager.latest_snapshot_id() is None and not _bucket_files(table)
     assert not _staging_left(table)
+
+
+def test_a_run_that_loses_the_race_to_its_own_retry_leaves_no_files(
+    spark: SparkSession, wh: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pre-check said 'not committed yet', but by commit time the same (user, identifier)
+    had landed (a concurrent retry): nothing is committed twice and our files are removed."""
+    from paimon_core.table.builders import StreamTableCommit
+
+    table = catalog(wh).create_table("db.t", EVENTS_SCHEMA)
+    df = spark.createDataFrame(events(30).to_pandas())
+    write_table(df, wh, "db.t", commit_user="run-1", commit_identifier=7, writer="native")
+    files = _bucket_files(table)
+    monkeypatch.setattr(StreamTableCommit, "is_committed", lambda self, ident: False)
+    write_table(df, wh, "db.t", commit_user="run-1", commit_identifier=7, writer="native")
+    assert table.snapshot_manager.latest_snapshot_id() == 1
+    assert _bucket_files(table) == files and len(core_rows(wh, "db.t", "id")) == 30

@@ -14,6 +14,7 @@ share between threads.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
@@ -100,6 +101,47 @@ class DataFileMeta:
     first_row_id: int | None = None
     write_cols: tuple[str, ...] | None = None
     write_cols_sequences: tuple[int, ...] | None = None
+
+    @classmethod
+    def new_level0(
+        cls,
+        file_name: str,
+        file_size: int,
+        row_count: int,
+        *,
+        value_stats: SimpleStats | None,
+        min_sequence_number: int,
+        max_sequence_number: int,
+        schema_id: int,
+        min_key: bytes = EMPTY_ROW_BYTES,
+        max_key: bytes = EMPTY_ROW_BYTES,
+        key_stats: SimpleStats | None = None,
+        delete_row_count: int = 0,
+    ) -> DataFileMeta:
+        """A file a writer just wrote (Java ``DataFileMeta.forAppend`` / ``create`` at level 0):
+        ``file_source`` APPEND, created now. ``value_stats=None``: stats disabled (every
+        column's mode is ``none``), written as empty stats over no columns, as Java does.
+        Append files leave ``min_key``/``max_key``/``key_stats`` empty."""
+        return cls(
+            file_name=file_name,
+            file_size=file_size,
+            row_count=row_count,
+            min_key=min_key,
+            max_key=max_key,
+            key_stats=key_stats if key_stats is not None else SimpleStats.empty(),
+            value_stats=value_stats if value_stats is not None else SimpleStats.empty(),
+            min_sequence_number=min_sequence_number,
+            max_sequence_number=max_sequence_number,
+            schema_id=schema_id,
+            level=0,
+            extra_files=(),
+            creation_time=local_creation_millis(),
+            delete_row_count=delete_row_count,
+            embedded_index=None,
+            file_source=int(FileSource.APPEND),
+            value_stats_cols=() if value_stats is None else None,
+            external_path=None,
+        )
 
     def with_level(self, level: int) -> DataFileMeta:
         """A copy of this file meta at another LSM level."""
@@ -209,3 +251,11 @@ class IndexManifestEntry:
     partition: bytes
     bucket: int
     index_file: IndexFileMeta
+
+
+_EPOCH = dt.datetime(1970, 1, 1)
+
+
+def local_creation_millis() -> int:
+    """Java's ``_CREATION_TIME``: local wall-clock time encoded as if it were UTC millis."""
+    return int((dt.datetime.now() - _EPOCH).total_seconds() * 1000)

@@ -27,10 +27,10 @@ from paimon_core.data.row_kind import RETRACT_KINDS
 from paimon_core.format.file_format import FormatWriter, open_writer
 from paimon_core.format.key_value import SEQUENCE_NUMBER, VALUE_KIND, key_value_arrow_schema
 from paimon_core.io.file_io import FileIO
-from paimon_core.manifest.entries import DataFileMeta, FileSource, SimpleStats
+from paimon_core.manifest.entries import DataFileMeta
 from paimon_core.mergetree.merge_function import MergeFunction
 from paimon_core.mergetree.segments import in_key_order
-from paimon_core.operation.append_writer import local_creation_millis, stats_to_simple
+from paimon_core.operation.append_writer import stats_to_simple
 from paimon_core.paths import PathFactory
 from paimon_core.schema.data_types import DataField
 from paimon_core.stats.collector import SimpleStatsCollector, StatsMode
@@ -215,25 +215,18 @@ class MergeTreeWriter:
         mm = pc.min_max(seqs)
         retracts = int(pc.sum(pc.is_in(part.column(VALUE_KIND), RETRACT_KINDS)).as_py() or 0)
         disabled = value_stats.is_disabled
-        return DataFileMeta(
-            file_name=name,
-            file_size=size,
-            row_count=part.num_rows,
-            min_key=serialize_binary_row(first, key_types),
-            max_key=serialize_binary_row(last, key_types),
-            key_stats=stats_to_simple(key_stats.result(), self.key_fields),
-            value_stats=SimpleStats.empty() if disabled else stats_to_simple(value_stats.result(), self.value_fields),
+        return DataFileMeta.new_level0(
+            name,
+            size,
+            part.num_rows,
+            value_stats=None if disabled else stats_to_simple(value_stats.result(), self.value_fields),
             min_sequence_number=int(mm["min"].as_py()),
             max_sequence_number=int(mm["max"].as_py()),
             schema_id=self.schema_id,
-            level=0,
-            extra_files=(),
-            creation_time=local_creation_millis(),
+            min_key=serialize_binary_row(first, key_types),
+            max_key=serialize_binary_row(last, key_types),
+            key_stats=stats_to_simple(key_stats.result(), self.key_fields),
             delete_row_count=retracts,
-            embedded_index=None,
-            file_source=int(FileSource.APPEND),
-            value_stats_cols=() if disabled else None,
-            external_path=None,
         )
 
     # --- lifecycle ----------------------------------------------------------------------

@@ -7,7 +7,6 @@ file starts. Each finished file becomes a :class:`DataFileMeta` with value stats
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 from collections.abc import Sequence
 
@@ -16,21 +15,15 @@ import pyarrow as pa
 from paimon_core.data.binary_row import EMPTY_ROW, serialize_binary_row
 from paimon_core.format.file_format import FormatWriter, open_writer
 from paimon_core.io.file_io import FileIO
-from paimon_core.manifest.entries import DataFileMeta, FileSource, SimpleStats
+from paimon_core.manifest.entries import DataFileMeta, SimpleStats
 from paimon_core.paths import PathFactory
 from paimon_core.schema.data_types import DataField
 from paimon_core.stats.collector import ColumnStats, SimpleStatsCollector, StatsMode
 
 logger = logging.getLogger(__name__)
 
-_EPOCH = dt.datetime(1970, 1, 1)
 #: The file size is checked for rolling after every slice of this many rows.
 ROLL_CHECK_ROWS = 16384
-
-
-def local_creation_millis() -> int:
-    """Java's ``_CREATION_TIME``: local wall-clock time encoded as if it were UTC millis."""
-    return int((dt.datetime.now() - _EPOCH).total_seconds() * 1000)
 
 
 def stats_to_simple(stats: Sequence[ColumnStats], fields: Sequence[DataField]) -> SimpleStats:
@@ -115,25 +108,14 @@ class RollingAppendWriter:
         rows = self._rows
         self.next_seq = self._first_seq + rows
         self.files.append(
-            DataFileMeta(
-                file_name=self._file_name,
-                file_size=size,
-                row_count=rows,
-                min_key=EMPTY_ROW,
-                max_key=EMPTY_ROW,
-                key_stats=SimpleStats.empty(),
-                value_stats=SimpleStats.empty() if disabled else stats_to_simple(self._stats.result(), self.fields),
+            DataFileMeta.new_level0(
+                self._file_name,
+                size,
+                rows,
+                value_stats=None if disabled else stats_to_simple(self._stats.result(), self.fields),
                 min_sequence_number=self._first_seq,
                 max_sequence_number=self._first_seq + rows - 1,
                 schema_id=self.schema_id,
-                level=0,
-                extra_files=(),
-                creation_time=local_creation_millis(),
-                delete_row_count=0,
-                embedded_index=None,
-                file_source=int(FileSource.APPEND),
-                value_stats_cols=() if disabled else None,
-                external_path=None,
             )
         )
         self._writer = None

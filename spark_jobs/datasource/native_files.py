@@ -27,8 +27,8 @@ from paimon_core.data.internal import arrow_scalar_to_internal
 from paimon_core.exceptions import PaimonError, SchemaMismatchError
 from paimon_core.format.arrow_types import to_arrow_schema
 from paimon_core.format.key_value import KEY_FIELD_PREFIX, SEQUENCE_NUMBER
-from paimon_core.manifest.entries import DataFileMeta, FileSource, SimpleStats
-from paimon_core.operation.append_writer import local_creation_millis, stats_to_simple
+from paimon_core.manifest.entries import DataFileMeta
+from paimon_core.operation.append_writer import stats_to_simple
 from paimon_core.schema.data_types import DataField
 from paimon_core.stats.collector import ColumnStats, apply_modes, collect_raw_stats, stats_modes_for
 from paimon_core.table.table import FileStoreTable
@@ -180,25 +180,15 @@ def data_file_meta(f: StagedFile, name: str, table: FileStoreTable, *, first_seq
     disabled = all(m.kind == "none" for m in stats_modes_for(fields, table.schema.options))
     pk = f.key_stats is not None
     key_fields = table.schema.fields_of(table.schema.trimmed_primary_keys) if pk else []
-    return DataFileMeta(
-        file_name=name,
-        file_size=f.size,
-        row_count=f.rows,
-        min_key=f.min_key,
-        max_key=f.max_key,
-        key_stats=stats_to_simple(f.key_stats, key_fields)
-        if f.key_stats is not None
-        else SimpleStats.empty(),
-        value_stats=SimpleStats.empty() if disabled else stats_to_simple(f.value_stats, fields),
+    return DataFileMeta.new_level0(
+        name,
+        f.size,
+        f.rows,
+        value_stats=None if disabled else stats_to_simple(f.value_stats, fields),
         min_sequence_number=f.min_seq if pk else first_seq,
         max_sequence_number=f.max_seq if pk else first_seq + f.rows - 1,
         schema_id=table.schema.id,
-        level=0,
-        extra_files=(),
-        creation_time=local_creation_millis(),
-        delete_row_count=0,
-        embedded_index=None,
-        file_source=int(FileSource.APPEND),
-        value_stats_cols=() if disabled else None,
-        external_path=None,
+        min_key=f.min_key,
+        max_key=f.max_key,
+        key_stats=stats_to_simple(f.key_stats, key_fields) if f.key_stats is not None else None,
     )

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -355,8 +356,6 @@ def _safe_landed(landed: Callable[[], bool]) -> bool:
 
 
 def _remove_tree(path: str) -> None:
-    import shutil
-
     shutil.rmtree(path, ignore_errors=True)
     parent = os.path.dirname(path)
     try:

@@ -376,6 +376,7 @@ def all_cases() -> list[Case]:
         AppendRead("append_stream_10m", "rows_10m", "stream", full_only=True),
         SparkIngest("spark_ingest_append_10m", primary_key=False),
         SparkIngest("spark_ingest_pk_10m", primary_key=True),
+        SparkIngest("spark_ingest_pk_10m_vs_layout", primary_key=True, floor="pk_layout"),
         SparkIngest("spark_ingest_append_10m_datasource", primary_key=False, writer="datasource"),
         SparkIngest("spark_ingest_pk_10m_datasource", primary_key=True, writer="datasource"),
     ]

@@ -10,7 +10,10 @@ write of ``warmup_rows`` and the table creation are outside the timer):
 
 * ``append``: ``spark_jobs.ingest.run`` into a new append table ``db.t`` under ``out/wh``;
 * ``pk``: the same into a primary-key table (``id``, ``bucket`` fixed buckets);
-* ``floor``: ``df.write.mode("overwrite").parquet(out/floor)`` (Spark's JVM Parquet writer).
+* ``floor``: ``df.write.mode("overwrite").parquet(out/floor)`` (Spark's JVM Parquet writer);
+* ``floor_pk_layout``: the same writer on the physical layout of a primary-key file (routed to
+  one task per bucket, the ``_KEY_``/system columns, sorted by key, zstd): what any Spark
+  writer of Paimon's primary-key format pays, without Paimon's bucket function, stats or commit.
 
 Peak memory and CPU cover the whole local Spark process tree, not only this driver: the driver's
 own ``ru_maxrss`` plus the sum of the ``VmHWM`` of the JVM and the Python workers alive at the
@@ -137,12 +140,30 @@ def _session(spec: dict[str, Any]) -> SparkSession:
     return spark
 
 
+def _pk_layout(df: DataFrame, buckets: int) -> DataFrame:
+    """The physical work of a primary-key write, in plain Spark: rows routed to one task per
+    bucket (Spark's own hash, not Paimon's), Paimon's seven columns (``_KEY_id``,
+    ``_SEQUENCE_NUMBER``, ``_VALUE_KIND``, the four values), sorted by key; no stats, no commit."""
+    from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
+
+    routed = df.repartitionById(buckets, F.pmod(F.hash("id"), F.lit(buckets)))
+    return routed.select(
+        F.col("id").alias("_KEY_id"), F.monotonically_increasing_id().alias("_SEQUENCE_NUMBER"),
+        F.lit(0).cast("tinyint").alias("_VALUE_KIND"), "id", "dt", "v", "s",
+    ).sortWithinPartitions("_KEY_id")
+
+
 def _write(spark: SparkSession, spec: dict[str, Any], rows: int, out: Path) -> dict[str, Any]:
     from spark_jobs import ingest
 
     df = source_frame(spark, rows, int(spec.get("partitions", 2)))
     if spec["mode"] == "floor":
         df.write.mode("overwrite").parquet(str(out / "floor"))
+        return {}
+    if spec["mode"] == "floor_pk_layout":
+        _pk_layout(df, int(spec.get("bucket", 4))).write.mode("overwrite").option("compression", "zstd").options(
+            **{f"parquet.enable.dictionary#{c}": "false" for c in ("_KEY_id", "_SEQUENCE_NUMBER", "id")}
+        ).parquet(str(out / "floor"))
         return {}
     df.createOrReplaceTempView("bench_source")
     extra = ["--primary-key", "id", "--bucket", str(spec.get("bucket", 4))] if spec["mode"] == "pk" else []
@@ -152,8 +173,8 @@ def _write(spark: SparkSession, spec: dict[str, Any], rows: int, out: Path) -> d
 
 
 def op_ingest(spec: dict[str, Any]) -> dict[str, Any]:
-    if spec.get("mode") not in ("append", "pk", "floor"):
-        raise ValueError(f"mode must be append, pk or floor, got {spec.get('mode')!r}")
+    if spec.get("mode") not in ("append", "pk", "floor", "floor_pk_layout"):
+        raise ValueError(f"mode must be append, pk, floor or floor_pk_layout, got {spec.get('mode')!r}")
     rows, out = int(spec["rows"]), Path(spec["out"])
     spark = _session(spec)
     try:

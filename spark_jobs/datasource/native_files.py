@@ -6,7 +6,8 @@ and, only where the footer is not enough, columns of the file:
 * FLOAT/DOUBLE (a NaN drops min/max, as Java does; Parquet footers skip NaN), DECIMAL and
   TIMESTAMP (footer values are not exact Python values here): read back;
 * primary-key files: the ``_KEY_`` columns (min/max key are the first and last rows, key stats,
-  and the check that no key repeats: Spark sorted the rows but did not merge them).
+  the check that keys strictly increase: Spark sorted the rows but did not merge them, and,
+  for files written without a bucket directory, the bucket of the keys).
 
 The stats then go through paimon_core's own collector with the table's stats modes, so the
 :class:`DataFileMeta` is the one the Python writer would produce for the same rows.
@@ -22,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from paimon_core.bucket import compute_buckets
 from paimon_core.data.binary_row import EMPTY_ROW, serialize_binary_row
 from paimon_core.data.internal import arrow_scalar_to_internal
 from paimon_core.exceptions import PaimonError, SchemaMismatchError
@@ -63,6 +65,7 @@ class StagedFile:
     key_stats: list[ColumnStats] | None = None
     min_seq: int = 0
     max_seq: int = -1
+    bucket: int | None = None
 
 
 def _footer_stats(md: pq.FileMetaData, index: int) -> tuple[list[object], int] | None:
@@ -120,20 +123,52 @@ def _partition_values(
     return out
 
 
-def _key_part(path: str, table: FileStoreTable) -> tuple[bytes, bytes, list[ColumnStats]]:
-    """(min key, max key, raw key stats) of a key-sorted file; DuplicateKeysError if a key repeats."""
+def _check_key_order(path: str, keys: pa.Table, key_fields: Sequence[DataField]) -> None:
+    """Keys strictly increase from row to row: DuplicateKeysError if one repeats (the rows need
+    the merge function); PaimonError if they go down (the file is not sorted: never committed)."""
+    n = keys.num_rows
+    if n < 2:
+        return
+    increasing = same = None  # over the key columns from the last one: lexicographic order
+    for f in reversed(key_fields):
+        col = keys.column(f.name)
+        nxt, prev = col.slice(1), col.slice(0, n - 1)
+        gt, eq = pc.greater(nxt, prev), pc.equal(nxt, prev)
+        if increasing is None:
+            increasing, same = gt, eq
+        else:
+            increasing = pc.or_(gt, pc.and_(eq, increasing))
+            same = pc.and_(eq, same)
+    assert increasing is not None and same is not None
+    if pc.all(increasing).as_py():
+        return
+    if pc.any(same).as_py():
+        raise DuplicateKeysError(f"Staged file {path} holds a primary key more than once")
+    raise PaimonError(f"Staged file {path} is not sorted by its primary key (refusing to commit it)")
+
+
+def _bucket_of_keys(path: str, keys: pa.Table, table: FileStoreTable) -> int:
+    """The bucket of a file written by a task that held one bucket: its keys' bucket, checked
+    on 17 rows spread over the file (the routing put every row of a task in one bucket)."""
+    bucket_fields = table.schema.fields_of(table.schema.bucket_keys)
+    n = keys.num_rows
+    rows = pa.array(sorted({round(i * (n - 1) / 16) for i in range(17)}), pa.int64())
+    sample = [pc.take(keys.column(f.name), rows) for f in bucket_fields]
+    buckets = set(compute_buckets(sample, [f.type for f in bucket_fields], table.options.bucket).tolist())
+    if len(buckets) != 1:
+        raise PaimonError(f"Staged file {path} holds rows of buckets {sorted(buckets)} (refusing to commit it)")
+    return int(buckets.pop())
+
+
+def _key_part(
+    path: str, table: FileStoreTable, *, bucket_from_keys: bool
+) -> tuple[bytes, bytes, list[ColumnStats], int | None]:
+    """(min key, max key, raw key stats, bucket if ``bucket_from_keys``) of a key-sorted file."""
     key_fields = table.schema.fields_of(table.schema.trimmed_primary_keys)
     keys = pq.read_table(path, columns=[KEY_FIELD_PREFIX + f.name for f in key_fields])
     keys = keys.rename_columns([f.name for f in key_fields])
     n = keys.num_rows
-    if n > 1:
-        same = None
-        for f in key_fields:
-            col = keys.column(f.name)
-            eq = pc.equal(col.slice(1), col.slice(0, n - 1))
-            same = eq if same is None else pc.and_(same, eq)
-        if pc.any(same).as_py():
-            raise DuplicateKeysError(f"Staged file {path} holds a primary key more than once")
+    _check_key_order(path, keys, key_fields)
     types = [f.type for f in key_fields]
     first = [arrow_scalar_to_internal(keys.column(f.name)[0], f.type) for f in key_fields]
     last = [arrow_scalar_to_internal(keys.column(f.name)[n - 1], f.type) for f in key_fields]
@@ -141,11 +176,16 @@ def _key_part(path: str, table: FileStoreTable) -> tuple[bytes, bytes, list[Colu
         serialize_binary_row(first, types),
         serialize_binary_row(last, types),
         collect_raw_stats(keys, key_fields),
+        _bucket_of_keys(path, keys, table) if bucket_from_keys else None,
     )
 
 
-def inspect_staged(path: str, table: FileStoreTable) -> StagedFile:
-    """Describe one staged file of ``table`` (raises on NULL in a NOT NULL column)."""
+def inspect_staged(path: str, table: FileStoreTable, *, bucket_from_keys: bool = False) -> StagedFile:
+    """Describe one staged file of ``table`` (raises on NULL in a NOT NULL column).
+
+    ``bucket_from_keys``: the file of a primary-key table was written by a task holding one
+    bucket, not under a bucket directory: its bucket is told from its keys (``StagedFile.bucket``).
+    """
     fields = list(table.schema.fields)
     md = pq.read_metadata(path)
     raw = _raw_stats(path, md, fields)
@@ -160,7 +200,7 @@ def inspect_staged(path: str, table: FileStoreTable) -> StagedFile:
     size = os.path.getsize(path)
     if not table.schema.primary_keys or md.num_rows == 0:
         return StagedFile(path, md.num_rows, size, partition, value_stats)
-    min_key, max_key, key_raw = _key_part(path, table)
+    min_key, max_key, key_raw, bucket = _key_part(path, table, bucket_from_keys=bucket_from_keys)
     key_fields = table.schema.fields_of(table.schema.trimmed_primary_keys)
     names = [md.schema.column(i).name for i in range(md.num_columns)]
     seq = _footer_stats(md, names.index(SEQUENCE_NUMBER))
@@ -169,7 +209,7 @@ def inspect_staged(path: str, table: FileStoreTable) -> StagedFile:
     seqs = [int(v) for v in seq[0]]  # type: ignore[call-overload]
     key_stats = apply_modes(key_raw, stats_modes_for(key_fields, table.schema.options))
     return StagedFile(
-        path, md.num_rows, size, partition, value_stats, min_key, max_key, key_stats, min(seqs), max(seqs)
+        path, md.num_rows, size, partition, value_stats, min_key, max_key, key_stats, min(seqs), max(seqs), bucket
     )
 
 

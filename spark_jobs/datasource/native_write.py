@@ -13,7 +13,10 @@ key once), so Spark can write it itself:
    (``partitionBy`` a hash of the partition columns, which stay in the files as Paimon wants)
    and, for primary-key tables, per bucket: rows are routed by bucket (one task per
    (partition, bucket), Paimon's bucket function as in :mod:`.routing`), sorted by key, and
-   numbered from above the table's highest sequence number;
+   numbered from above the table's highest sequence number. An unpartitioned table's task
+   holds one bucket: its file is written without a bucket directory and sorted by key alone
+   (no sort by bucket first: for one integral key Spark's radix sort), and the driver tells
+   its bucket from its keys;
 2. the driver describes each file (:mod:`.native_files`: footers, plus the key columns of
    primary-key files) as the Python writer would. A primary-key file holding a key twice
    (the rows need the merge function) raises :class:`.native_files.DuplicateKeysError`
@@ -170,9 +173,25 @@ class NativeWriteResult:
     commit: CommitResult | None
 
 
-def _shape(df: DataFrame, table: FileStoreTable, *, num_partitions: int | None = None) -> DataFrame:
+def _direct_buckets(table: FileStoreTable, num_partitions: int | None) -> bool:
+    """Whether each task of a primary-key write holds exactly one bucket and nothing else to
+    split by: an unpartitioned table written by at least ``bucket`` tasks. Its files are then
+    written without a bucket directory, sorted by key alone (Spark's radix sort for one
+    integral key), and their bucket is told from their keys."""
+    buckets = table.options.bucket
+    return (
+        bool(table.schema.primary_keys)
+        and not table.schema.partition_keys
+        and (num_partitions or buckets) >= buckets
+    )
+
+
+def _shape(
+    df: DataFrame, table: FileStoreTable, *, num_partitions: int | None = None, direct: bool = False
+) -> DataFrame:
     """Columns in table order, cast to the table's Spark types, tagged with Paimon field ids;
-    for primary-key tables routed by bucket, with the key and system columns, sorted by key."""
+    for primary-key tables routed by bucket, with the key and system columns, sorted by key
+    (``direct``: see :func:`_direct_buckets`)."""
     from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
 
     schema = table.schema
@@ -204,6 +223,8 @@ def _shape(df: DataFrame, table: FileStoreTable, *, num_partitions: int | None =
     else:
         n = num_partitions or buckets  # the bucket is the task: a direct, collision-free assignment
         shaped = shaped.repartitionById(n, (F.col(BUCKET_COLUMN) % n).cast("int"))
+    if direct:
+        route = []  # one bucket per task: nothing to split the task's rows by
     base = _next_sequence_number(table)
     key_fields = schema.fields_of(schema.trimmed_primary_keys)
     system = [
@@ -230,7 +251,7 @@ def _next_sequence_number(table: FileStoreTable) -> int:
     return max((e.file.max_sequence_number for e in entries), default=-1) + 1
 
 
-def _spark_write(df: DataFrame, table: FileStoreTable, staging: str) -> None:
+def _spark_write(df: DataFrame, table: FileStoreTable, staging: str, *, direct: bool) -> None:
     spark = df.sparkSession
     codec = table.schema.options.get("file.compression", "zstd").lower()
     writer = df.write.mode("errorifexists").option("compression", _CODECS[codec])
@@ -239,14 +260,17 @@ def _spark_write(df: DataFrame, table: FileStoreTable, staging: str) -> None:
     if table.schema.primary_keys and "parquet.enable.dictionary" not in table.schema.options:
         # Keys and sequence numbers never repeat within a file: a dictionary is only tried and dropped
         # (as paimon_core's writer decides from a sample, see format/parquet_format.py).
-        unique = [KEY_FIELD_PREFIX + k for k in table.schema.trimmed_primary_keys] + [SEQUENCE_NUMBER]
+        keys = table.schema.trimmed_primary_keys
+        unique = [KEY_FIELD_PREFIX + k for k in keys] + [SEQUENCE_NUMBER]
+        if len(keys) == 1:  # a one-column key: its value column is as unique as its _KEY_ column
+            unique.append(keys[0])
         for name in unique:
             writer = writer.option(f"parquet.enable.dictionary#{name}", "false")
     block = table.schema.options.get("parquet.block.size") or table.schema.options.get("file.block-size")
     if block:
         writer = writer.option("parquet.block.size", str(block))
     route = [_PART_COLUMN] if table.schema.partition_keys else []
-    route += [BUCKET_COLUMN] if table.schema.primary_keys else []
+    route += [BUCKET_COLUMN] if table.schema.primary_keys and not direct else []
     if route:
         writer = writer.partitionBy(*route)
     key = "spark.sql.parquet.outputTimestampType"
@@ -300,17 +324,19 @@ def write_native(
     staging = strip_scheme(table.paths.new_staging_path())
     moved: list[str] = []
     try:
-        _spark_write(_shape(df, table, num_partitions=num_partitions), table, staging)
+        direct = _direct_buckets(table, num_partitions)
+        _spark_write(_shape(df, table, num_partitions=num_partitions, direct=direct), table, staging, direct=direct)
         files = _staged_files(staging)
         with ThreadPoolExecutor(max_workers=max(1, min(threads, len(files)))) as pool:
-            staged = list(pool.map(lambda p: inspect_staged(p, table), files))
+            staged = list(pool.map(lambda p: inspect_staged(p, table, bucket_from_keys=direct), files))
         opts = table.options
         paths = PathFactory(table.path, data_file_prefix=opts.data_file_prefix, file_format="parquet")
         part_types = [f.type for f in table.schema.partition_fields]
         by_bucket: dict[tuple[bytes, int], list[DataFileMeta]] = {}
-        for f, bucket in zip(staged, [_bucket_of(p) for p in files], strict=True):
+        for f in staged:
             if f.rows == 0:
                 continue
+            bucket = f.bucket if f.bucket is not None else _bucket_of(f.path)
             partition = serialize_binary_row(f.partition, part_types) if part_types else EMPTY_ROW
             metas = by_bucket.setdefault((partition, bucket), [])
             first_seq = sum(m.row_count for m in metas)  # unaware buckets start at 0, as the Python writer

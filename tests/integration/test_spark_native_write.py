@@ -432,3 +432,64 @@ def test_a_run_that_loses_the_race_to_its_own_retry_leaves_no_files(
     write_table(df, wh, "db.t", commit_user="run-1", commit_identifier=7, writer="native")
     assert table.snapshot_manager.latest_snapshot_id() == 1
     assert _bucket_files(table) == files and len(core_rows(wh, "db.t", "id")) == 30
+
+
+def test_composite_key_tasks_of_one_bucket_match_the_python_writer(spark: SparkSession, wh: str) -> None:
+    """Unpartitioned, one task per bucket: files written without bucket directories, sorted by
+    (name, id) alone; the bucket each is filed under is the Python writer's for the same keys."""
+    c = catalog(wh)
+    opts = {"bucket": "3", "bucket-key": "id"}
+    native = c.create_table("db.pk", EVENTS_SCHEMA, primary_keys=["name", "id"], options=opts)
+    python = c.create_table("db.pk_py", EVENTS_SCHEMA, primary_keys=["name", "id"], options=opts)
+    data = events(400)
+    write_table(spark.createDataFrame(data.to_pandas()).repartition(4), wh, "db.pk", writer="native")
+    python.write_arrow(data)
+    got, want = _entries(native), _entries(python)
+    assert [e.bucket for e in got] == [e.bucket for e in want] == [0, 1, 2]
+    for g, w in zip(got, want, strict=True):
+        assert (g.file.row_count, g.file.min_key, g.file.max_key, g.file.key_stats) == (
+            w.file.row_count,
+            w.file.min_key,
+            w.file.max_key,
+            w.file.key_stats,
+        )
+    assert rows(native.to_arrow()) == rows(python.to_arrow())
+
+
+def _staged_pk_file(tmp_path: Path, keys: list[int]) -> str:
+    path = str(tmp_path / "part-00000.parquet")
+    n = len(keys)
+    pq.write_table(
+        pa.table(
+            {
+                "_KEY_id": pa.array(keys, pa.int64()),
+                "_SEQUENCE_NUMBER": pa.array(range(n), pa.int64()),
+                "_VALUE_KIND": pa.array([0] * n, pa.int8()),
+                "id": pa.array(keys, pa.int64()),
+                "dt": ["2024-01-01"] * n,
+                "v": [1.0] * n,
+                "name": ["x"] * n,
+            }
+        ),
+        path,
+    )
+    return path
+
+
+def test_staged_files_out_of_key_order_or_of_two_buckets_are_refused(wh: str, tmp_path: Path) -> None:
+    from paimon_core.bucket import compute_buckets
+    from paimon_core.exceptions import PaimonError
+    from spark_jobs.datasource.native_files import DuplicateKeysError, inspect_staged
+
+    table = catalog(wh).create_table("db.pk", EVENTS_SCHEMA, primary_keys=["id"], options={"bucket": "2"})
+    key_type = [table.schema.fields_of(["id"])[0].type]
+    ids = pa.array(range(200), pa.int64())
+    buckets = compute_buckets([ids], key_type, 2)
+    one = [int(i) for i, b in zip(ids.to_pylist(), buckets, strict=True) if b == 1]
+    assert inspect_staged(_staged_pk_file(tmp_path, one), table, bucket_from_keys=True).bucket == 1
+    with pytest.raises(PaimonError, match="not sorted by its primary key"):
+        inspect_staged(_staged_pk_file(tmp_path, [one[1], one[0], *one[2:]]), table)
+    with pytest.raises(DuplicateKeysError):
+        inspect_staged(_staged_pk_file(tmp_path, [one[0], one[0], *one[1:]]), table)
+    with pytest.raises(PaimonError, match="rows of buckets \\[0, 1\\]"):
+        inspect_staged(_staged_pk_file(tmp_path, list(range(100))), table, bucket_from_keys=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
 import numpy as np
@@ -58,6 +59,21 @@ def test_jvm_expression_and_udf_match_paimon_core(spark: SparkSession) -> None:
             assert [r[0] for r in routed.select("bk").collect()] == want, keys
         else:
             assert with_bucket_column(df, fs, 5, "bk") is None
+
+
+def test_jvm_expression_for_not_null_keys(spark: SparkSession) -> None:
+    """NOT NULL key columns: the constant header words are mixed on the driver, same buckets."""
+    data = _keys()
+    fields = {f.name: dataclasses.replace(f, type=f.type.copy(nullable=False))
+              for f in fields_from_arrow_schema(data.schema)[0]}
+    df = spark.createDataFrame(data.to_pandas()).coalesce(1)
+    for keys in (["a"], ["c"], ["c", "d"], ["d", "a", "c"]):
+        fs = [fields[k] for k in keys]
+        for n in (1, 4, 7):
+            want = compute_buckets([data.column(k) for k in keys], [f.type for f in fs], n).tolist()
+            routed = with_bucket_column(df, fs, n, "bk")
+            assert routed is not None
+            assert [r[0] for r in routed.select("bk").collect()] == want, (keys, n)
 
 
 def test_string_keyed_primary_key_table_routed_through_the_udf(spark: SparkSession, wh: str) -> None:

@@ -25,6 +25,11 @@ class DataSplit:
     #: Deletion vectors of ``files``, aligned with them (None: nothing deleted in that file).
     #: Empty when the table has no deletion vectors (Java's ``dataDeletionFiles``).
     deletion_files: tuple[DeletionFile | None, ...] = ()
+    #: The changes of an overwrite (Java's ``beforeFiles`` of ``readChanges``): the bucket's files
+    #: before it, read merged and diffed against ``files`` merged (-D, -U/+U, +I by key).
+    before_files: tuple[DataFileMeta, ...] = ()
+    #: True for such a diff split (``files`` or ``before_files`` may then be empty).
+    diff: bool = False
 
     def __post_init__(self) -> None:
         if self.deletion_files and len(self.deletion_files) != len(self.files):

@@ -13,9 +13,11 @@ be read raw (append files, delta / changelog files, non-overlapping primary-key 
 whole merged bucket. Units come in a deterministic order (partition path, bucket, sequence
 number, file name), so an index into them is a stable position inside a snapshot.
 
+An overwrite of a primary-key table read with ``streaming-read-overwrite`` yields its changes
+as Java's ``readChanges`` does: per bucket, the files before and after, merged and diffed by key.
+
 Differences from Java: a consumer whose next snapshot has expired is an error (Java silently
-starts from the earliest snapshot), and an overwrite of a primary-key table read with
-``streaming-read-overwrite`` yields the files it wrote, not a merged before/after diff.
+starts from the earliest snapshot).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from paimon_core.consumer.consumer_manager import Consumer
 from paimon_core.exceptions import InvalidOptionError, SnapshotNotFoundError
-from paimon_core.manifest.entries import FileKind, ManifestEntry
+from paimon_core.manifest.entries import DataFileMeta, FileKind, ManifestEntry
 from paimon_core.predicate import Predicate
 from paimon_core.snapshot.snapshot import FIRST_SNAPSHOT_ID, CommitKind, Snapshot
 from paimon_core.table.source import DataSplit
@@ -217,6 +219,8 @@ class StreamTableScan(TableScan):
         flt = self._filter()
         entries: list[ManifestEntry]
         if snapshot.commit_kind == CommitKind.OVERWRITE and _true(self.options, STREAMING_READ_OVERWRITE):
+            if self.table.schema.primary_keys:
+                return self._units(self._diff_splits(snapshot))
             entries = [e for e in scan.delta_entries(snapshot, flt) if e.kind == FileKind.ADD]
         elif self._changelog_mode():
             if snapshot.changelog_manifest_list is None:
@@ -228,6 +232,30 @@ class StreamTableScan(TableScan):
         else:
             return None
         return self._units(self._splits(snapshot.id, entries, incremental=True))
+
+    def _diff_splits(self, snapshot: Snapshot) -> list[DataSplit]:
+        """The changes of a primary-key overwrite (Java's ``SnapshotReader.readChanges``): per
+        bucket it touched, the files it removed (before) and added (after), diffed on read.
+        Files are not pruned by the filter's value stats (a pruned 'before' row would turn an
+        update into an insert); the filter applies to the diffed rows."""
+        groups: dict[tuple[bytes, int], tuple[list[DataFileMeta], list[DataFileMeta]]] = {}
+        for e in self.table.new_file_store_scan().delta_entries(snapshot):
+            before, after = groups.setdefault((e.partition, e.bucket), ([], []))
+            (after if e.kind == FileKind.ADD else before).append(e.file)
+        return [
+            DataSplit(
+                snapshot.id,
+                partition,
+                bucket,
+                self.table.bucket_path(partition, bucket),
+                tuple(after),
+                raw_convertible=False,
+                incremental=True,
+                before_files=tuple(before),
+                diff=True,
+            )
+            for (partition, bucket), (before, after) in groups.items()
+        ]
 
     def _units(self, splits: Sequence[DataSplit]) -> list[DataSplit]:
         """Raw splits exploded into one unit per file; all in a deterministic order."""
@@ -245,7 +273,7 @@ class StreamTableScan(TableScan):
                 )
 
         def key(u: DataSplit) -> tuple[str, int, int, str]:
-            first = min(u.files, key=lambda f: (f.min_sequence_number, f.file_name))
+            first = min(u.files or u.before_files, key=lambda f: (f.min_sequence_number, f.file_name))
             return (
                 self.table.partition_path(u.partition),
                 u.bucket,

@@ -135,6 +135,9 @@ class TableRead:
 
     # --- splits -------------------------------------------------------------------------
     def _read_split(self, split: DataSplit) -> Iterator[pa.RecordBatch]:
+        if split.diff:
+            yield from self._diff_split(split)
+            return
         if self.key_fields and not split.raw_convertible:
             yield from self._merge_split(split)
             return
@@ -166,20 +169,55 @@ class TableRead:
 
     def _merge_split(self, split: DataSplit) -> Iterator[pa.RecordBatch]:
         """Merge all files of a primary-key bucket with the table's merge engine (vectorized)."""
+        merged = self._merged(split, split.files, with_deletions=True)
+        if merged is None:
+            return
+        for batch in merged.to_batches(max_chunksize=self.batch_size):
+            yield from self._finish(batch)
+
+    def _merged(
+        self, split: DataSplit, files: Sequence[DataFileMeta], *, with_deletions: bool
+    ) -> pa.Table | None:
+        """``files`` of the split's bucket merged by key (None when they hold no row)."""
         fields = list(self.table.schema.fields)  # merge engines may need every value column
         parts: list[pa.Table] = []
-        for i, f in enumerate(split.files):
-            batches = list(
-                self._read_file(split, f, fields, with_kind=True, with_seq=True, deletion=split.deletion_file(i))
-            )
+        for i, f in enumerate(files):
+            deletion = split.deletion_file(i) if with_deletions else None
+            batches = list(self._read_file(split, f, fields, with_kind=True, with_seq=True, deletion=deletion))
             if batches:
                 parts.append(pa.Table.from_batches(batches))
         if not parts:
-            return
+            return None
         data = pa.concat_tables(parts)
         data = data.take(pc.sort_indices(data, sort_keys=self._merge_sort_keys))
-        merged = self._merge_function.merge(data, drop_retracts=True)
-        for batch in merged.to_batches(max_chunksize=self.batch_size):
+        merged: pa.Table = self._merge_function.merge(data, drop_retracts=True)
+        return merged
+
+    def _diff_split(self, split: DataSplit) -> Iterator[pa.RecordBatch]:
+        """The changes between a bucket's files before and after an overwrite (Java's
+        ``IncrementalDiffSplitRead``): -D for keys gone, +I for new keys, -U/+U for keys whose
+        values changed, nothing for unchanged rows; in key order."""
+        names = [f.name for f in self.table.schema.fields]
+        before = self._merged(split, split.before_files, with_deletions=False)
+        after = self._merged(split, split.files, with_deletions=False)
+        template = before if before is not None else after
+        if template is None:
+            return
+        empty = template.select(names).schema.empty_table()
+        sides = [
+            (t.select(names) if t is not None else empty).append_column(_SIDE, pa.array(np.full(_rows(t), i, np.int8)))
+            for i, t in enumerate((before, after))
+        ]
+        both = pa.concat_tables(sides)
+        keys = [f.name for f in self.key_fields]
+        both = both.take(pc.sort_indices(both, sort_keys=[(k, "ascending") for k in keys] + [(_SIDE, "ascending")]))
+        kinds = diff_kinds(both, keys, [n for n in names if n not in keys])
+        if not self.row_kind:  # a reader without row kinds sees the new rows only
+            kinds[np.isin(kinds, (1, 3))] = -1
+        rows = np.flatnonzero(kinds >= 0)
+        out = both.take(pa.array(rows)).drop_columns([_SIDE])
+        out = out.append_column(VALUE_KIND, pa.array(kinds[rows], pa.int8()))
+        for batch in out.to_batches(max_chunksize=self.batch_size):
             yield from self._finish(batch)
 
     # --- files ---------------------------------------------------------------------------
@@ -246,6 +284,76 @@ class TableRead:
                 arrays.append(batch.column(e))
                 names.append(e)
             yield pa.RecordBatch.from_arrays(arrays, names=names)
+
+
+_SIDE = "_DIFF_SIDE"
+
+
+def _rows(t: pa.Table | None) -> int:
+    return 0 if t is None else t.num_rows
+
+
+def _equal_rows(x: pa.ChunkedArray | pa.Array, y: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """Row-wise equality of two columns of one type, NULL equal to NULL, nested values compared
+    element by element (vectorized: lists by length, then their flattened values)."""
+    if isinstance(x, pa.ChunkedArray):
+        x = x.combine_chunks()
+    if isinstance(y, pa.ChunkedArray):
+        y = y.combine_chunks()
+    n = len(x)
+    x_null = np.asarray(x.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    y_null = np.asarray(y.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    t = x.type
+    if pa.types.is_map(t):  # as a list of (key, value) entries
+        entries = pa.list_(pa.field("entries", pa.struct([t.key_field, t.item_field]), nullable=False))
+        x, y, t = x.cast(entries), y.cast(entries), entries
+    if pa.types.is_struct(t):
+        eq = np.ones(n, dtype=bool)
+        for i in range(t.num_fields):
+            eq &= _equal_rows(x.field(i), y.field(i))
+    elif pa.types.is_list(t) or pa.types.is_large_list(t):
+        x_len = np.asarray(pc.fill_null(pc.list_value_length(x), 0).to_numpy(zero_copy_only=False))
+        y_len = np.asarray(pc.fill_null(pc.list_value_length(y), 0).to_numpy(zero_copy_only=False))
+        eq = x_len == y_len
+        rows = np.flatnonzero(eq & ~x_null & ~y_null & (x_len > 0))
+        if len(rows):
+            xs, ys = x.take(pa.array(rows)), y.take(pa.array(rows))
+            values_eq = _equal_rows(xs.flatten(), ys.flatten())
+            parents = np.asarray(pc.list_parent_indices(xs).to_numpy(zero_copy_only=False))
+            bad = np.bincount(parents[~values_eq], minlength=len(rows)) > 0
+            eq[rows[bad]] = False
+    else:
+        try:
+            eq = np.asarray(pc.fill_null(pc.equal(x, y), False).to_numpy(zero_copy_only=False), dtype=bool)
+        except (pa.ArrowNotImplementedError, pa.ArrowTypeError):  # never lose an update: differ
+            eq = np.zeros(n, dtype=bool)
+    return np.where(x_null | y_null, x_null & y_null, eq)
+
+
+def diff_kinds(both: pa.Table, keys: Sequence[str], values: Sequence[str]) -> np.ndarray:
+    """Row kinds of the diff of ``both``: the rows before (``_DIFF_SIDE`` 0) and after (1) a
+    change, each side unique by key, sorted by (key, side). Per row: 3 (-D) for a key only
+    before, 0 (+I) only after, 1/2 (-U/+U) for a key on both sides with other values, -1 (no
+    change) otherwise."""
+    n = both.num_rows
+    side = both.column(_SIDE).to_numpy()
+    kinds = np.where(side == 0, 3, 0).astype(np.int8)
+    if n < 2:
+        return kinds
+    same = np.ones(n - 1, dtype=bool)
+    for k in keys:
+        col = both.column(k)
+        same &= _equal_rows(col.slice(1), col.slice(0, n - 1))
+    first = np.flatnonzero(same & (side[:-1] == 0) & (side[1:] == 1))  # (before, after) of one key
+    second = first + 1
+    unchanged = np.ones(len(first), dtype=bool)
+    take_b, take_a = pa.array(first), pa.array(second)
+    for v in values:
+        col = both.column(v)
+        unchanged &= _equal_rows(col.take(take_b), col.take(take_a))
+    kinds[first], kinds[second] = 1, 2
+    kinds[first[unchanged]] = kinds[second[unchanged]] = -1
+    return kinds
 
 
 def _apply_deletion_vector(batches: Iterator[pa.RecordBatch], dv: DeletionVector) -> Iterator[pa.RecordBatch]:

@@ -14,7 +14,9 @@ the start: ``latest-full`` (default: the latest snapshot in full, then every lat
 ``from-file-creation-time`` (``scan.file-creation-time-millis``: the latest snapshot's files
 created since then, then changes). After the start, each APPEND snapshot contributes the files
 it added (an append table is a queue of its commits); COMPACT/ANALYZE snapshots add nothing and
-are skipped; OVERWRITE snapshots are skipped unless ``streaming-read-overwrite=true``.
+are skipped; OVERWRITE snapshots are skipped unless ``streaming-read-overwrite=true`` (an
+append table then streams the files the overwrite added, a primary-key table its changes: per
+bucket, the rows before and after diffed by key into -D, -U/+U and +I, as Java's ``readChanges``).
 Primary-key tables stream each snapshot's *delta* (the level-0 files it wrote; with a
 ``changelog-producer``: its changelog files): as Paimon Spark, the rows are emitted as they are,
 -U/-D retractions included, **without** a row kind, unless ``read.changelog=true``, which adds a

@@ -255,6 +255,22 @@ def test_primary_key_table_streams_changes(spark: SparkSession, wh: str, tmp_pat
     assert sorted(r for b in full for r in b) == [(1, "a"), (2, "b2")]
 
 
+def test_primary_key_overwrite_streams_its_changes(spark: SparkSession, wh: str, tmp_path: Path) -> None:
+    """With streaming-read-overwrite an overwrite streams as the diff of before and after
+    (Java's readChanges); without it, it is skipped (Paimon's default)."""
+    schema = pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.string())])
+    t = catalog(wh).create_table("db.pko", schema, primary_keys=["k"], options={"bucket": "2"})
+    t.write_arrow(pa.table({"k": [1, 2, 3], "v": ["a", "b", "c"]}, schema=schema))
+    t.write_arrow(pa.table({"k": [2, 3, 4], "v": ["b", "c2", "d"]}, schema=schema), overwrite=True)
+    opts = {"scan.mode": "from-snapshot", "scan.snapshot-id": "1", "read.changelog": "true"}
+    changes = _run(_stream(spark, wh, "db.pko", **opts, **{"streaming-read-overwrite": "true"}), tmp_path / "ow")
+    assert sorted(r for b in changes for r in b) == sorted(
+        [("+I", 1, "a"), ("+I", 2, "b"), ("+I", 3, "c"), ("-D", 1, "a"), ("-U", 3, "c"), ("+U", 3, "c2"), ("+I", 4, "d")]
+    )
+    skipped = _run(_stream(spark, wh, "db.pko", **opts), tmp_path / "skip")
+    assert sorted(r for b in skipped for r in b) == [("+I", 1, "a"), ("+I", 2, "b"), ("+I", 3, "c")]
+
+
 # --- streaming write ----------------------------------------------------------------------------
 
 

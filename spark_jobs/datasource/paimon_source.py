@@ -117,9 +117,11 @@ _TIME_TRAVEL_KEYS = (
 
 
 def load_table(opts: SourceOptions) -> FileStoreTable:
-    """The table named by the options, at its latest schema (no per-read options applied)."""
+    """The table named by the options (``T`` alone: ``default.T``, as session options read
+    it), at its latest schema (no per-read options applied)."""
     catalog = FileSystemCatalog(opts.warehouse, storage_options=opts.storage_options or None)
-    return catalog.get_table(opts.table)
+    db, name = opts.database_and_table
+    return catalog.get_table(f"{db}.{name}")
 
 
 class PaimonDataSource(DataSource):

@@ -146,8 +146,8 @@ def parse_args(argv: Sequence[str] | None) -> IngestPlan:
         "--writer",
         default="auto",
         choices=("auto", "native", "datasource"),
-        help="native: Spark's Parquet writer (unaware-bucket append tables in Parquet on a local or "
-        "mounted file system); datasource: the paimon data source; auto (default): native where possible",
+        help="native: Spark's Parquet writer (append tables and fixed-bucket deduplicate primary-key "
+        "tables in Parquet on a local or mounted file system); datasource: the paimon data source; auto (default): native where possible",
     )
     config, ns = parse_job_args(JOB, p, argv)
     try:

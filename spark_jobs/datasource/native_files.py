@@ -198,8 +198,14 @@ def inspect_staged(path: str, table: FileStoreTable, *, bucket_from_keys: bool =
     value_stats = apply_modes([raw[f.name] for f in fields], modes)
     partition = _partition_values(table, raw, md.num_rows, path)
     size = os.path.getsize(path)
-    if not table.schema.primary_keys or md.num_rows == 0:
+    if md.num_rows == 0:
         return StagedFile(path, md.num_rows, size, partition, value_stats)
+    if not table.schema.primary_keys:
+        bucket = None
+        if bucket_from_keys:  # a fixed-bucket append file: its bucket-key columns tell
+            keys = pq.read_table(path, columns=list(table.schema.bucket_keys))
+            bucket = _bucket_of_keys(path, keys, table)
+        return StagedFile(path, md.num_rows, size, partition, value_stats, bucket=bucket)
     min_key, max_key, key_raw, bucket = _key_part(path, table, bucket_from_keys=bucket_from_keys)
     key_fields = table.schema.fields_of(table.schema.trimmed_primary_keys)
     names = [md.schema.column(i).name for i in range(md.num_columns)]

@@ -26,7 +26,7 @@ key once), so Spark can write it itself:
    modes as in :mod:`.paimon_source`). Anything failing before the commit deletes the moved
    files; the staging directory is removed in every case.
 
-Used for unaware-bucket append tables and fixed-bucket ``deduplicate`` primary-key tables in
+Used for append tables (unaware or fixed buckets) and fixed-bucket ``deduplicate`` primary-key tables in
 Parquet on a local or mounted file system, whose columns Spark writes exactly as Paimon does
 (:func:`native_write_problem` says why a table is not eligible; the caller then uses the
 data source).
@@ -55,6 +55,7 @@ from paimon_core.format.key_value import (
 from paimon_core.io.file_io import strip_scheme
 from paimon_core.io.local_io import LocalFileIO
 from paimon_core.manifest.entries import DataFileMeta
+from paimon_core.operation.scan import ScanFilter
 from paimon_core.paths import PathFactory
 from paimon_core.results import CommitResult
 from paimon_core.schema.data_types import (
@@ -75,7 +76,7 @@ from paimon_core.schema.data_types import (
 from paimon_core.table.commit_message import CommitMessage
 from paimon_core.table.input_conform import check_column_names
 from paimon_core.table.table_write import ROWKIND_FIELD
-from spark_jobs.datasource.native_files import data_file_meta, inspect_staged
+from spark_jobs.datasource.native_files import StagedFile, data_file_meta, inspect_staged
 from spark_jobs.datasource.routing import BUCKET_COLUMN, with_bucket_column
 from spark_jobs.datasource.types import spark_schema
 
@@ -143,8 +144,8 @@ def native_write_problem(table: FileStoreTable) -> str | None:
         problem = _pk_problem(table)
         if problem:
             return problem
-    elif opts.bucket != -1:
-        return f"bucket = {opts.bucket} (only unaware-bucket append tables)"
+    elif opts.bucket != -1 and opts.bucket <= 0:
+        return f"bucket = {opts.bucket} (append tables: unaware (-1) or fixed buckets only)"
     if opts.file_format != "parquet":
         return f"file.format = {opts.file_format}"
     if not isinstance(table.file_io, LocalFileIO):
@@ -174,16 +175,13 @@ class NativeWriteResult:
 
 
 def _direct_buckets(table: FileStoreTable, num_partitions: int | None) -> bool:
-    """Whether each task of a primary-key write holds exactly one bucket and nothing else to
+    """Whether each task of a fixed-bucket write holds exactly one bucket and nothing else to
     split by: an unpartitioned table written by at least ``bucket`` tasks. Its files are then
-    written without a bucket directory, sorted by key alone (Spark's radix sort for one
-    integral key), and their bucket is told from their keys."""
+    written without a bucket directory (primary-key files sorted by key alone: Spark's radix
+    sort for one integral key, not a sort by bucket first), and their bucket is told from their
+    bucket-key columns."""
     buckets = table.options.bucket
-    return (
-        bool(table.schema.primary_keys)
-        and not table.schema.partition_keys
-        and (num_partitions or buckets) >= buckets
-    )
+    return buckets > 0 and not table.schema.partition_keys and (num_partitions or buckets) >= buckets
 
 
 def _shape(
@@ -212,8 +210,8 @@ def _shape(
             _PART_COLUMN, F.xxhash64(*[F.col(f"`{k}`") for k in schema.partition_keys])
         )
         route.append(_PART_COLUMN)
-    if not schema.primary_keys:
-        return shaped
+    if not schema.primary_keys and table.options.bucket <= 0:
+        return shaped  # unaware buckets: no routing
     shaped = with_bucket_column(shaped, table)
     route.append(BUCKET_COLUMN)
     buckets = table.options.bucket
@@ -225,6 +223,8 @@ def _shape(
         shaped = shaped.repartitionById(n, (F.col(BUCKET_COLUMN) % n).cast("int"))
     if direct:
         route = []  # one bucket per task: nothing to split the task's rows by
+    if not schema.primary_keys:  # a fixed-bucket append table: rows as they come
+        return shaped.select(*route, *[F.col(f"`{f.name}`") for f in fields])
     base = _next_sequence_number(table)
     key_fields = schema.fields_of(schema.trimmed_primary_keys)
     system = [
@@ -241,6 +241,21 @@ def _shape(
     ]
     shaped = shaped.select(*route, *system, *[F.col(f"`{f.name}`") for f in fields])
     return shaped.sortWithinPartitions(*route, *[KEY_FIELD_PREFIX + f.name for f in key_fields])
+
+
+def _next_append_sequences(table: FileStoreTable, staged: Sequence[StagedFile]) -> dict[tuple[bytes, int], int]:
+    """Per (partition, bucket) of the partitions written: the next sequence number of a
+    fixed-bucket append table's bucket (as ``TableWrite`` restores it from the latest snapshot)."""
+    latest = table.snapshot_manager.latest_snapshot()
+    if latest is None:
+        return {}
+    part_types = [f.type for f in table.schema.partition_fields]
+    parts = frozenset(serialize_binary_row(f.partition, part_types) if part_types else EMPTY_ROW for f in staged)
+    out: dict[tuple[bytes, int], int] = {}
+    for e in table.new_file_store_scan().live_entries(latest, ScanFilter(partitions=parts)):
+        key = (e.partition, e.bucket)
+        out[key] = max(out.get(key, 0), e.file.max_sequence_number + 1)
+    return out
 
 
 def _next_sequence_number(table: FileStoreTable) -> int:
@@ -270,7 +285,7 @@ def _spark_write(df: DataFrame, table: FileStoreTable, staging: str, *, direct: 
     if block:
         writer = writer.option("parquet.block.size", str(block))
     route = [_PART_COLUMN] if table.schema.partition_keys else []
-    route += [BUCKET_COLUMN] if table.schema.primary_keys and not direct else []
+    route += [BUCKET_COLUMN] if table.options.bucket > 0 and not direct else []
     if route:
         writer = writer.partitionBy(*route)
     key = "spark.sql.parquet.outputTimestampType"
@@ -315,7 +330,7 @@ def write_native(
     ``commit`` receives paimon_core :class:`CommitMessage` objects (one per partition and
     bucket) and must commit them in one snapshot (the caller owns user, identifier and
     overwrite). ``landed()`` tells, after an error in ``commit``, whether the snapshot was
-    published anyway (its files are then kept). ``num_partitions``: tasks of a primary-key
+    published anyway (its files are then kept). ``num_partitions``: tasks of a fixed-bucket
     write (default: the number of buckets unpartitioned, else ``spark.sql.shuffle.partitions``).
     """
     problem = native_write_problem(table)
@@ -333,13 +348,16 @@ def write_native(
         paths = PathFactory(table.path, data_file_prefix=opts.data_file_prefix, file_format="parquet")
         part_types = [f.type for f in table.schema.partition_fields]
         by_bucket: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+        fixed_append = not table.schema.primary_keys and opts.bucket > 0
+        next_seq = _next_append_sequences(table, staged) if fixed_append else {}
         for f in staged:
             if f.rows == 0:
                 continue
             bucket = f.bucket if f.bucket is not None else _bucket_of(f.path)
             partition = serialize_binary_row(f.partition, part_types) if part_types else EMPTY_ROW
             metas = by_bucket.setdefault((partition, bucket), [])
-            first_seq = sum(m.row_count for m in metas)  # unaware buckets start at 0, as the Python writer
+            # as the Python writer: unaware buckets start at 0, fixed buckets continue theirs
+            first_seq = next_seq.get((partition, bucket), 0) + sum(m.row_count for m in metas)
             name = paths.new_data_file_name(extension="parquet")
             dest = strip_scheme(paths.data_file_path(table.partition_path(partition), bucket, name))
             os.makedirs(os.path.dirname(dest), exist_ok=True)

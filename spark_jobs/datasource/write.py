@@ -45,8 +45,8 @@ def write_table(
     already committed, tasks write nothing and nothing is committed.
 
     ``writer``: ``native`` writes the files with Spark's own Parquet writer and commits them
-    on the driver (unaware-bucket append tables and fixed-bucket deduplicate primary-key
-    tables, in Parquet on a local or mounted file system: it skips the JVM -> Python transfer
+    on the driver (append tables, unaware or fixed-bucket, and fixed-bucket deduplicate
+    primary-key tables, in Parquet on a local or mounted file system: it skips the JVM -> Python transfer
     of every row; a primary-key write whose rows repeat a key falls back to the data source,
     which merges them); ``datasource`` goes through the ``paimon`` data source; ``auto``
     (default) takes ``native`` where the table allows it.

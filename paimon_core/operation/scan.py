@@ -122,6 +122,17 @@ class FileStoreScan:
             )
         return entries
 
+    def max_sequence_numbers(
+        self, snapshot: Snapshot | None, flt: ScanFilter | None = None
+    ) -> dict[tuple[bytes, int], int]:
+        """The highest sequence number of each (partition, bucket) of the snapshot's live files:
+        where a writer of that bucket continues (Java's ``restoreMaxSeqNumber``)."""
+        out: dict[tuple[bytes, int], int] = {}
+        for e in self.live_entries(snapshot, flt):
+            key = (e.partition, e.bucket)
+            out[key] = max(out.get(key, -1), e.file.max_sequence_number)
+        return out
+
     def delta_entries(self, snapshot: Snapshot, flt: ScanFilter | None = None) -> list[ManifestEntry]:
         """What one snapshot changed (ADD and DELETE entries of its delta list)."""
         return self.read_entries(self.delta_manifests(snapshot), flt)

@@ -81,18 +81,23 @@ def _check_declared_limits(col: pa.ChunkedArray, t: DataType, name: str) -> None
         step = 10 ** (digits - t.precision)
         ints = pc.cast(col, pa.int64())
         rest = pc.subtract(ints, pc.multiply(pc.divide(ints, step), step))
-        bad = int(pc.sum(pc.cast(pc.not_equal(rest, 0), pa.int64())).as_py() or 0)
+        bad = _count_true(pc.not_equal(rest, 0))
         what = f"more than {t.precision} fractional second digits"
     elif isinstance(t, (CharType, VarCharType)) and t.length != VarCharType.MAX_LENGTH:
-        bad = int(pc.sum(pc.cast(pc.greater(pc.utf8_length(col), t.length), pa.int64())).as_py() or 0)
+        bad = _count_true(pc.greater(pc.utf8_length(col), t.length))
         what = f"more than {t.length} characters"
     elif isinstance(t, (BinaryType, VarBinaryType)) and t.length != VarBinaryType.MAX_LENGTH:
-        bad = int(pc.sum(pc.cast(pc.greater(pc.binary_length(col), t.length), pa.int64())).as_py() or 0)
+        bad = _count_true(pc.greater(pc.binary_length(col), t.length))
         what = f"more than {t.length} bytes"
     if bad:
         raise SchemaMismatchError(
             f"Column '{name}' is {t.copy(nullable=True)} but {bad} value(s) have {what}", column=name
         )
+
+
+def _count_true(mask: pa.ChunkedArray) -> int:
+    """How many values of a boolean array are true (nulls do not count)."""
+    return int(pc.sum(mask).as_py() or 0)
 
 
 def check_column_names(have: Sequence[str], want: Sequence[str], *, what: str = "Data", table: str = "") -> None:

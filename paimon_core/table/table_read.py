@@ -32,6 +32,7 @@ from paimon_core.io.file_io import join
 from paimon_core.manifest.entries import DataFileMeta
 from paimon_core.predicate import Predicate
 from paimon_core.schema.data_types import DataField
+from paimon_core.table.diff_split_read import diff_changes
 from paimon_core.table.source import DataSplit
 
 if TYPE_CHECKING:
@@ -194,29 +195,16 @@ class TableRead:
         return merged
 
     def _diff_split(self, split: DataSplit) -> Iterator[pa.RecordBatch]:
-        """The changes between a bucket's files before and after an overwrite (Java's
-        ``IncrementalDiffSplitRead``): -D for keys gone, +I for new keys, -U/+U for keys whose
-        values changed, nothing for unchanged rows; in key order."""
-        names = [f.name for f in self.table.schema.fields]
-        before = self._merged(split, split.before_files, with_deletions=False)
-        after = self._merged(split, split.files, with_deletions=False)
-        template = before if before is not None else after
-        if template is None:
+        """The changes of an overwrite in one bucket (see :mod:`.diff_split_read`)."""
+        out = diff_changes(
+            self._merged(split, split.before_files, with_deletions=False),
+            self._merged(split, split.files, with_deletions=False),
+            [f.name for f in self.table.schema.fields],
+            [f.name for f in self.key_fields],
+            retractions=self.row_kind,  # a reader without row kinds sees the new rows only
+        )
+        if out is None:
             return
-        empty = template.select(names).schema.empty_table()
-        sides = [
-            (t.select(names) if t is not None else empty).append_column(_SIDE, pa.array(np.full(_rows(t), i, np.int8)))
-            for i, t in enumerate((before, after))
-        ]
-        both = pa.concat_tables(sides)
-        keys = [f.name for f in self.key_fields]
-        both = both.take(pc.sort_indices(both, sort_keys=[(k, "ascending") for k in keys] + [(_SIDE, "ascending")]))
-        kinds = diff_kinds(both, keys, [n for n in names if n not in keys])
-        if not self.row_kind:  # a reader without row kinds sees the new rows only
-            kinds[np.isin(kinds, (1, 3))] = -1
-        rows = np.flatnonzero(kinds >= 0)
-        out = both.take(pa.array(rows)).drop_columns([_SIDE])
-        out = out.append_column(VALUE_KIND, pa.array(kinds[rows], pa.int8()))
         for batch in out.to_batches(max_chunksize=self.batch_size):
             yield from self._finish(batch)
 
@@ -284,76 +272,6 @@ class TableRead:
                 arrays.append(batch.column(e))
                 names.append(e)
             yield pa.RecordBatch.from_arrays(arrays, names=names)
-
-
-_SIDE = "_DIFF_SIDE"
-
-
-def _rows(t: pa.Table | None) -> int:
-    return 0 if t is None else t.num_rows
-
-
-def _equal_rows(x: pa.ChunkedArray | pa.Array, y: pa.ChunkedArray | pa.Array) -> np.ndarray:
-    """Row-wise equality of two columns of one type, NULL equal to NULL, nested values compared
-    element by element (vectorized: lists by length, then their flattened values)."""
-    if isinstance(x, pa.ChunkedArray):
-        x = x.combine_chunks()
-    if isinstance(y, pa.ChunkedArray):
-        y = y.combine_chunks()
-    n = len(x)
-    x_null = np.asarray(x.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-    y_null = np.asarray(y.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-    t = x.type
-    if pa.types.is_map(t):  # as a list of (key, value) entries
-        entries = pa.list_(pa.field("entries", pa.struct([t.key_field, t.item_field]), nullable=False))
-        x, y, t = x.cast(entries), y.cast(entries), entries
-    if pa.types.is_struct(t):
-        eq = np.ones(n, dtype=bool)
-        for i in range(t.num_fields):
-            eq &= _equal_rows(x.field(i), y.field(i))
-    elif pa.types.is_list(t) or pa.types.is_large_list(t):
-        x_len = np.asarray(pc.fill_null(pc.list_value_length(x), 0).to_numpy(zero_copy_only=False))
-        y_len = np.asarray(pc.fill_null(pc.list_value_length(y), 0).to_numpy(zero_copy_only=False))
-        eq = x_len == y_len
-        rows = np.flatnonzero(eq & ~x_null & ~y_null & (x_len > 0))
-        if len(rows):
-            xs, ys = x.take(pa.array(rows)), y.take(pa.array(rows))
-            values_eq = _equal_rows(xs.flatten(), ys.flatten())
-            parents = np.asarray(pc.list_parent_indices(xs).to_numpy(zero_copy_only=False))
-            bad = np.bincount(parents[~values_eq], minlength=len(rows)) > 0
-            eq[rows[bad]] = False
-    else:
-        try:
-            eq = np.asarray(pc.fill_null(pc.equal(x, y), False).to_numpy(zero_copy_only=False), dtype=bool)
-        except (pa.ArrowNotImplementedError, pa.ArrowTypeError):  # never lose an update: differ
-            eq = np.zeros(n, dtype=bool)
-    return np.where(x_null | y_null, x_null & y_null, eq)
-
-
-def diff_kinds(both: pa.Table, keys: Sequence[str], values: Sequence[str]) -> np.ndarray:
-    """Row kinds of the diff of ``both``: the rows before (``_DIFF_SIDE`` 0) and after (1) a
-    change, each side unique by key, sorted by (key, side). Per row: 3 (-D) for a key only
-    before, 0 (+I) only after, 1/2 (-U/+U) for a key on both sides with other values, -1 (no
-    change) otherwise."""
-    n = both.num_rows
-    side = both.column(_SIDE).to_numpy()
-    kinds = np.where(side == 0, 3, 0).astype(np.int8)
-    if n < 2:
-        return kinds
-    same = np.ones(n - 1, dtype=bool)
-    for k in keys:
-        col = both.column(k)
-        same &= _equal_rows(col.slice(1), col.slice(0, n - 1))
-    first = np.flatnonzero(same & (side[:-1] == 0) & (side[1:] == 1))  # (before, after) of one key
-    second = first + 1
-    unchanged = np.ones(len(first), dtype=bool)
-    take_b, take_a = pa.array(first), pa.array(second)
-    for v in values:
-        col = both.column(v)
-        unchanged &= _equal_rows(col.take(take_b), col.take(take_a))
-    kinds[first], kinds[second] = 1, 2
-    kinds[first[unchanged]] = kinds[second[unchanged]] = -1
-    return kinds
 
 
 def _apply_deletion_vector(batches: Iterator[pa.RecordBatch], dv: DeletionVector) -> Iterator[pa.RecordBatch]:

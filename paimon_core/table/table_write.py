@@ -343,10 +343,9 @@ class TableWrite:
         seqs = self._restored_seq.get(partition)
         if seqs is None:
             latest = self.table.snapshot_manager.latest_snapshot()
-            seqs = {}
             flt = ScanFilter(partitions=frozenset([partition]))
-            for e in self.table.new_file_store_scan().live_entries(latest, flt):
-                seqs[e.bucket] = max(seqs.get(e.bucket, -1), e.file.max_sequence_number)
+            restored = self.table.new_file_store_scan().max_sequence_numbers(latest, flt)
+            seqs = {b: seq for (_, b), seq in restored.items()}
             self._restored_seq[partition] = seqs
         return seqs.get(bucket, -1) + 1
 

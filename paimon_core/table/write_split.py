@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 
 from paimon_core.bucket import compute_buckets
 from paimon_core.exceptions import InvalidArgumentError
+from paimon_core.index.bucket_assigner import group_indices
 from paimon_core.schema.data_types import DataField
 
 __all__ = ["SPOT_CHECK_ROWS", "RowGroup", "check_buckets", "split_rows"]
@@ -111,15 +112,9 @@ def split_rows(table: pa.Table, key_names: Sequence[str], buckets: I32 | None) -
 
 
 def _bucket_groups(buckets: I32) -> list[RowGroup]:
-    order = np.argsort(buckets, kind="stable")
-    ordered = buckets[order]
-    starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]]))
-    ends = np.concatenate([starts[1:], [len(order)]])
-    firsts = order[starts]
-    return [
-        RowGroup(int(firsts[g]), pa.array(order[starts[g] : ends[g]].astype(np.int64)))
-        for g in np.argsort(firsts, kind="stable")
-    ]
+    """Rows by bucket (:func:`group_indices`: rows in input order), groups by first row."""
+    groups = sorted((rows for _, rows in group_indices(buckets)), key=lambda rows: int(rows[0]))
+    return [RowGroup(int(rows[0]), pa.array(rows)) for rows in groups]
 
 
 def _constant(column: pa.ChunkedArray) -> bool:

@@ -30,6 +30,7 @@ from paimon_core.exceptions import PaimonError, SchemaMismatchError
 from paimon_core.format.arrow_types import to_arrow_schema
 from paimon_core.format.key_value import KEY_FIELD_PREFIX, SEQUENCE_NUMBER
 from paimon_core.manifest.entries import DataFileMeta
+from paimon_core.mergetree.segments import in_key_order, key_changes
 from paimon_core.operation.append_writer import stats_to_simple
 from paimon_core.schema.data_types import DataField
 from paimon_core.stats.collector import ColumnStats, apply_modes, collect_raw_stats, stats_modes_for
@@ -123,26 +124,12 @@ def _partition_values(
     return out
 
 
-def _check_key_order(path: str, keys: pa.Table, key_fields: Sequence[DataField]) -> None:
+def _check_key_order(path: str, keys: pa.Table) -> None:
     """Keys strictly increase from row to row: DuplicateKeysError if one repeats (the rows need
-    the merge function); PaimonError if they go down (the file is not sorted: never committed)."""
-    n = keys.num_rows
-    if n < 2:
+    the merge function); PaimonError otherwise (the file is not sorted: never committed)."""
+    if in_key_order(keys, keys.column_names, strict=True):
         return
-    increasing = same = None  # over the key columns from the last one: lexicographic order
-    for f in reversed(key_fields):
-        col = keys.column(f.name)
-        nxt, prev = col.slice(1), col.slice(0, n - 1)
-        gt, eq = pc.greater(nxt, prev), pc.equal(nxt, prev)
-        if increasing is None:
-            increasing, same = gt, eq
-        else:
-            increasing = pc.or_(gt, pc.and_(eq, increasing))
-            same = pc.and_(eq, same)
-    assert increasing is not None and same is not None
-    if pc.all(increasing).as_py():
-        return
-    if pc.any(same).as_py():
+    if not key_changes(keys, keys.column_names)[1:].all():
         raise DuplicateKeysError(f"Staged file {path} holds a primary key more than once")
     raise PaimonError(f"Staged file {path} is not sorted by its primary key (refusing to commit it)")
 
@@ -168,7 +155,7 @@ def _key_part(
     keys = pq.read_table(path, columns=[KEY_FIELD_PREFIX + f.name for f in key_fields])
     keys = keys.rename_columns([f.name for f in key_fields])
     n = keys.num_rows
-    _check_key_order(path, keys, key_fields)
+    _check_key_order(path, keys)
     types = [f.type for f in key_fields]
     first = [arrow_scalar_to_internal(keys.column(f.name)[0], f.type) for f in key_fields]
     last = [arrow_scalar_to_internal(keys.column(f.name)[n - 1], f.type) for f in key_fields]

@@ -246,24 +246,18 @@ def _shape(
 def _next_append_sequences(table: FileStoreTable, staged: Sequence[StagedFile]) -> dict[tuple[bytes, int], int]:
     """Per (partition, bucket) of the partitions written: the next sequence number of a
     fixed-bucket append table's bucket (as ``TableWrite`` restores it from the latest snapshot)."""
-    latest = table.snapshot_manager.latest_snapshot()
-    if latest is None:
-        return {}
     part_types = [f.type for f in table.schema.partition_fields]
     parts = frozenset(serialize_binary_row(f.partition, part_types) if part_types else EMPTY_ROW for f in staged)
-    out: dict[tuple[bytes, int], int] = {}
-    for e in table.new_file_store_scan().live_entries(latest, ScanFilter(partitions=parts)):
-        key = (e.partition, e.bucket)
-        out[key] = max(out.get(key, 0), e.file.max_sequence_number + 1)
-    return out
+    latest = table.snapshot_manager.latest_snapshot()
+    seqs = table.new_file_store_scan().max_sequence_numbers(latest, ScanFilter(partitions=parts))
+    return {key: seq + 1 for key, seq in seqs.items()}
 
 
 def _next_sequence_number(table: FileStoreTable) -> int:
     """Above every sequence number in the table: each task's rows take ``this +
     monotonically_increasing_id()`` (distinct across tasks, one task per (partition, bucket))."""
-    latest = table.snapshot_manager.latest_snapshot()
-    entries = table.new_file_store_scan().live_entries(latest) if latest is not None else []
-    return max((e.file.max_sequence_number for e in entries), default=-1) + 1
+    seqs = table.new_file_store_scan().max_sequence_numbers(table.snapshot_manager.latest_snapshot())
+    return max(seqs.values(), default=-1) + 1
 
 
 def _spark_write(df: DataFrame, table: FileStoreTable, staging: str, *, direct: bool) -> None:

@@ -23,6 +23,7 @@ from paimon_core.schema.data_types import (
     TimeType,
     VarCharType,
 )
+from tests.fixtures.histories import INCREMENTAL_BETWEEN, overwrite_history
 
 FIELDS = [
     DataField(0, "id", BigIntType()),
@@ -83,16 +84,8 @@ def test_we_read_pypaimons_extra_types(pypaimon_peer: Peer, warehouse: str) -> N
 def test_incremental_between_over_an_overwrite_matches_rust(rust_peer: Peer, warehouse: str) -> None:
     cat = FileSystemCatalog(warehouse)
     cat.create_database("db")
-    t = cat.create_table("db.i", pa.schema([("id", pa.int64()), ("dt", pa.string())]), partition_keys=["dt"])
-
-    def rows(ids: list[int], day: str) -> pa.Table:
-        return pa.table({"id": pa.array(ids, pa.int64()), "dt": [day] * len(ids)})
-
-    t.write_arrow(rows([1, 2], "a"))
-    t.write_arrow(rows([3], "b"))
-    t.write_arrow(rows([4], "a"), overwrite=True)
-    t.write_arrow(rows([5], "b"))
-    for between, want in [("1,4", [3, 5]), ("2,3", []), ("2,4", [5])]:
+    t = overwrite_history(cat, "db.i")
+    for between, want in INCREMENTAL_BETWEEN:
         ours = sorted(t.copy({"incremental-between": between}).to_arrow().column("id").to_pylist())
         theirs = sorted(rust_peer.read(warehouse, "db.i", options={"incremental-between": between}).column("id").to_pylist())
         assert ours == theirs == want, between

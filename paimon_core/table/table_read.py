@@ -18,17 +18,14 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from paimon_core.data.row_kind import RETRACT_KINDS, SHORT_STRINGS
-from paimon_core.deletionvectors import DeletionFile, DeletionVector, read_deletion_vector
-from paimon_core.exceptions import DataFileNotFoundError
-from paimon_core.format.arrow_types import to_arrow_field, to_arrow_type
-from paimon_core.format.file_format import file_format_from_name, read_file
-from paimon_core.format.key_value import SEQUENCE_NUMBER, VALUE_KIND
-from paimon_core.io.file_io import join
+from paimon_core.deletionvectors import DeletionFile
+from paimon_core.format.arrow_types import to_arrow_field
+from paimon_core.format.key_value import VALUE_KIND
+from paimon_core.io.data_file_reader import DataFileReader
 from paimon_core.manifest.entries import DataFileMeta
 from paimon_core.predicate import Predicate
 from paimon_core.schema.data_types import DataField
@@ -75,6 +72,9 @@ class TableRead:
         self.batch_size = batch_size
         self.parallelism = parallelism or (os.cpu_count() or 1)
         self._filter_expr = predicate.to_arrow() if predicate is not None else None
+        self._files = DataFileReader(
+            table.file_io, table.schema_manager_cached, table_name=table.name, batch_size=batch_size
+        )
         if self.key_fields:
             from paimon_core.mergetree.merge_function import create_merge_function
             from paimon_core.mergetree.writer import sort_keys_for
@@ -209,9 +209,6 @@ class TableRead:
             yield from self._finish(batch)
 
     # --- files ---------------------------------------------------------------------------
-    def _file_path(self, split: DataSplit, f: DataFileMeta) -> str:
-        return f.external_path or join(split.bucket_path, f.file_name)
-
     def _read_file(
         self,
         split: DataSplit,
@@ -222,63 +219,12 @@ class TableRead:
         with_seq: bool = False,
         deletion: DeletionFile | None = None,
     ) -> Iterator[pa.RecordBatch]:
-        if deletion is None:
-            yield from self._read_columns(split, f, fields, with_kind=with_kind, with_seq=with_seq)
-            return
-        dv = read_deletion_vector(self.table.file_io, deletion)
-        if dv.deletes_all(f.row_count):
-            return
-        batches = self._read_columns(split, f, fields, with_kind=with_kind, with_seq=with_seq)
-        yield from _apply_deletion_vector(batches, dv)
-
-    def _read_columns(
-        self,
-        split: DataSplit,
-        f: DataFileMeta,
-        fields: Sequence[DataField],
-        *,
-        with_kind: bool,
-        with_seq: bool,
-    ) -> Iterator[pa.RecordBatch]:
-        file_schema = self.table.schema_manager_cached(f.schema_id)
-        by_id = {ff.id: ff for ff in file_schema.fields}
-        present = [(fld, by_id.get(fld.id)) for fld in fields]
-        columns = [old.name for _, old in present if old is not None]
-        extra = ([VALUE_KIND] if with_kind else []) + ([SEQUENCE_NUMBER] if with_seq else [])
-        fmt = file_format_from_name(f.file_name)
-        path = self._file_path(split, f)
-        try:  # readers open the file (and read its footer) before returning: one check per file
-            batches = read_file(self.table.file_io, path, fmt, columns=columns + extra, batch_size=self.batch_size)
-        except FileNotFoundError as missing:
-            raise DataFileNotFoundError(
-                f"Data file {path} of table {self.table.name} (snapshot {split.snapshot_id}) does not exist: "
-                "deleted by snapshot expiration or orphan file cleaning while this read ran "
-                "(retry on the latest snapshot), or the table is damaged",
-                path=path,
-                snapshot_id=split.snapshot_id,
-            ) from missing
-        for batch in batches:
-            arrays = []
-            names = []
-            for fld, old in present:
-                target = to_arrow_type(fld.type)
-                if old is None:
-                    arrays.append(pa.nulls(batch.num_rows, target))
-                else:
-                    col = batch.column(old.name)
-                    arrays.append(col if col.type.equals(target) else col.cast(target))
-                names.append(fld.name)
-            for e in extra:
-                arrays.append(batch.column(e))
-                names.append(e)
-            yield pa.RecordBatch.from_arrays(arrays, names=names)
-
-
-def _apply_deletion_vector(batches: Iterator[pa.RecordBatch], dv: DeletionVector) -> Iterator[pa.RecordBatch]:
-    """Drop the deleted positions (row ordinals within the file) from a file's batches."""
-    position = 0
-    for batch in batches:
-        n = batch.num_rows
-        deleted = dv.deleted_mask(n, position)
-        position += n
-        yield batch.filter(pa.array(np.logical_not(deleted))) if deleted.any() else batch
+        return self._files.read(
+            split.bucket_path,
+            f,
+            fields,
+            with_kind=with_kind,
+            with_seq=with_seq,
+            deletion=deletion,
+            snapshot_id=split.snapshot_id,
+        )

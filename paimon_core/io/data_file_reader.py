@@ -1,0 +1,135 @@
+"""DataFileReader: one data file as Arrow batches in a table's current schema.
+
+Shared by table reads, the merge-tree compaction rewriter and append compaction (Java's
+``KeyValueFileReaderFactory`` / ``RawFileSplitRead`` file readers):
+
+* columns are matched to the file's schema by field id (schema evolution): renamed columns
+  are found under their old name, added columns read as nulls, widened columns are cast;
+* primary-key files can also yield the system columns ``_VALUE_KIND`` and ``_SEQUENCE_NUMBER``;
+* a deletion vector drops its row positions from the file as it is read (Java's
+  ``ApplyDeletionVectorReader``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from paimon_core.deletionvectors import DeletionFile, DeletionVector, read_deletion_vector
+from paimon_core.exceptions import DataFileNotFoundError
+from paimon_core.format.arrow_types import to_arrow_type
+from paimon_core.format.file_format import file_format_from_name, read_file
+from paimon_core.format.key_value import SEQUENCE_NUMBER, VALUE_KIND
+from paimon_core.io.file_io import FileIO, join
+from paimon_core.manifest.entries import DataFileMeta
+from paimon_core.schema.data_types import DataField
+from paimon_core.schema.table_schema import TableSchema
+
+__all__ = ["DataFileReader", "apply_deletion_vector"]
+
+
+class DataFileReader:
+    """Reads data files of one table; ``schema_of(schema_id)`` gives the schema a file was written with."""
+
+    def __init__(
+        self,
+        file_io: FileIO,
+        schema_of: Callable[[int], TableSchema],
+        *,
+        table_name: str,
+        batch_size: int = 65536,
+    ) -> None:
+        self.file_io = file_io
+        self.schema_of = schema_of
+        self.table_name = table_name
+        self.batch_size = batch_size
+
+    @staticmethod
+    def path_of(bucket_path: str, f: DataFileMeta) -> str:
+        return f.external_path or join(bucket_path, f.file_name)
+
+    def read(
+        self,
+        bucket_path: str,
+        f: DataFileMeta,
+        fields: Sequence[DataField],
+        *,
+        with_kind: bool = False,
+        with_seq: bool = False,
+        deletion: DeletionFile | None = None,
+        snapshot_id: int | None = None,
+    ) -> Iterator[pa.RecordBatch]:
+        """Batches of ``fields`` (then ``_VALUE_KIND``/``_SEQUENCE_NUMBER`` if asked) of one file.
+
+        ``snapshot_id`` only names the snapshot in the error raised for a missing file.
+        """
+        batches = self._read_columns(bucket_path, f, fields, with_kind=with_kind, with_seq=with_seq, snapshot_id=snapshot_id)
+        if deletion is None:
+            yield from batches
+            return
+        dv = read_deletion_vector(self.file_io, deletion)
+        if dv.deletes_all(f.row_count):
+            return
+        yield from apply_deletion_vector(batches, dv)
+
+    def _read_columns(
+        self,
+        bucket_path: str,
+        f: DataFileMeta,
+        fields: Sequence[DataField],
+        *,
+        with_kind: bool,
+        with_seq: bool,
+        snapshot_id: int | None,
+    ) -> Iterator[pa.RecordBatch]:
+        file_schema = self.schema_of(f.schema_id)
+        by_id = {ff.id: ff for ff in file_schema.fields}
+        present = [(fld, by_id.get(fld.id)) for fld in fields]
+        columns = [old.name for _, old in present if old is not None]
+        extra = ([VALUE_KIND] if with_kind else []) + ([SEQUENCE_NUMBER] if with_seq else [])
+        fmt = file_format_from_name(f.file_name)
+        path = self.path_of(bucket_path, f)
+        try:  # readers open the file (and read its footer) before returning: one check per file
+            batches = read_file(self.file_io, path, fmt, columns=columns + extra, batch_size=self.batch_size)
+        except FileNotFoundError as missing:
+            raise DataFileNotFoundError(
+                f"Data file {path} of table {self.table_name} (snapshot {snapshot_id}) does not exist: "
+                "deleted by snapshot expiration or orphan file cleaning while this read ran "
+                "(retry on the latest snapshot), or the table is damaged",
+                path=path,
+                snapshot_id=snapshot_id,
+            ) from missing
+        targets = [to_arrow_type(fld.type) for fld, _ in present]
+        names = [fld.name for fld, _ in present] + extra
+        return _conformed(batches, present, targets, names, extra)
+
+
+def _conformed(
+    batches: Iterator[pa.RecordBatch],
+    present: list[tuple[DataField, DataField | None]],
+    targets: list[pa.DataType],
+    names: list[str],
+    extra: list[str],
+) -> Iterator[pa.RecordBatch]:
+    for batch in batches:
+        arrays = []
+        for (_, old), target in zip(present, targets, strict=True):
+            if old is None:
+                arrays.append(pa.nulls(batch.num_rows, target))
+            else:
+                col = batch.column(old.name)
+                arrays.append(col if col.type.equals(target) else col.cast(target))
+        arrays += [batch.column(e) for e in extra]
+        yield pa.RecordBatch.from_arrays(arrays, names=names)
+
+
+def apply_deletion_vector(batches: Iterator[pa.RecordBatch], dv: DeletionVector) -> Iterator[pa.RecordBatch]:
+    """Drop the deleted positions (row ordinals within the file) from a file's batches."""
+    position = 0
+    for batch in batches:
+        n = batch.num_rows
+        deleted = dv.deleted_mask(n, position)
+        position += n
+        yield batch.filter(pa.array(np.logical_not(deleted))) if deleted.any() else batch

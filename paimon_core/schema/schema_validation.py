@@ -5,6 +5,7 @@ from __future__ import annotations
 from paimon_core.exceptions import SchemaError
 from paimon_core.format.format_options import AvroSettings, OrcSettings, ParquetSettings
 from paimon_core.options import CoreOptions, validate_options
+from paimon_core.options_support import check_supported_options
 from paimon_core.schema.data_types import ArrayType, DataType, MapType, RowType
 from paimon_core.schema.table_schema import TableSchema
 
@@ -31,6 +32,7 @@ def validate_table_schema(schema: TableSchema) -> None:
             if _is_nested(t):
                 raise SchemaError(f"{key_kind.capitalize()} column '{k}' has type {t}; nested types cannot be keys")
     validate_options(schema.options)
+    check_supported_options(schema.options, action="create or alter the table")
     opts = CoreOptions(schema.options)
     bucket = opts.bucket
     if bucket == 0 or bucket < -2:

@@ -66,7 +66,7 @@ class BatchWriteBuilder:
     def __init__(self, table: FileStoreTable, *, commit_user: str | None = None) -> None:
         self.table = table
         self.user_given = commit_user is not None
-        self.commit_user = commit_user or new_commit_user(table.schema.options.get("commit.user-prefix"))
+        self.commit_user = commit_user or new_commit_user(table.options.get("commit.user-prefix"))
         self._overwrite: OverwriteSpec | None = None
 
     def overwrite(
@@ -123,7 +123,7 @@ class StreamWriteBuilder:
 
     def __init__(self, table: FileStoreTable, commit_user: str | None = None) -> None:
         self.table = table
-        self.commit_user = commit_user or new_commit_user(table.schema.options.get("commit.user-prefix"))
+        self.commit_user = commit_user or new_commit_user(table.options.get("commit.user-prefix"))
 
     def new_write(self) -> TableWrite:
         return TableWrite(self.table)

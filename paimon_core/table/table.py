@@ -79,7 +79,7 @@ class FileStoreTable(TableMaintenance):
         self.consumer_manager = ConsumerManager(file_io, self.paths, clock=clock)
         self.partition_codec = PartitionCodec([f.type for f in schema.partition_fields])
         self._schema_cache = lru_cache(maxsize=256)(self._load_schema)
-        self._legacy_partition_name = schema.options.get("partition.legacy-name", "true").lower() == "true"
+        self._legacy_partition_name = self.options.options.get("partition.legacy-name", "true").lower() == "true"
 
     def __getstate__(self) -> dict[str, object]:
         return {
@@ -195,6 +195,7 @@ class FileStoreTable(TableMaintenance):
             schema=self.schema,
             commit_user=commit_user,
             table_name=self.name,
+            options=self.options,
             clock=self.clock,
             snapshot_commit=snapshot_commit,
         )

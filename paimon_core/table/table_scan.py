@@ -38,7 +38,7 @@ class TableScan:
     def __init__(self, table: FileStoreTable, *, predicate: Predicate | None = None, options: Mapping[str, str] | None = None):
         self.table = table
         self.predicate = predicate
-        self.options = dict(table.schema.options)
+        self.options = dict(table.options.options)  # schema + the handle's dynamic options
         self.options.update(options or {})
 
     def _filter(self) -> ScanFilter:

@@ -36,7 +36,8 @@ from paimon_core.exceptions import InvalidArgumentError, SchemaMismatchError
 from paimon_core.manifest.entries import DataFileMeta
 from paimon_core.operation.append_writer import RollingAppendWriter
 from paimon_core.operation.scan import ScanFilter
-from paimon_core.options import CoreOptions, parse_memory_size
+from paimon_core.options import parse_memory_size
+from paimon_core.options_support import check_supported_options
 from paimon_core.paths import PathFactory, partition_dir
 from paimon_core.stats.collector import stats_modes_for
 from paimon_core.table.commit_message import CommitMessage
@@ -75,10 +76,11 @@ class TableWrite:
         schema = table.schema
         self.table = table
         self.schema = schema
-        # Table options plus this handle's dynamic options (table.copy({...})), as in Java.
-        opts = {**schema.options, **table.dynamic_options}
+        # Table options plus this handle's dynamic options (table.copy({...})), resolved once by the table.
+        self.options = table.options
+        opts = self.options.options
         self.table_options = opts
-        self.options = CoreOptions(opts)
+        check_supported_options(opts, action=f"write table {table.name}")
         self.has_pk = bool(schema.primary_keys)
         self.bucket_mode = self.options.bucket  # -1: unaware/dynamic; > 0: fixed buckets
         if self.has_pk and self.bucket_mode < -1:

@@ -14,7 +14,7 @@ import logging
 import random
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from paimon_core.exceptions import (
@@ -31,7 +31,7 @@ from paimon_core.manifest.manifest_list import write_manifest_list
 from paimon_core.manifest.merger import merge_entries, merge_manifests
 from paimon_core.manifest.partition_stats import PartitionCodec
 from paimon_core.operation.commit.changes import Changes, collect_changes, row_delta
-from paimon_core.operation.commit.conflicts import check_no_conflicts
+from paimon_core.operation.commit.conflicts import KeyOf, check_no_conflicts
 from paimon_core.operation.scan import FileStoreScan, ScanFilter
 from paimon_core.options import CoreOptions
 from paimon_core.paths import PathFactory
@@ -74,14 +74,19 @@ class FileStoreCommit:
         schema: TableSchema,
         commit_user: str,
         table_name: str,
+        options: CoreOptions | None = None,
         clock: Clock = SYSTEM_CLOCK,
         snapshot_commit: SnapshotCommit | None = None,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        """``options``: the table's resolved options (schema + dynamic; default: the schema's).
+        ``sleep``: how the retry loop waits (seconds), injectable for tests."""
         self.file_io = file_io
         self.paths = paths
         self.snapshot_manager = snapshot_manager
         self.schema = schema
-        self.options = CoreOptions(schema.options)
+        self.options = options if options is not None else CoreOptions(schema.options)
+        self.sleep = sleep
         self.commit_user = commit_user
         self.table_name = table_name
         self.clock = clock
@@ -90,6 +95,11 @@ class FileStoreCommit:
         self.scan = FileStoreScan(file_io, paths, self.codec)
         bucket = self.options.bucket
         self.total_buckets = bucket if bucket > 0 else -1
+        self._key_of: KeyOf | None = None
+        if schema.primary_keys:
+            from paimon_core.mergetree.keys import binary_key_of
+
+            self._key_of = binary_key_of([f.type for f in schema.fields_of(schema.trimmed_primary_keys)])
 
     # --- idempotency ----------------------------------------------------------------
     def is_committed(self, commit_identifier: int) -> bool:
@@ -137,16 +147,28 @@ class FileStoreCommit:
         if changes.compact:
             steps.append((changes.compact, CommitKind.COMPACT, None))
         for i, (entries, step_kind, spec) in enumerate(steps):
-            sid, n, committed = self._try_commit(
-                entries,
-                step_kind,
-                commit_identifier,
-                spec,
-                properties,
-                watermark,
-                check_append_conflicts,
-                changes.index if i == 0 else [],
-            )
+            try:
+                sid, n, committed = self._try_commit(
+                    entries,
+                    step_kind,
+                    commit_identifier,
+                    spec,
+                    properties,
+                    watermark,
+                    check_append_conflicts,
+                    changes.index if i == 0 else [],
+                )
+            except CommitConflictError as e:
+                if not snapshot_ids:
+                    raise
+                raise CommitConflictError(
+                    f"Snapshot {snapshot_ids[-1]} ({kind.value if kind else '?'}) of {self.table_name} was committed, "
+                    f"but its {step_kind.value} half was not: {e}",
+                    landed_snapshot_ids=tuple(snapshot_ids),
+                    failed_kind=step_kind.value,
+                    snapshot_id=getattr(e, "snapshot_id", None),
+                    file_name=getattr(e, "file_name", None),
+                ) from e
             snapshot_ids.append(sid)
             attempts += n
             all_entries += committed
@@ -276,7 +298,7 @@ class FileStoreCommit:
                     attempts=attempt,
                 )
             wait = min(max_wait, min_wait * (2 ** min(attempt - 1, 20)))
-            time.sleep(random.uniform(wait / 2, wait) / 1000.0)
+            self.sleep(random.uniform(wait / 2, wait) / 1000.0)
 
     def _attempt(
         self,
@@ -293,7 +315,9 @@ class FileStoreCommit:
         merge_entries(changes)  # the commit itself must not add a file twice
         if latest is not None and (check_append or any(e.kind == FileKind.DELETE for e in changes)):
             base = self.scan.live_entries(latest, ScanFilter(partitions=frozenset(e.partition for e in changes)))
-            check_no_conflicts(base, changes, snapshot_id=latest.id)
+            check_no_conflicts(
+                base, changes, snapshot_id=latest.id, key_of=self._key_of, check_buckets=kind != CommitKind.OVERWRITE
+            )
         new_id = latest.id + 1 if latest is not None else 1
         written: list[str] = []
         try:

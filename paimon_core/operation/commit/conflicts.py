@@ -1,32 +1,115 @@
-"""Conflict detection: a commit that deletes files needs them to still be live."""
+"""Conflict detection before a snapshot is published (Java's ``ConflictDetection``).
+
+Three checks, each failing the commit with a :class:`CommitConflictError` that names the files:
+
+* **File deletion conflicts**: a DELETE entry (compaction input, overwrite, delete) whose file
+  the base snapshot no longer has, or an ADD of a file that is already live.
+* **Bucket count**: the commit writes a partition with another total bucket count than the
+  partition's live files have (a rescale that is not an overwrite).
+* **LSM conflicts** (primary-key tables): after the changes, two files of one partition and bucket
+  at the same level >= 1 overlap in key range. Levels >= 1 are sorted runs; an overlap means two
+  compactions of the same bucket raced and both landed on top of the same base.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Callable, Sequence
 
 from paimon_core.exceptions import CommitConflictError
 from paimon_core.manifest.entries import FileKind, ManifestEntry
 
+KeyOf = Callable[[bytes], tuple[object, ...]]
 
-def check_no_conflicts(base: Sequence[ManifestEntry], changes: Sequence[ManifestEntry], *, snapshot_id: int | None) -> None:
-    """Fail if the changes delete a file the base snapshot no longer has, or re-add a live one."""
-    live = {e.identifier() for e in base}
+
+def check_no_conflicts(
+    base: Sequence[ManifestEntry],
+    changes: Sequence[ManifestEntry],
+    *,
+    snapshot_id: int | None,
+    key_of: KeyOf | None = None,
+    check_buckets: bool = True,
+) -> None:
+    """Fail if the changes conflict with the base snapshot's live entries ``base`` (see module doc).
+
+    ``key_of`` (primary-key tables) turns a file's BinaryRow min/max key into a comparable tuple and
+    enables the LSM check. ``check_buckets=False`` for overwrites, which may change the bucket count.
+    """
+    merged = _apply(base, changes, snapshot_id)
+    if check_buckets:
+        _check_bucket_count(base, changes, snapshot_id)
+    if key_of is not None:
+        _check_key_ranges(merged, changes, snapshot_id, key_of)
+
+
+def _apply(base: Sequence[ManifestEntry], changes: Sequence[ManifestEntry], snapshot_id: int | None) -> list[ManifestEntry]:
+    live = {e.identifier(): e for e in base}
     for e in changes:
         ident = e.identifier()
         if e.kind == FileKind.DELETE:
             if ident not in live:
                 raise CommitConflictError(
-                    f"File {e.file.file_name} (bucket {e.bucket}) was already removed by a concurrent commit "
-                    f"(latest snapshot {snapshot_id}); this commit is abandoned and the table is unchanged",
+                    f"File deletion conflicts detected: file {e.file.file_name} (bucket {e.bucket}, level "
+                    f"{e.file.level}) was already removed by a concurrent commit (latest snapshot {snapshot_id}); "
+                    "this commit is abandoned and the table is unchanged",
                     file_name=e.file.file_name,
                     snapshot_id=snapshot_id,
+                    conflict="file-deletion",
                 )
-            live.discard(ident)
+            del live[ident]
         elif ident in live:
             raise CommitConflictError(
                 f"File {e.file.file_name} (bucket {e.bucket}) is already part of snapshot {snapshot_id}",
                 file_name=e.file.file_name,
                 snapshot_id=snapshot_id,
+                conflict="file-deletion",
             )
         else:
-            live.add(ident)
+            live[ident] = e
+    return list(live.values())
+
+
+def _check_bucket_count(base: Sequence[ManifestEntry], changes: Sequence[ManifestEntry], snapshot_id: int | None) -> None:
+    """Java's ``checkBucketKeepSame``: a partition keeps its total bucket count unless overwritten."""
+    existing: dict[bytes, int] = {}
+    for e in base:
+        existing.setdefault(e.partition, e.total_buckets)
+    for e in changes:
+        if e.kind != FileKind.ADD:
+            continue
+        have = existing.get(e.partition)
+        # fixed buckets only: engines record unaware/dynamic buckets differently (-1 or 0)
+        if have is not None and have > 0 and e.total_buckets > 0 and have != e.total_buckets:
+            raise CommitConflictError(
+                f"Total buckets of a partition changed from {have} to {e.total_buckets} without an overwrite "
+                f"(file {e.file.file_name}, latest snapshot {snapshot_id}): the table was rescaled concurrently; "
+                "give up committing",
+                file_name=e.file.file_name,
+                snapshot_id=snapshot_id,
+                conflict="bucket-count",
+            )
+
+
+def _check_key_ranges(
+    merged: Sequence[ManifestEntry], changes: Sequence[ManifestEntry], snapshot_id: int | None, key_of: KeyOf
+) -> None:
+    """No two files of one (partition, bucket, level >= 1) may overlap in key range."""
+    touched = {(e.partition, e.bucket) for e in changes}
+    levels: dict[tuple[bytes, int, int], list[ManifestEntry]] = defaultdict(list)
+    for e in merged:
+        if e.file.level >= 1 and (e.partition, e.bucket) in touched:
+            levels[(e.partition, e.bucket, e.file.level)].append(e)
+    for (_, bucket, level), entries in levels.items():
+        if len(entries) < 2:
+            continue
+        ranges = sorted(((key_of(e.file.min_key), key_of(e.file.max_key), e) for e in entries), key=lambda r: r[0])
+        for (_, a_max, a), (b_min, _, b) in zip(ranges, ranges[1:], strict=False):
+            if a_max >= b_min:
+                raise CommitConflictError(
+                    f"LSM conflicts detected: files {a.file.file_name} and {b.file.file_name} of bucket {bucket} "
+                    f"at level {level} overlap in key range after this commit (latest snapshot {snapshot_id}); "
+                    "another compaction of the same bucket landed first. Give up committing",
+                    file_name=b.file.file_name,
+                    snapshot_id=snapshot_id,
+                    conflict="lsm",
+                )

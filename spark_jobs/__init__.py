@@ -15,6 +15,8 @@ __all__ = ["JOBS"]
 #: Job name -> module (each module has ``main(argv) -> int``).
 JOBS: dict[str, str] = {
     "ingest": "spark_jobs.ingest",
+    "compact": "spark_jobs.compact",
+    "compact_database": "spark_jobs.compact_database",
     "expire_snapshots": "spark_jobs.expire_snapshots",
     "remove_orphan_files": "spark_jobs.remove_orphan_files",
     "create_tag": "spark_jobs.create_tag",

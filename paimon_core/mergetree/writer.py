@@ -4,7 +4,9 @@ Rows get sequence numbers in arrival order (continuing the bucket's history),
 collect in a buffer bounded by ``write-buffer-size``, and each flush sorts the
 buffer by key (then ``sequence.field``, then sequence number), folds rows of the
 same key with the table's merge function, and writes one sorted run of level-0
-files, rolled at ``target-file-size``. Everything is vectorized over Arrow.
+files, rolled at ``target-file-size``
+(:class:`~paimon_core.mergetree.kv_file_writer.RollingKeyValueFileWriter`, shared with the
+compaction rewriter). Everything is vectorized over Arrow.
 
 Fast paths (same files, byte for byte): a buffer that arrives in key order (a
 routed Spark task reading a key-ordered source) is not sorted again, and the
@@ -21,19 +23,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from paimon_core.data.binary_row import serialize_binary_row
-from paimon_core.data.internal import arrow_scalar_to_internal
-from paimon_core.data.row_kind import RETRACT_KINDS
-from paimon_core.format.file_format import FormatWriter, open_writer
 from paimon_core.format.key_value import SEQUENCE_NUMBER, VALUE_KIND, key_value_arrow_schema
 from paimon_core.io.file_io import FileIO
-from paimon_core.manifest.entries import DataFileMeta
+from paimon_core.manifest.entries import DataFileMeta, FileSource
+from paimon_core.mergetree.kv_file_writer import RollingKeyValueFileWriter, canonical_layout
 from paimon_core.mergetree.merge_function import MergeFunction
 from paimon_core.mergetree.segments import in_key_order
-from paimon_core.operation.append_writer import stats_to_simple
 from paimon_core.paths import PathFactory
 from paimon_core.schema.data_types import DataField
-from paimon_core.stats.collector import SimpleStatsCollector, StatsMode
+from paimon_core.stats.collector import StatsMode
+
+__all__ = ["MergeTreeWriter", "canonical_layout", "sort_keys_for"]
 
 logger = logging.getLogger(__name__)
 
@@ -47,49 +47,6 @@ def sort_keys_for(
     keys += [(f, order, "at_start") for f in sequence_fields]
     keys.append((SEQUENCE_NUMBER, "ascending", "at_start"))
     return keys
-
-
-def canonical_layout(table: pa.Table) -> pa.Table:
-    """``table`` as one chunk per column without all-valid validity bitmaps (nested columns:
-    as Arrow's ``take`` lays them out).
-
-    The file writer cuts row groups by the Arrow size of the batches it gets, which counts
-    validity bitmaps; whether one exists for a column without nulls depends on how the rows
-    got here (``take`` allocates one for strings, a concatenation of the input keeps the
-    input's). Writing this layout makes the files (row groups, sizes) the same whichever path
-    produced the rows -- sorted or not, merged or passed through.
-    """
-    if any(c.num_chunks > 1 for c in table.columns):
-        table = table.combine_chunks()
-    columns = [_canonical(c.chunk(0)) if c.num_chunks == 1 else c for c in table.columns]
-    return pa.Table.from_arrays(columns, schema=table.schema)
-
-
-def _canonical(array: pa.Array) -> pa.Array:
-    if not _flat(array.type):
-        # nested: Arrow's take decides every level's buffers from the type and the nulls alone
-        return array.take(pa.array(np.arange(len(array), dtype=np.int64)))
-    return _without_validity(array)
-
-
-def _flat(t: pa.DataType) -> bool:
-    """Types whose buffers are (validity, values...) with no child arrays."""
-    return bool(
-        pa.types.is_primitive(t)
-        or pa.types.is_decimal(t)
-        or pa.types.is_fixed_size_binary(t)
-        or pa.types.is_string(t)
-        or pa.types.is_large_string(t)
-        or pa.types.is_binary(t)
-        or pa.types.is_large_binary(t)
-    )
-
-
-def _without_validity(array: pa.Array) -> pa.Array:
-    buffers = array.buffers()
-    if not _flat(array.type) or array.null_count or buffers[0] is None:
-        return array
-    return pa.Array.from_buffers(array.type, len(array), [None, *buffers[1:]], null_count=0, offset=array.offset)
 
 
 class MergeTreeWriter:
@@ -175,59 +132,36 @@ class MergeTreeWriter:
         return in_key_order(data, self.key_names, strict=self.has_sequence_fields)
 
     # --- files ------------------------------------------------------------------------
-    def _file_table(self, merged: pa.Table) -> pa.Table:
-        cols: list[pa.Array | pa.ChunkedArray] = [merged.column(f.name) for f in self.key_fields]
-        cols += [merged.column(SEQUENCE_NUMBER), merged.column(VALUE_KIND).cast(pa.int8())]
-        cols += [merged.column(f.name) for f in self.value_fields]
-        return pa.Table.from_arrays(cols, schema=self.file_schema)
+    def new_file_writer(self, *, level: int = 0, file_source: FileSource = FileSource.APPEND) -> RollingKeyValueFileWriter:
+        """A rolling writer of this bucket's data files (level-0 flushes; compaction output)."""
+        return RollingKeyValueFileWriter(
+            file_io=self.file_io,
+            paths=self.paths,
+            partition_path=self.partition_path,
+            bucket=self.bucket,
+            key_fields=self.key_fields,
+            value_fields=self.value_fields,
+            file_format=self.file_format,
+            options=self.options,
+            target_file_size=self.target_file_size,
+            schema_id=self.schema_id,
+            key_stats_modes=self.key_stats_modes,
+            value_stats_modes=self.value_stats_modes,
+            level=level,
+            file_source=file_source,
+        )
 
     def _write_run(self, merged: pa.Table) -> None:
-        table = canonical_layout(self._file_table(merged))
-        start = 0
-        n = table.num_rows
-        while start < n:
-            writer, name, path = self._open()
-            end = start
-            for batch in table.slice(start).to_batches(max_chunksize=65536):
-                writer.write(batch)
-                end += batch.num_rows
-                if writer.bytes_written() >= self.target_file_size:
-                    break
-            size = writer.close()
-            self.files.append(self._meta(name, size, merged.slice(start, end - start)))
-            start = end
-
-    def _open(self) -> tuple[FormatWriter, str, str]:
-        name = self.paths.new_data_file_name(extension=self.file_format)
-        path = self.paths.data_file_path(self.partition_path, self.bucket, name)
-        self.written_paths.append(path)
-        return open_writer(self.file_io, path, self.file_schema, self.file_format, self.options), name, path
-
-    def _meta(self, name: str, size: int, part: pa.Table) -> DataFileMeta:
-        key_types = [f.type for f in self.key_fields]
-        first = [arrow_scalar_to_internal(part.column(f.name)[0], f.type) for f in self.key_fields]
-        last = [arrow_scalar_to_internal(part.column(f.name)[-1], f.type) for f in self.key_fields]
-        key_stats = SimpleStatsCollector(self.key_fields, self.key_stats_modes)
-        key_stats.collect(part)
-        value_stats = SimpleStatsCollector(self.value_fields, self.value_stats_modes)
-        value_stats.collect(part)
-        seqs = part.column(SEQUENCE_NUMBER)
-        mm = pc.min_max(seqs)
-        retracts = int(pc.sum(pc.is_in(part.column(VALUE_KIND), RETRACT_KINDS)).as_py() or 0)
-        disabled = value_stats.is_disabled
-        return DataFileMeta.new_level0(
-            name,
-            size,
-            part.num_rows,
-            value_stats=None if disabled else stats_to_simple(value_stats.result(), self.value_fields),
-            min_sequence_number=int(mm["min"].as_py()),
-            max_sequence_number=int(mm["max"].as_py()),
-            schema_id=self.schema_id,
-            min_key=serialize_binary_row(first, key_types),
-            max_key=serialize_binary_row(last, key_types),
-            key_stats=stats_to_simple(key_stats.result(), self.key_fields),
-            delete_row_count=retracts,
-        )
+        """Write one sorted run of level-0 files."""
+        writer = self.new_file_writer()
+        try:
+            writer.write(merged)
+            files = writer.close()
+        except BaseException:
+            writer.abort()
+            raise
+        self.written_paths.extend(writer.written_paths)
+        self.files.extend(files)
 
     # --- lifecycle ----------------------------------------------------------------------
     def close(self) -> list[DataFileMeta]:

@@ -15,7 +15,7 @@ import pyarrow as pa
 from paimon_core.data.binary_row import EMPTY_ROW, serialize_binary_row
 from paimon_core.format.file_format import FormatWriter, open_writer
 from paimon_core.io.file_io import FileIO
-from paimon_core.manifest.entries import DataFileMeta, SimpleStats
+from paimon_core.manifest.entries import DataFileMeta, FileSource, SimpleStats
 from paimon_core.paths import PathFactory
 from paimon_core.schema.data_types import DataField
 from paimon_core.stats.collector import ColumnStats, SimpleStatsCollector, StatsMode
@@ -56,7 +56,9 @@ class RollingAppendWriter:
         stats_modes: Sequence[StatsMode],
         schema_id: int,
         first_sequence_number: int = 0,
+        file_source: FileSource = FileSource.APPEND,
     ) -> None:
+        """``file_source``: what the files are marked as (COMPACT for a compaction's rewrite)."""
         self.file_io = file_io
         self.paths = paths
         self.partition_path = partition_path
@@ -69,6 +71,7 @@ class RollingAppendWriter:
         self.stats_modes = list(stats_modes)
         self.schema_id = schema_id
         self.next_seq = first_sequence_number
+        self.file_source = file_source
         self._writer: FormatWriter | None = None
         self._file_name = ""
         self._stats: SimpleStatsCollector | None = None
@@ -107,17 +110,18 @@ class RollingAppendWriter:
         disabled = self._stats.is_disabled
         rows = self._rows
         self.next_seq = self._first_seq + rows
-        self.files.append(
-            DataFileMeta.new_level0(
-                self._file_name,
-                size,
-                rows,
-                value_stats=None if disabled else stats_to_simple(self._stats.result(), self.fields),
-                min_sequence_number=self._first_seq,
-                max_sequence_number=self._first_seq + rows - 1,
-                schema_id=self.schema_id,
-            )
+        meta = DataFileMeta.new_level0(
+            self._file_name,
+            size,
+            rows,
+            value_stats=None if disabled else stats_to_simple(self._stats.result(), self.fields),
+            min_sequence_number=self._first_seq,
+            max_sequence_number=self._first_seq + rows - 1,
+            schema_id=self.schema_id,
         )
+        if self.file_source != FileSource.APPEND:
+            meta = meta.copy(file_source=int(self.file_source))
+        self.files.append(meta)
         self._writer = None
         self._stats = None
 

@@ -8,7 +8,7 @@ datetime or an ISO string; durations are millis, a timedelta or a Paimon duratio
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from paimon_core.consumer.consumer_manager import ConsumerManager
     from paimon_core.consumer.consumer_operations import ClearConsumersResult, ResetConsumerResult
+    from paimon_core.operation.compact.table_compact import CompactResult
     from paimon_core.operation.expire_changelogs import ExpireChangelogsResult
     from paimon_core.operation.expire_snapshots import ExpireSnapshotsResult
     from paimon_core.operation.orphan_files_clean import OrphanFilesCleanResult
@@ -84,6 +85,49 @@ class TableMaintenance:
         from paimon_core.operation.orphan_files_clean import OrphanFilesClean
 
         return OrphanFilesClean(self._table).clean(older_than=older_than, dry_run=dry_run, force=force)
+
+    # --- compaction --------------------------------------------------------------------
+    def compact(
+        self,
+        *,
+        partitions: str | Sequence[Mapping[str, str]] | None = None,
+        where: str | None = None,
+        compact_strategy: str = "full",
+        buckets: Sequence[int] | None = None,
+        partition_idle_time: Duration | None = None,
+        options: Mapping[str, str] | None = None,
+        commit_user: str | None = None,
+        commit_identifier: int | None = None,
+        parallelism: int | None = None,
+        dry_run: bool = False,
+    ) -> CompactResult:
+        """Compact the table now, in one COMPACT commit (Paimon's ``compact`` procedure).
+
+        ``partitions`` (``'dt=a,hh=1;dt=b'`` or a list of dicts) or ``where`` (over partition
+        columns) narrow it; ``compact_strategy`` is ``full`` (every bucket into its max level) or
+        ``minor`` (the table's compaction strategy decides); ``buckets`` (fixed-bucket tables),
+        ``partition_idle_time`` (only partitions with no new file for that long) and ``options``
+        (dynamic table options for this run). With ``commit_user`` a retry with the same
+        ``commit_identifier`` commits nothing twice. ``dry_run`` returns the plan only.
+        """
+        from paimon_core.operation.compact.compact_planner import CompactRequest, parse_partitions
+        from paimon_core.operation.compact.table_compact import TableCompact, local_executor
+        from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
+        from paimon_core.utils.time_util import to_duration_millis
+
+        table = self._table.copy(dict(options)) if options else self._table
+        request = CompactRequest(
+            strategy=compact_strategy,  # type: ignore[arg-type]  # validated by CompactRequest
+            partitions=parse_partitions(partitions) if isinstance(partitions, str) else (tuple(partitions) if partitions else None),
+            where=where,
+            buckets=frozenset(buckets) if buckets is not None else None,
+            partition_idle_time_ms=None
+            if partition_idle_time is None
+            else to_duration_millis(partition_idle_time, name="partition_idle_time"),
+        )
+        job = TableCompact(table, commit_user=commit_user, executor=local_executor(parallelism))
+        ident = BATCH_COMMIT_IDENTIFIER if commit_identifier is None else commit_identifier
+        return job.run(request, dry_run=dry_run, commit_identifier=ident)
 
     # --- tags --------------------------------------------------------------------------
     def create_tag(

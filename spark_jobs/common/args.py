@@ -59,11 +59,13 @@ class JobConfig:
         )
 
 
-def base_parser(job: str, description: str) -> argparse.ArgumentParser:
-    """A parser with the common flags; add the job's own flags to it."""
+def base_parser(job: str, description: str, *, table: bool = True) -> argparse.ArgumentParser:
+    """A parser with the common flags; add the job's own flags to it. ``table=False``: the job
+    takes no ``--table`` (a job over a whole warehouse, such as ``compact_database``)."""
     p = _Parser(prog=f"python -m spark_jobs {job}", description=description)
     p.add_argument("--warehouse", required=True, help="warehouse path or URL")
-    p.add_argument("--table", required=True, help="target table, DB.TABLE")
+    if table:
+        p.add_argument("--table", required=True, help="target table, DB.TABLE")
     p.add_argument(
         "--master", help="Spark master (default: $SPARK_MASTER, else local[*]; spark-submit's wins)"
     )
@@ -85,8 +87,8 @@ def parse_job_args(
 ) -> tuple[JobConfig, argparse.Namespace]:
     """Parse ``argv``; returns the common :class:`JobConfig` and the full namespace."""
     ns = parser.parse_args(argv)
-    table = ns.table.strip()
-    if table.count(".") != 1 or not all(table.split(".")):
+    table = (getattr(ns, "table", None) or "*.*").strip()
+    if table != "*.*" and (table.count(".") != 1 or not all(table.split("."))):
         raise UsageError(f"--table must be DB.TABLE, got {ns.table!r}")
     if not ns.warehouse.strip():
         raise UsageError("--warehouse must not be empty")

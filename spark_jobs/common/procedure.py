@@ -84,10 +84,18 @@ def _convert(param: Param, raw: str) -> int | str:
 
 
 def parse_procedure_args(
-    job: str, description: str, params: Sequence[Param], argv: Sequence[str] | None, *, dry_run: bool
+    job: str,
+    description: str,
+    params: Sequence[Param],
+    argv: Sequence[str] | None,
+    *,
+    dry_run: bool,
+    table: bool = True,
 ) -> ProcedureArgs:
-    """Parse flags and positional arguments (in ``params`` order) into :class:`ProcedureArgs`."""
-    parser = base_parser(job, description)
+    """Parse flags and positional arguments (in ``params`` order) into :class:`ProcedureArgs`.
+
+    ``table=False``: a warehouse-wide job without ``--table``."""
+    parser = base_parser(job, description, table=table)
     for p in params:
         parser.add_argument(*p.flags(), dest=p.name, metavar=p.name.upper(), help=p.help)
     parser.add_argument(

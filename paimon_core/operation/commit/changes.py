@@ -17,6 +17,9 @@ class Changes:
     compact: list[ManifestEntry] = field(default_factory=list)
     changelog: list[ManifestEntry] = field(default_factory=list)
     index: list[IndexManifestEntry] = field(default_factory=list)
+    #: index changes of compaction messages (deletion vectors a compaction rewrote): they go with
+    #: the COMPACT snapshot, as Java's CompactIncrement carries them
+    compact_index: list[IndexManifestEntry] = field(default_factory=list)
 
     @property
     def partitions(self) -> set[bytes]:
@@ -36,10 +39,11 @@ def collect_changes(messages: Sequence[CommitMessage]) -> Changes:
             ch.compact.append(ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f))
         for f in m.changelog_files:
             ch.changelog.append(ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f))
+        index = ch.compact_index if (m.compact_before or m.compact_after) and not m.new_files else ch.index
         for i in m.deleted_index_files:
-            ch.index.append(IndexManifestEntry(FileKind.DELETE, m.partition, m.bucket, i))
+            index.append(IndexManifestEntry(FileKind.DELETE, m.partition, m.bucket, i))
         for i in m.new_index_files:
-            ch.index.append(IndexManifestEntry(FileKind.ADD, m.partition, m.bucket, i))
+            index.append(IndexManifestEntry(FileKind.ADD, m.partition, m.bucket, i))
     return ch
 
 

@@ -144,7 +144,7 @@ class FileStoreCommit:
             steps.append((changes.append, CommitKind.OVERWRITE, overwrite))
         elif changes.append or changes.index:
             steps.append((changes.append, CommitKind.APPEND, None))
-        if changes.compact:
+        if changes.compact or changes.compact_index:
             steps.append((changes.compact, CommitKind.COMPACT, None))
         for i, (entries, step_kind, spec) in enumerate(steps):
             try:
@@ -156,7 +156,8 @@ class FileStoreCommit:
                     properties,
                     watermark,
                     check_append_conflicts,
-                    changes.index if i == 0 else [],
+                    changes.compact_index if step_kind == CommitKind.COMPACT else changes.index,
+                    changes.changelog if i == 0 else [],
                 )
             except CommitConflictError as e:
                 if not snapshot_ids:
@@ -271,6 +272,7 @@ class FileStoreCommit:
         watermark: int | None,
         check_append: bool = False,
         index_changes: Sequence[IndexManifestEntry] = (),
+        changelog: Sequence[ManifestEntry] = (),
     ) -> tuple[int, int, list[ManifestEntry]]:
         """Commit until published; returns (snapshot id, attempts, the entries committed)."""
         max_retries = self.options.commit_max_retries
@@ -287,7 +289,7 @@ class FileStoreCommit:
             if overwrite is not None:
                 changes = self._overwrite_deletes(latest, overwrite, entries) + changes
                 index = [*self._overwrite_index_deletes(latest, overwrite, entries), *index_changes]
-            sid = self._attempt(latest, changes, kind, identifier, properties, watermark, check_append, index)
+            sid = self._attempt(latest, changes, kind, identifier, properties, watermark, check_append, index, changelog)
             if sid is not None:
                 return sid, attempt, changes
             elapsed_ms = (time.monotonic() - started) * 1000
@@ -310,6 +312,7 @@ class FileStoreCommit:
         watermark: int | None,
         check_append: bool = False,
         index_changes: Sequence[IndexManifestEntry] = (),
+        changelog: Sequence[ManifestEntry] = (),
     ) -> int | None:
         """One try; the new snapshot id, or None if another commit took the id first."""
         merge_entries(changes)  # the commit itself must not add a file twice
@@ -339,6 +342,18 @@ class FileStoreCommit:
             delta_list = self.paths.new_manifest_list_name()
             delta_size = write_manifest_list(self.file_io, self.paths.manifest_path(delta_list), delta_metas)
             written.append(delta_list)
+            changelog_list: str | None = None
+            changelog_size: int | None = None
+            changelog_rows: int | None = None
+            if changelog:  # Java's changelog manifests: the changelog files of this commit (producer 'input')
+                changelog_metas = self._write_manifests(list(changelog))
+                written += [m.file_name for m in changelog_metas]
+                changelog_list = self.paths.new_manifest_list_name()
+                changelog_size = write_manifest_list(
+                    self.file_io, self.paths.manifest_path(changelog_list), changelog_metas
+                )
+                written.append(changelog_list)
+                changelog_rows = sum(e.file.row_count for e in changelog)
             index_manifest = latest.index_manifest if latest is not None else None
             if index_changes:
                 index_manifest = self._write_index_manifest(index_manifest, index_changes)
@@ -352,6 +367,9 @@ class FileStoreCommit:
                 base_manifest_list_size=base_size,
                 delta_manifest_list=delta_list,
                 delta_manifest_list_size=delta_size,
+                changelog_manifest_list=changelog_list,
+                changelog_manifest_list_size=changelog_size,
+                changelog_record_count=changelog_rows,
                 index_manifest=index_manifest,
                 commit_user=self.commit_user,
                 commit_identifier=identifier,

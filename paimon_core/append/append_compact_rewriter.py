@@ -1,0 +1,138 @@
+"""Execute one append compaction unit (Java ``BaseAppendFileStoreWrite.compactRewrite`` and
+``AppendCompactTask.doCompact``).
+
+The files are read one after another, in the order given (Java reads ``compactBefore`` in list
+order: oldest first for fixed buckets, smallest first for unaware-bucket tasks), in the table's
+current schema (older files are evolved by field id), minus the rows their deletion vectors
+delete. Rows go batch by batch into rolling files of ``target-file-size`` in the same partition
+and bucket, written with the current schema id and marked ``FileSource.COMPACT`` at level 0.
+Sequence numbers continue one per written row from the first input file's
+``min_sequence_number`` (Java's ``LongCounter(toCompact.get(0).minSequenceNumber())``).
+
+The result is a :class:`CommitMessage` with ``compact_before`` (the inputs) and
+``compact_after`` (the new files), plus the DV index files the rewrite makes obsolete. Nothing
+is committed here; on failure every file written is deleted and the error re-raised.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from paimon_core.append.append_deletion_index import DeletionIndex, DeletionIndexChanges
+from paimon_core.io.data_file_reader import DataFileReader
+from paimon_core.manifest.entries import DataFileMeta, FileSource
+from paimon_core.operation.append_writer import RollingAppendWriter
+from paimon_core.stats.collector import stats_modes_for
+from paimon_core.table.commit_message import CommitMessage
+
+if TYPE_CHECKING:
+    from paimon_core.table.table import FileStoreTable
+
+__all__ = ["new_compact_writer", "rewrite_append_files"]
+
+logger = logging.getLogger(__name__)
+
+DELETION_VECTORS_ENABLED = "deletion-vectors.enabled"
+#: Rows per batch read from an input file: the most the rewrite holds in memory at once.
+READ_BATCH_ROWS = 65536
+
+
+def _table_options(table: FileStoreTable) -> dict[str, str]:
+    return {**table.schema.options, **table.dynamic_options}
+
+
+def new_compact_writer(
+    table: FileStoreTable, partition: bytes, bucket: int, *, first_sequence_number: int
+) -> RollingAppendWriter:
+    """A rolling writer for a compaction's output: as a fresh write of the table (format, stats
+    modes, target size) but its files are marked COMPACT (Java ``createRollingFileWriter``)."""
+    opts = _table_options(table)
+    fields = list(table.schema.fields)
+    return RollingAppendWriter(
+        file_io=table.file_io,
+        paths=table.paths,
+        partition_path=table.partition_path(partition),
+        bucket=bucket,
+        fields=fields,
+        arrow_schema=table.arrow_schema,
+        file_format=table.options.file_format,
+        options=opts,
+        target_file_size=table.options.target_file_size(has_primary_key=False),
+        stats_modes=stats_modes_for(fields, opts),
+        schema_id=table.schema.id,
+        first_sequence_number=first_sequence_number,
+        file_source=FileSource.COMPACT,
+    )
+
+
+def _rows(
+    table: FileStoreTable, bucket_path: str, files: Sequence[DataFileMeta], index: DeletionIndex | None
+) -> Iterator[pa.Table]:
+    reader = DataFileReader(table.file_io, table.schema_manager_cached, table_name=table.name, batch_size=READ_BATCH_ROWS)
+    schema = table.arrow_schema
+    fields = list(table.schema.fields)
+    for f in files:
+        deletion = index.deletion_files.get(f.file_name) if index is not None else None
+        for batch in reader.read(bucket_path, f, fields, deletion=deletion):
+            if batch.num_rows:
+                # Same columns and types; this only restores the table's field nullability.
+                yield pa.Table.from_batches([pa.RecordBatch.from_arrays(batch.columns, schema=schema)])
+
+
+def rewrite_append_files(
+    table: FileStoreTable,
+    partition: bytes,
+    bucket: int,
+    files: Sequence[DataFileMeta],
+    *,
+    deletion_index: DeletionIndex | None = None,
+) -> CommitMessage:
+    """Rewrite ``files`` of one (partition, bucket) of an append table into new files.
+
+    ``bucket`` is 0 for unaware-bucket tables (Java's compatibility bucket). ``deletion_index``:
+    the bucket's deletion vectors; by default read from the latest snapshot when the table has
+    ``deletion-vectors.enabled`` (Java ignores DV index files otherwise, and so do reads). The
+    vectors of rewritten files are applied and their index files replaced (see
+    :mod:`paimon_core.append.append_deletion_index`). No input files: an empty message.
+    """
+    total_buckets = table.options.bucket if table.options.bucket > 0 else -1
+    if not files:
+        return CommitMessage(partition, bucket, total_buckets)
+    if deletion_index is None and _table_options(table).get(DELETION_VECTORS_ENABLED, "false").lower() == "true":
+        deletion_index = DeletionIndex.load(table, partition, bucket)
+    bucket_path = table.bucket_path(partition, bucket)
+    writer = new_compact_writer(table, partition, bucket, first_sequence_number=files[0].min_sequence_number)
+    changes = DeletionIndexChanges()
+    try:
+        for rows in _rows(table, bucket_path, files, deletion_index):
+            writer.write(rows)
+        if deletion_index is not None:
+            changes = deletion_index.remove(table, [f.file_name for f in files])
+        after = writer.close()
+    except BaseException:
+        writer.abort()
+        for p in changes.written_paths:
+            table.file_io.delete(p)
+        raise
+    logger.debug(
+        "Compacted %d file(s) (%d rows) of %s bucket %d into %d file(s) (%d rows)",
+        len(files),
+        sum(f.row_count for f in files),
+        table.name,
+        bucket,
+        len(after),
+        sum(f.row_count for f in after),
+    )
+    return CommitMessage(
+        partition,
+        bucket,
+        total_buckets,
+        compact_before=tuple(files),
+        compact_after=tuple(after),
+        new_index_files=changes.new_index_files,
+        deleted_index_files=changes.deleted_index_files,
+    )

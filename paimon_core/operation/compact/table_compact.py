@@ -1,0 +1,281 @@
+"""TableCompact: a dedicated compaction of one table, planned, executed and committed once.
+
+Paimon's ``compact`` procedure: the table is compacted with ``write-only`` forced off, planned on
+the latest snapshot (:mod:`.compact_planner`), its tasks run by an executor (threads here; Spark
+tasks in ``spark_jobs.compact``), and every task's result goes into ONE commit: a COMPACT snapshot
+whose DELETE entries are the files read and whose ADD entries are the files written (or the same
+file on a higher level, for an upgrade). Safety:
+
+* Idempotent: with a caller-given ``commit_user`` a (user, identifier) already in the history is
+  a no-op, checked before any file is read, so a retried job rewrites nothing.
+* Concurrent writers: appends to the same buckets do not conflict (their files are new). When the
+  commit conflicts (another compaction, an overwrite or an expiry removed a file this one read, or
+  an LSM overlap), the buckets that changed since planning are re-planned on the new latest
+  snapshot and run again; the others are kept. After ``max_conflict_rounds`` the compaction fails
+  with the conflict error, having deleted every file it wrote. Files written by a crashed run are
+  never referenced by a snapshot; orphan cleanup removes them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from paimon_core.exceptions import CommitConflictError
+from paimon_core.manifest.entries import DataFileMeta
+from paimon_core.operation.commit.committer import new_commit_user
+from paimon_core.operation.compact.compact_planner import CompactPlan, CompactPlanner, CompactRequest
+from paimon_core.operation.compact.compact_task import CompactTask, run_compact_task
+from paimon_core.operation.scan import ScanFilter
+from paimon_core.results import CommitResult, _ToDict
+from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
+from paimon_core.table.commit_maintenance import maintain_after_commit
+from paimon_core.table.commit_message import CommitMessage
+from paimon_core.utils.clock import Clock
+
+if TYPE_CHECKING:
+    from paimon_core.table.table import FileStoreTable
+
+__all__ = ["CompactResult", "TableCompact", "TaskExecutor", "local_executor"]
+
+logger = logging.getLogger(__name__)
+
+#: Runs tasks and returns one message per task, in order (threads locally, Spark in the job).
+TaskExecutor = Callable[["FileStoreTable", Sequence[CompactTask]], list[CommitMessage]]
+
+
+def local_executor(parallelism: int | None = None) -> TaskExecutor:
+    """Tasks in a thread pool of ``parallelism`` (default: CPU count); Arrow releases the GIL."""
+
+    def run(table: FileStoreTable, tasks: Sequence[CompactTask]) -> list[CommitMessage]:
+        workers = max(1, min(len(tasks), parallelism or os.cpu_count() or 1))
+        if workers == 1:
+            return [run_compact_task(table, t) for t in tasks]
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = [pool.submit(run_compact_task, table, t) for t in tasks]
+            results: list[CommitMessage] = []
+            error: BaseException | None = None
+            for f in futures:
+                try:
+                    results.append(f.result())
+                except BaseException as e:  # noqa: BLE001 - collect, clean up what succeeded, re-raise
+                    error = error or e
+            if error is not None:
+                delete_written(table, results)
+                raise error
+            return results
+
+    return run
+
+
+def delete_written(table: FileStoreTable, messages: Sequence[CommitMessage]) -> None:
+    """Delete the files the messages wrote (never an upgraded file: it is the same file as before)."""
+    for m in messages:
+        before = {f.file_name for f in m.compact_before}
+        bucket_path = table.bucket_path(m.partition, m.bucket)
+        for f in m.compact_after:
+            if f.file_name not in before:
+                table.file_io.delete(f.external_path or f"{bucket_path}/{f.file_name}")
+        index_dir = table.paths.index_dir
+        for i in m.new_index_files:
+            table.file_io.delete(i.external_path or f"{index_dir}/{i.file_name}")
+
+
+@dataclass(frozen=True)
+class CompactResult(_ToDict):
+    """What a compaction did (or, with ``dry_run``, would do: see ``plan``)."""
+
+    table: str
+    strategy: str
+    dry_run: bool
+    planned_snapshot_id: int | None
+    snapshot_id: int | None = None  # the COMPACT snapshot (None: nothing to do, dry run, or already committed)
+    snapshot_ids: tuple[int, ...] = ()
+    commit_user: str = ""
+    commit_identifier: int = BATCH_COMMIT_IDENTIFIER
+    already_committed: bool = False
+    tasks: int = 0
+    files_read: int = 0
+    bytes_read: int = 0
+    rows_read: int = 0
+    files_written: int = 0
+    bytes_written: int = 0
+    rows_written: int = 0
+    files_upgraded: int = 0
+    conflict_rounds: int = 0
+    elapsed_ms: int = 0
+    buckets: tuple[dict[str, Any], ...] = ()  # per task: partition, bucket, sorted runs/levels before and after
+    plan: tuple[dict[str, Any], ...] = ()  # the tasks' dry-run view
+    expired_snapshots: int = 0
+    maintenance_error: str | None = None
+
+
+@dataclass
+class _Done:
+    tasks: list[CompactTask] = field(default_factory=list)
+    messages: list[CommitMessage] = field(default_factory=list)
+
+
+class TableCompact:
+    """One dedicated compaction of ``table`` (see the module docstring)."""
+
+    def __init__(
+        self,
+        table: FileStoreTable,
+        *,
+        commit_user: str | None = None,
+        executor: TaskExecutor | None = None,
+        clock: Clock | None = None,
+        max_conflict_rounds: int = 3,
+    ) -> None:
+        # Paimon's compact procedure forces write-only off: compaction and its post-commit expiry run.
+        self.table = table.copy({"write-only": "false"})
+        self.user_given = commit_user is not None
+        self.commit_user = commit_user or new_commit_user(self.table.options.get("commit.user-prefix"))
+        self.executor = executor or local_executor()
+        self.clock = clock or table.clock
+        self.max_conflict_rounds = max_conflict_rounds
+        self.planner = CompactPlanner(self.table, clock=self.clock)
+
+    def plan(self, request: CompactRequest) -> CompactPlan:
+        return self.planner.plan(request)
+
+    def run(
+        self, request: CompactRequest, *, dry_run: bool = False, commit_identifier: int = BATCH_COMMIT_IDENTIFIER
+    ) -> CompactResult:
+        started = time.monotonic()
+        base = CompactResult(
+            table=self.table.name,
+            strategy=request.strategy,
+            dry_run=dry_run,
+            planned_snapshot_id=None,
+            commit_user=self.commit_user,
+            commit_identifier=commit_identifier,
+        )
+        committer = self.table.new_file_store_commit(self.commit_user)
+        if self.user_given and committer.is_committed(commit_identifier):
+            logger.info("Compaction %s/%d of %s already committed", self.commit_user, commit_identifier, self.table.name)
+            return _replace(base, already_committed=True, elapsed_ms=_ms(started))
+        plan = self.planner.plan(request)
+        base = _replace(base, planned_snapshot_id=plan.snapshot_id, plan=tuple(t.to_dict() for t in plan.tasks))
+        if dry_run or not plan.tasks:
+            return _replace(base, tasks=len(plan.tasks), elapsed_ms=_ms(started))
+        done = _Done(list(plan.tasks), self.executor(self.table, plan.tasks))
+        bucket_files = dict(plan.bucket_files)
+        rounds = 0
+        while True:
+            messages = [m for m in done.messages if not m.is_empty()]
+            try:
+                commit = committer.commit(messages, commit_identifier, check_committed=self.user_given)
+                commit = maintain_after_commit(self.table, commit)
+                break
+            except CommitConflictError as conflict:
+                rounds += 1
+                if rounds > self.max_conflict_rounds:
+                    delete_written(self.table, done.messages)
+                    raise
+                logger.warning("Compaction of %s conflicted (%s); re-planning the changed buckets", self.table.name, conflict)
+                done = self._replan(request, bucket_files, done)
+        result = self._result(base, done, commit, rounds)
+        return _replace(result, elapsed_ms=_ms(started))
+
+    def _replan(
+        self, request: CompactRequest, bucket_files: dict[tuple[bytes, int], frozenset[str]], done: _Done
+    ) -> _Done:
+        """Keep the tasks of buckets unchanged since planning; re-plan and re-run the others."""
+        latest = self.table.latest_snapshot()
+        keys = frozenset((t.partition, t.bucket) for t in done.tasks)
+        live: dict[tuple[bytes, int], set[str]] = {k: set() for k in keys}
+        flt = ScanFilter(partitions=frozenset(p for p, _ in keys))
+        for e in self.table.new_file_store_scan().live_entries(latest, flt):
+            if (e.partition, e.bucket) in live:
+                live[(e.partition, e.bucket)].add(e.file.file_name)
+        kept = _Done()
+        changed: set[tuple[bytes, int]] = set()
+        for task, message in zip(done.tasks, done.messages, strict=True):
+            key = (task.partition, task.bucket)
+            if live[key] == set(bucket_files.get(key, frozenset())):
+                kept.tasks.append(task)
+                kept.messages.append(message)
+            else:
+                changed.add(key)
+        delete_written(self.table, [m for t, m in zip(done.tasks, done.messages, strict=True) if (t.partition, t.bucket) in changed])
+        if changed:
+            fresh = self.planner.plan(request, only=frozenset(changed))
+            bucket_files.update(fresh.bucket_files)
+            if fresh.tasks:
+                kept.tasks += fresh.tasks
+                kept.messages += self.executor(self.table, fresh.tasks)
+        return kept
+
+    def _result(self, base: CompactResult, done: _Done, commit: CommitResult, rounds: int) -> CompactResult:
+        read: list[DataFileMeta] = []
+        written: list[DataFileMeta] = []
+        upgraded = 0
+        for m in done.messages:
+            before = {f.file_name for f in m.compact_before}
+            after = {f.file_name for f in m.compact_after}
+            read += [f for f in m.compact_before if f.file_name not in after]
+            written += [f for f in m.compact_after if f.file_name not in before]
+            upgraded += len(before & after)
+        return _replace(
+            base,
+            snapshot_id=commit.snapshot_id,
+            snapshot_ids=commit.snapshot_ids,
+            already_committed=commit.already_committed,
+            tasks=len(done.tasks),
+            files_read=len(read),
+            bytes_read=sum(f.file_size for f in read),
+            rows_read=sum(f.row_count for f in read),
+            files_written=len(written),
+            bytes_written=sum(f.file_size for f in written),
+            rows_written=sum(f.row_count for f in written),
+            files_upgraded=upgraded,
+            conflict_rounds=rounds,
+            buckets=self._bucket_summaries(done.tasks, commit.snapshot_id),
+            expired_snapshots=commit.expired_snapshots,
+            maintenance_error=commit.maintenance_error,
+        )
+
+    def _bucket_summaries(self, tasks: Sequence[CompactTask], snapshot_id: int | None) -> tuple[dict[str, Any], ...]:
+        """Per compacted bucket: sorted runs (level-0 files + non-empty higher levels; append: files)
+        before, and after in the committed snapshot."""
+        if snapshot_id is None:
+            return ()
+        keys = {(t.partition, t.bucket) for t in tasks}
+        files: dict[tuple[bytes, int], list[DataFileMeta]] = {k: [] for k in keys}
+        snap = self.table.snapshot_manager.snapshot(snapshot_id)
+        flt = ScanFilter(partitions=frozenset(p for p, _ in keys))
+        for e in self.table.new_file_store_scan().live_entries(snap, flt):
+            if (e.partition, e.bucket) in files:
+                files[(e.partition, e.bucket)].append(e.file)
+        out = []
+        for t in tasks:
+            now = files[(t.partition, t.bucket)]
+            runs = sum(1 for f in now if f.level == 0) + len({f.level for f in now if f.level > 0})
+            out.append(
+                {
+                    "partition": t.partition_name,
+                    "bucket": t.bucket,
+                    "sorted_runs_before": t.sorted_runs if t.kind == "merge-tree" else len(t.files),
+                    "sorted_runs_after": runs if t.kind == "merge-tree" else len(now),
+                    "files_after": len(now),
+                    "output_level": t.output_level,
+                }
+            )
+        return tuple(out)
+
+
+def _replace(result: CompactResult, **changes: Any) -> CompactResult:
+    import dataclasses
+
+    return dataclasses.replace(result, **changes)
+
+
+def _ms(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)

@@ -1,0 +1,154 @@
+"""``compact``: dedicated compaction of a table (Paimon's ``CALL sys.compact``).
+
+::
+
+    python -m spark_jobs compact --warehouse W --table db.t \\
+        [--partitions 'dt=a,hh=1;dt=b' | --where "dt >= '2024-01-01'"] [--compact_strategy full|minor] \\
+        [--options 'k=v,...'] [--partition_idle_time '1 d'] [--buckets 0,3] [--dry-run] \\
+        [--commit_user U --commit_identifier N] [--mode distributed|local] [--parallelism N]
+
+Arguments take Paimon's names and order (``table, partitions, compact_strategy, order_strategy,
+order_by, where, options, partition_idle_time, buckets``), as flags or positionally. The plan is
+made on the driver from metadata (:class:`paimon_core.operation.compact.compact_planner.CompactPlanner`);
+``--mode distributed`` (default) runs one Spark task per (partition, bucket) or append bin on the
+executors, each returning its before/after files; the driver commits them once (a COMPACT
+snapshot), re-planning the buckets a concurrent commit changed. ``--mode local`` runs the tasks
+in threads in this process and starts no JVM. ``--commit_user``/``--commit_identifier`` make a
+retry of a job whose commit landed a no-op (Airflow passes them from the task instance).
+``order_strategy`` other than ``none`` (sort compaction) is not implemented yet and is refused.
+
+Prints one JSON line: the ``CompactResult`` (tasks, files/bytes/rows read and written, sorted runs
+per bucket before and after, snapshot id, conflict rounds; with ``--dry-run`` the plan).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from paimon_core.operation.compact.compact_planner import CompactRequest, parse_partitions
+from paimon_core.operation.compact.compact_task import CompactTask, run_compact_task
+from paimon_core.operation.compact.table_compact import TableCompact, TaskExecutor, local_executor
+from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
+from paimon_core.table.commit_message import CommitMessage
+from paimon_core.table.table import FileStoreTable
+from paimon_core.utils.time_util import to_duration_millis
+from spark_jobs.common.args import UsageError
+from spark_jobs.common.procedure import Param, ProcedureArgs, parse_procedure_args, result_dict, run_procedure
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["JOB", "PARAMS", "call", "main", "parse_args", "spark_executor"]
+
+JOB = "compact"
+PARAMS = (
+    Param("partitions", "str", "partitions to compact: 'k=v,k2=v2;k=v3' (exclusive with where)"),
+    Param("compact_strategy", "str", "full (default) or minor"),
+    Param("order_strategy", "str", "none (sort compaction: not implemented yet)"),
+    Param("order_by", "str", "columns of the sort compaction (not implemented yet)"),
+    Param("where", "str", "a condition over partition columns, e.g. \"dt >= '2024-01-01'\""),
+    Param("options", "str", "dynamic table options for this run: 'k=v,k2=v2'"),
+    Param("partition_idle_time", "str", "only partitions without new files for this long, e.g. '1 d'"),
+    Param("buckets", "str", "fixed-bucket tables: the buckets to compact, e.g. '0,3'"),
+    Param("commit_user", "str", "commit user (with commit_identifier: a retry commits nothing twice)"),
+    Param("commit_identifier", "int", "commit identifier of this run"),
+    Param("mode", "str", "distributed (Spark tasks, default) or local (threads, no JVM)"),
+    Param("parallelism", "int", "local mode: threads (default: CPU count)"),
+)
+
+
+def parse_args(argv: Sequence[str]) -> ProcedureArgs:
+    args = parse_procedure_args(JOB, "Compact a Paimon table (one COMPACT commit).", PARAMS, argv, dry_run=True)
+    order = (args.get("order_strategy") or "none").lower()
+    if order != "none" or args.get("order_by"):
+        raise UsageError(f"order_strategy {order!r} / order_by: sort compaction is not implemented yet; use 'none'")
+    if (args.get("mode") or "distributed") not in ("distributed", "local"):
+        raise UsageError(f"--mode must be distributed or local, got {args.get('mode')!r}")
+    if args.get("commit_identifier") is not None and not args.get("commit_user"):
+        raise UsageError("--commit_identifier needs --commit_user")
+    return args
+
+
+def _options(text: str | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for kv in (text or "").split(","):
+        if not kv.strip():
+            continue
+        key, sep, value = kv.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--options must be 'k=v,k2=v2', got {text!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def request_of(args: ProcedureArgs) -> CompactRequest:
+    """The core request of the parsed arguments (InvalidArgumentError for bad values)."""
+    buckets = args.get("buckets")
+    try:
+        bucket_set = None if buckets is None else frozenset(int(b) for b in buckets.split(",") if b.strip())
+    except ValueError:
+        raise UsageError(f"--buckets must be integers like '0,3', got {buckets!r}") from None
+    idle = args.get("partition_idle_time")
+    partitions = args.get("partitions")
+    return CompactRequest(
+        strategy=(args.get("compact_strategy") or "full").lower(),  # type: ignore[arg-type]  # validated by CompactRequest
+        partitions=parse_partitions(partitions) if partitions else None,
+        where=args.get("where"),
+        buckets=bucket_set,
+        partition_idle_time_ms=None if idle is None else to_duration_millis(idle, name="partition_idle_time"),
+    )
+
+
+def spark_executor(spark: SparkSession) -> TaskExecutor:
+    """One Spark task per compaction task; the messages come back to the driver, in task order."""
+
+    def run(table: FileStoreTable, tasks: Sequence[CompactTask]) -> list[CommitMessage]:
+        if not tasks:
+            return []
+        rdd = spark.sparkContext.parallelize(list(enumerate(tasks)), numSlices=len(tasks))
+        done = rdd.map(lambda it: (it[0], run_compact_task(table, it[1]))).collect()
+        return [m for _, m in sorted(done, key=lambda x: x[0])]
+
+    return run
+
+
+def call(table: FileStoreTable, args: ProcedureArgs, *, spark: SparkSession | None = None) -> Mapping[str, Any]:
+    options = _options(args.get("options"))
+    if options:
+        table = table.copy(options)
+    executor = spark_executor(spark) if spark is not None else local_executor(args.get("parallelism"))
+    job = TableCompact(table, commit_user=args.get("commit_user"), executor=executor)
+    ident = args.get("commit_identifier")
+    result = job.run(
+        request_of(args),
+        dry_run=args.dry_run,
+        commit_identifier=BATCH_COMMIT_IDENTIFIER if ident is None else ident,
+    )
+    return {**result_dict(result), "mode": "local" if spark is None else "distributed"}
+
+
+def _call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
+    if (args.get("mode") or "distributed") == "local" or args.dry_run:
+        return call(table, args)
+    from pyspark.sql import SparkSession
+
+    from spark_jobs.common.session import get_spark
+
+    existing = SparkSession.getActiveSession()
+    spark = get_spark(args.config.session_config())
+    try:
+        return call(table, args, spark=spark)
+    finally:
+        if existing is None:
+            spark.stop()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code (0 ok, 1 failed, 2 bad arguments)."""
+    return run_procedure(JOB, argv, parse_args, _call)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

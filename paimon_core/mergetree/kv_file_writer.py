@@ -132,7 +132,10 @@ class RollingKeyValueFileWriter:
         value_stats_modes: Sequence[StatsMode],
         level: int,
         file_source: FileSource,
+        file_prefix: str | None = None,
     ) -> None:
+        """``file_prefix``: the file name prefix (default: the path factory's ``data-file.prefix``;
+        changelog files of the ``input`` producer use ``changelog-file.prefix``)."""
         self.file_io = file_io
         self.paths = paths
         self.partition_path = partition_path
@@ -147,6 +150,7 @@ class RollingKeyValueFileWriter:
         self.value_stats_modes = list(value_stats_modes)
         self.level = level
         self.file_source = file_source
+        self.file_prefix = file_prefix
         self.file_schema = key_value_arrow_schema(self.key_fields, self.value_fields, thin_mode=False)
         self._pending: pa.Table | None = None  # fewer than ROLL_CHECK_ROWS rows, file layout
         self._current: _OpenFile | None = None
@@ -208,7 +212,7 @@ class RollingKeyValueFileWriter:
             self._roll()
 
     def _open(self) -> _OpenFile:
-        name = self.paths.new_data_file_name(extension=self.file_format)
+        name = self.paths.new_data_file_name(extension=self.file_format, prefix=self.file_prefix)
         path = self.paths.data_file_path(self.partition_path, self.bucket, name)
         self._written.append(path)
         writer = open_writer(self.file_io, path, self.file_schema, self.file_format, self.options)

@@ -72,7 +72,11 @@ class MergeTreeWriter:
         value_stats_modes: Sequence[StatsMode],
         schema_id: int,
         first_sequence_number: int,
+        changelog_prefix: str | None = None,
     ) -> None:
+        """``changelog_prefix``: set for ``changelog-producer = input``: every flush also writes the
+        buffered rows as they came (sorted, unmerged, with their row kinds) into changelog files
+        with this name prefix, as Java's ``MergeTreeWriter.flushWriteBuffer`` does."""
         self.file_io = file_io
         self.paths = paths
         self.partition_path = partition_path
@@ -95,6 +99,8 @@ class MergeTreeWriter:
         self._buffer: list[pa.Table] = []
         self._buffered_bytes = 0
         self.files: list[DataFileMeta] = []
+        self.changelog_files: list[DataFileMeta] = []
+        self.changelog_prefix = changelog_prefix
         self.written_paths: list[str] = []
 
     # --- buffering ----------------------------------------------------------------
@@ -119,6 +125,8 @@ class MergeTreeWriter:
         self._buffer, self._buffered_bytes = [], 0
         if not self._in_sort_order(data):
             data = data.take(pc.sort_indices(data, sort_keys=self.sort_keys))
+        if self.changelog_prefix is not None:
+            self.changelog_files += self._write_files(data, prefix=self.changelog_prefix)
         merged = self.merge_function.merge(data, drop_retracts=False)
         self._write_run(merged)
 
@@ -132,7 +140,9 @@ class MergeTreeWriter:
         return in_key_order(data, self.key_names, strict=self.has_sequence_fields)
 
     # --- files ------------------------------------------------------------------------
-    def new_file_writer(self, *, level: int = 0, file_source: FileSource = FileSource.APPEND) -> RollingKeyValueFileWriter:
+    def new_file_writer(
+        self, *, level: int = 0, file_source: FileSource = FileSource.APPEND, file_prefix: str | None = None
+    ) -> RollingKeyValueFileWriter:
         """A rolling writer of this bucket's data files (level-0 flushes; compaction output)."""
         return RollingKeyValueFileWriter(
             file_io=self.file_io,
@@ -149,19 +159,23 @@ class MergeTreeWriter:
             value_stats_modes=self.value_stats_modes,
             level=level,
             file_source=file_source,
+            file_prefix=file_prefix,
         )
 
     def _write_run(self, merged: pa.Table) -> None:
         """Write one sorted run of level-0 files."""
-        writer = self.new_file_writer()
+        self.files.extend(self._write_files(merged))
+
+    def _write_files(self, rows: pa.Table, *, prefix: str | None = None) -> list[DataFileMeta]:
+        writer = self.new_file_writer(file_prefix=prefix)
         try:
-            writer.write(merged)
+            writer.write(rows)
             files = writer.close()
         except BaseException:
             writer.abort()
             raise
         self.written_paths.extend(writer.written_paths)
-        self.files.extend(files)
+        return files
 
     # --- lifecycle ----------------------------------------------------------------------
     def close(self) -> list[DataFileMeta]:
@@ -171,8 +185,15 @@ class MergeTreeWriter:
         self.written_paths.clear()
         return files
 
+    def take_changelog_files(self) -> list[DataFileMeta]:
+        """The changelog files written since the last call (``changelog-producer = input``);
+        call after :meth:`close`."""
+        files, self.changelog_files = self.changelog_files, []
+        return files
+
     def abort(self) -> None:
         self._buffer.clear()
+        self.changelog_files.clear()
         for p in self.written_paths:
             self.file_io.delete(p)
         self.written_paths.clear()

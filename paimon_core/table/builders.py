@@ -56,7 +56,7 @@ class BatchTableCommit:
         """Delete the files of messages that will never be committed."""
         for m in messages:
             bucket_path = self.table.bucket_path(m.partition, m.bucket)
-            for f in m.new_files:
+            for f in (*m.new_files, *m.changelog_files):
                 self.table.file_io.delete(f.external_path or f"{bucket_path}/{f.file_name}")
 
 

@@ -4,8 +4,9 @@
   renamed columns are found under their old name, added columns read as nulls,
   widened columns are cast.
 * Append splits stream batch by batch; the predicate is applied exactly.
-* Primary-key splits with several files are merged by key (deduplicate: highest
-  sequence number wins; -U/-D rows drop the key), vectorized with Arrow sorts.
+* Primary-key splits with several files are merged by key with the table's merge engine,
+  streaming: a k-way merge of the bucket's sorted runs (:mod:`paimon_core.mergetree.merge_reader`)
+  holds about a batch per run, not the bucket.
 * Deletion vectors of a split drop their row positions from each file as it is read,
   before any merge or filter (Java's ``ApplyDeletionVectorReader``).
 """
@@ -81,6 +82,8 @@ class TableRead:
 
             opts = schema.options
             trimmed = schema.fields_of(schema.trimmed_primary_keys)
+            self._merge_key_fields = trimmed
+            self._merge_key_names = [f.name for f in trimmed]
             self._merge_function = create_merge_function(trimmed, list(schema.fields), opts)
             seq_fields = [x.strip() for x in opts.get("sequence.field", "").split(",") if x.strip()]
             descending = opts.get("sequence.field.sort-order", "ascending").lower() == "descending"
@@ -169,30 +172,70 @@ class TableRead:
             yield pa.RecordBatch.from_arrays(cols, schema=self.output_schema)
 
     def _merge_split(self, split: DataSplit) -> Iterator[pa.RecordBatch]:
-        """Merge all files of a primary-key bucket with the table's merge engine (vectorized)."""
-        merged = self._merged(split, split.files, with_deletions=True)
-        if merged is None:
-            return
-        for batch in merged.to_batches(max_chunksize=self.batch_size):
-            yield from self._finish(batch)
+        """Merge the files of a primary-key bucket with the table's merge engine, streaming."""
+        deletions = [split.deletion_file(i) for i in range(len(split.files))]
+        for merged in self._merge_stream(split, split.files, deletions):
+            for batch in merged.to_batches(max_chunksize=self.batch_size):
+                yield from self._finish(batch)
+
+    def _merge_stream(
+        self, split: DataSplit, files: Sequence[DataFileMeta], deletions: Sequence[DeletionFile | None]
+    ) -> Iterator[pa.Table]:
+        """``files`` of the split's bucket merged by key, in key order (Java's
+        ``MergeTreeReaders.readerForMergeTree``): key-disjoint sections one after another, each
+        a streaming merge of its sorted runs with deletion vectors applied per file."""
+        from paimon_core.mergetree.merge_reader import merge_sorted_runs, read_sorted_run
+
+        fields = list(self.table.schema.fields)  # merge engines may need every value column
+        dv_of = {f.file_name: d for f, d in zip(files, deletions, strict=True)}
+        for section in self._sections(files):
+            runs = [
+                read_sorted_run(
+                    self._files,
+                    split.bucket_path,
+                    run,
+                    fields,
+                    deletion_files=[dv_of[f.file_name] for f in run],
+                    snapshot_id=split.snapshot_id,
+                )
+                for run in section
+            ]
+            yield from merge_sorted_runs(
+                runs,
+                key_names=self._merge_key_names,
+                sort_keys=self._merge_sort_keys,
+                merge_function=self._merge_function,
+                drop_retracts=True,
+                batch_rows=self.batch_size,
+            )
+
+    def _sections(self, files: Sequence[DataFileMeta]) -> list[list[tuple[DataFileMeta, ...]]]:
+        """Key-disjoint sections of sorted runs (Java's ``IntervalPartition``); every file its own
+        run in one section where file key ranges cannot be ordered like the rows (float keys,
+        files without a key range)."""
+        from paimon_core.data.binary_row import binary_row_arity
+        from paimon_core.mergetree.compact.interval_partition import interval_partition
+        from paimon_core.mergetree.keys import binary_key_of
+        from paimon_core.schema.data_types import DoubleType, FloatType
+
+        key_types = [f.type for f in self._merge_key_fields]
+        def has_key(row: bytes) -> bool:
+            return len(row) >= 4 and binary_row_arity(row) == len(key_types)
+
+        orderable = not any(isinstance(t, (FloatType, DoubleType)) for t in key_types) and all(
+            has_key(f.min_key) and has_key(f.max_key) for f in files
+        )
+        if not orderable:
+            return [[(f,) for f in files]] if files else []
+        return [[run.files for run in section] for section in interval_partition(files, binary_key_of(key_types))]
 
     def _merged(
         self, split: DataSplit, files: Sequence[DataFileMeta], *, with_deletions: bool
     ) -> pa.Table | None:
         """``files`` of the split's bucket merged by key (None when they hold no row)."""
-        fields = list(self.table.schema.fields)  # merge engines may need every value column
-        parts: list[pa.Table] = []
-        for i, f in enumerate(files):
-            deletion = split.deletion_file(i) if with_deletions else None
-            batches = list(self._read_file(split, f, fields, with_kind=True, with_seq=True, deletion=deletion))
-            if batches:
-                parts.append(pa.Table.from_batches(batches))
-        if not parts:
-            return None
-        data = pa.concat_tables(parts)
-        data = data.take(pc.sort_indices(data, sort_keys=self._merge_sort_keys))
-        merged: pa.Table = self._merge_function.merge(data, drop_retracts=True)
-        return merged
+        deletions = [split.deletion_file(i) if with_deletions else None for i in range(len(files))]
+        parts = list(self._merge_stream(split, files, deletions))
+        return pa.concat_tables(parts) if parts else None
 
     def _diff_split(self, split: DataSplit) -> Iterator[pa.RecordBatch]:
         """The changes of an overwrite in one bucket (see :mod:`.diff_split_read`)."""

@@ -114,6 +114,11 @@ class TableWrite:
             self.sequence_descending = self.table_options.get(SEQUENCE_SORT_ORDER, "ascending").lower() == "descending"
             self.buffer_size = parse_memory_size(self.table_options.get(WRITE_BUFFER_SIZE, "256 mb"), key=WRITE_BUFFER_SIZE)
             self.key_stats_modes = stats_modes_for(self.key_fields, self.table_options)
+        # changelog-producer = input: the input rows are also written as changelog files
+        producer = self.table_options.get("changelog-producer", "none").strip().lower()
+        self.changelog_prefix: str | None = (
+            self.table_options.get("changelog-file.prefix", "changelog-") if self.has_pk and producer == "input" else None
+        )
         self.hash_index: HashIndexMaintainer | None = None
         self.cross: GlobalIndexAssigner | None = None
         if self.cross_partition:
@@ -326,6 +331,7 @@ class TableWrite:
                 buffer_size=self.buffer_size,
                 key_stats_modes=self.key_stats_modes,
                 value_stats_modes=self.stats_modes,
+                changelog_prefix=self.changelog_prefix,
                 **common,  # type: ignore[arg-type]
             )
         else:
@@ -364,15 +370,18 @@ class TableWrite:
                 closed = list(pool.map(lambda kv: kv[1].close(), items))
         else:
             closed = [w.close() for _, w in items]
-        for ((partition, bucket), _), files in zip(items, closed, strict=True):
+        for ((partition, bucket), writer), files in zip(items, closed, strict=True):
             new_index, old_index = index_changes.pop((partition, bucket), ((), ()))
-            if files or new_index:
+            take = getattr(writer, "take_changelog_files", None)
+            changelog = tuple(take()) if take is not None else ()
+            if files or new_index or changelog:
                 messages.append(
                     CommitMessage(
                         partition=partition,
                         bucket=bucket,
                         total_buckets=self.total_buckets,
                         new_files=tuple(files),
+                        changelog_files=changelog,
                         new_index_files=new_index,
                         deleted_index_files=old_index,
                     )

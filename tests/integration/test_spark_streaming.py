@@ -389,13 +389,8 @@ def test_offsets_round_trip() -> None:
 
 def test_changelog_producer_tables_stream_their_changelog_files(wh: str) -> None:
     """With a changelog producer, snapshots stream their changelog files (Java's
-    ChangelogFollowUpScanner); snapshots without a changelog stream nothing. (paimon_core writes
-    no changelog files, so the test adds a changelog manifest to snapshot 2 by hand.)"""
-    import shutil
-
-    from paimon_core.manifest.entries import FileKind, ManifestEntry
-    from paimon_core.manifest.manifest_file import write_manifest_file
-    from paimon_core.manifest.manifest_list import write_manifest_list
+    ChangelogFollowUpScanner); snapshots without a changelog (compactions) stream nothing.
+    paimon_core writes the changelog of the 'input' producer itself."""
     from paimon_core.table.stream_scan import StreamTableScan
     from paimon_core.table.table_read import TableRead
 
@@ -405,30 +400,19 @@ def test_changelog_producer_tables_stream_their_changelog_files(wh: str) -> None
     )
     _pk_commit(t, pa.table({"k": [1, 2], "v": ["a", "b"]}, schema=schema))
     _pk_commit(t, pa.table({"k": [2], "v": ["b"]}, schema=schema), kinds=[3])
-    # snapshot 2's input is its changelog: copy its data file as a changelog file
-    snap = t.snapshot_manager.snapshot(2)
-    (delta,) = t.new_file_store_scan().delta_entries(snap)
-    bucket_dir = Path(t.bucket_path(delta.partition, delta.bucket))
-    log = delta.file.copy(file_name="changelog-" + delta.file.file_name)
-    shutil.copy(bucket_dir / delta.file.file_name, bucket_dir / log.file_name)
-    entry = ManifestEntry(FileKind.ADD, delta.partition, delta.bucket, delta.total_buckets, log)
-    meta = write_manifest_file(
-        t.file_io,
-        t.paths.manifest_path("manifest-changelog-test-0"),
-        [entry],
-        partition_stats=t.partition_codec.stats([entry.partition]),
-        schema_id=0,
-    )
-    write_manifest_list(t.file_io, t.paths.manifest_path("manifest-list-changelog-test-0"), [meta])
-    with_log = dataclasses.replace(snap, changelog_manifest_list="manifest-list-changelog-test-0")
-    t.file_io.overwrite_text(t.snapshot_manager.snapshot_path(2), with_log.to_json())
-
+    t.compact()
     scan = StreamTableScan(t, options={"scan.mode": "from-snapshot", "scan.snapshot-id": "1"})
-    assert scan.plan_delta(t.snapshot_manager.snapshot(1)) is None  # no changelog: nothing to stream
-    units = scan.plan_delta(t.snapshot_manager.snapshot(2))
-    assert units is not None and [f.file_name for u in units for f in u.files] == [log.file_name]
-    got = TableRead(t, row_kind=True).to_arrow(units)
-    assert list(zip(got["_ROW_KIND"].to_pylist(), got["k"].to_pylist(), strict=True)) == [("-D", 2)]
+
+    def changes(snapshot_id: int) -> list[tuple[str, int]] | None:
+        units = scan.plan_delta(t.snapshot_manager.snapshot(snapshot_id))
+        if units is None:
+            return None
+        got = TableRead(t, row_kind=True).to_arrow(units)
+        return list(zip(got["_ROW_KIND"].to_pylist(), got["k"].to_pylist(), strict=True))
+
+    assert changes(1) == [("+I", 1), ("+I", 2)]
+    assert changes(2) == [("-D", 2)]
+    assert changes(3) is None  # the COMPACT snapshot has no changelog of its own (input producer)
 
 
 def test_reader_planning_limits_min_rows_and_replay_checks(wh: str) -> None:

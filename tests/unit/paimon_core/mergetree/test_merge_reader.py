@@ -150,11 +150,7 @@ def _run_tables(
 
 def _batches(t: pa.Table, size: int, cut: int) -> Iterator[pa.RecordBatch]:
     """``t`` in batches of ``size`` rows, with an empty batch and an extra cut thrown in."""
-    yield (
-        t.schema.empty_table().to_batches()[0]
-        if t.schema.empty_table().to_batches()
-        else pa.RecordBatch.from_pylist([], schema=t.schema)
-    )
+    yield pa.RecordBatch.from_pylist([], schema=t.schema)
     start = 0
     while start < t.num_rows:
         n = size if start or not cut else min(cut, size)

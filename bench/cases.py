@@ -354,6 +354,7 @@ class PlanManyFiles(Case):
 
 def all_cases() -> list[Case]:
     """Every case, in report order (a fresh instance each call)."""
+    from bench.cases_compact import compaction_cases
     from bench.cases_maint import ExpireSnapshots, OrphanClean
     from bench.cases_pk import PkMergedRead, PkUpsert, PkWrite
     from bench.cases_spark import SparkIngest
@@ -371,6 +372,7 @@ def all_cases() -> list[Case]:
         PkMergedRead(),
         ExpireSnapshots(),
         OrphanClean(),
+        *compaction_cases(),
         AppendWrite("append_write_10m", "rows_10m", full_only=True),
         AppendRead("append_read_10m", "rows_10m", "table", full_only=True),
         AppendRead("append_stream_10m", "rows_10m", "stream", full_only=True),

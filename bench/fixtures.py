@@ -296,6 +296,31 @@ def manifest_referenced(table: Path, snapshot: dict[str, Any]) -> tuple[set[str]
     return meta, added - deleted
 
 
+def live_data_files(table: Path, snapshot: dict[str, Any]) -> dict[str, tuple[bytes, int, int]]:
+    """Live data files of one snapshot, name -> (partition bytes, bucket, level), read with fastavro.
+
+    Like :func:`manifest_referenced` (base + delta manifest lists, adds minus deletes), but an
+    entry is identified by (partition, bucket, level, name), as Paimon identifies it: a file
+    upgraded to a higher level without a rewrite is deleted on its old level and added on the new.
+    """
+    from fastavro import reader
+
+    def rows(name: str) -> list[dict[str, Any]]:
+        with open(table / "manifest" / name, "rb") as f:
+            return [r for r in reader(f) if isinstance(r, dict)]
+
+    added: set[tuple[bytes, int, int, str]] = set()
+    deleted: set[tuple[bytes, int, int, str]] = set()
+    for key in ("baseManifestList", "deltaManifestList"):
+        if not snapshot.get(key):
+            continue
+        for m in rows(snapshot[key]):
+            for e in rows(m["_FILE_NAME"]):
+                ident = (bytes(e["_PARTITION"]), int(e["_BUCKET"]), int(e["_FILE"]["_LEVEL"]), e["_FILE"]["_FILE_NAME"])
+                (deleted if e["_KIND"] == 1 else added).add(ident)
+    return {name: (part, bucket, level) for part, bucket, level, name in added - deleted}
+
+
 def snapshots(table: Path) -> dict[int, dict[str, Any]]:
     """Snapshot id -> snapshot JSON of a table directory."""
     out = {}

@@ -14,15 +14,23 @@ before the timer; only the operation itself is timed (see :class:`bench.sidekit.
   ``table.expire_snapshots(...)``; ``orphan_clean`` {warehouse, table, older_than}:
   ``table.remove_orphan_files(older_than=..., force=True)``. Both answer ``result``, the call's
   result as a dict with every collection replaced by its size.
+* ``compact`` {warehouse, table, options, dry_run, compact_strategy, parallelism}: ``table.compact(...)``,
+  timed as one call; phases split it by timing the steps inside (``plan``: the planner,
+  ``rewrite``: the task executor, ``commit``: the snapshot commit, ``maintain``: post-commit
+  maintenance, ``summary``: the result's per-bucket summary, ``other``: the rest). Answers
+  ``result`` (summarized as above) and the dry-run plan's totals (``plan_tasks``,
+  ``plan_input_files``, ``plan_input_bytes``, ``plan_input_rows``).
 
 A ``filter`` is a list of ``[op, field, value]`` conjuncts, op one of ``= < <= > >=``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import cProfile
 import sys
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pyarrow.parquet as pq
@@ -138,6 +146,59 @@ def op_orphan_clean(spec: dict[str, Any]) -> dict[str, Any]:
     return sw.result(result=summarize(result))
 
 
+@contextlib.contextmanager
+def _compact_phases() -> Iterator[dict[str, float]]:
+    """Time the steps of ``table.compact()`` from outside: wrap the planner, the task executor, the
+    commit, the post-commit maintenance and the result summary (restored on exit). The wrappers
+    add one ``perf_counter`` pair per call; the code path is the public call's own."""
+    from paimon_core.operation.commit import committer
+    from paimon_core.operation.compact import compact_planner, table_compact
+
+    timings: dict[str, float] = {}
+
+    def timed(phase: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                timings[phase] = timings.get(phase, 0.0) + time.perf_counter() - t0
+        return run
+
+    real_executor = table_compact.local_executor
+    patches = [
+        (compact_planner.CompactPlanner, "plan", timed("plan", compact_planner.CompactPlanner.plan)),
+        (table_compact, "local_executor", lambda parallelism=None: timed("rewrite", real_executor(parallelism))),
+        (committer.FileStoreCommit, "commit", timed("commit", committer.FileStoreCommit.commit)),
+        (table_compact, "maintain_after_commit", timed("maintain", table_compact.maintain_after_commit)),
+        (table_compact.TableCompact, "_bucket_summaries", timed("summary", table_compact.TableCompact._bucket_summaries)),
+    ]
+    saved = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
+    for owner, name, fn in patches:
+        setattr(owner, name, fn)
+    try:
+        yield timings
+    finally:
+        for owner, name, fn in saved:
+            setattr(owner, name, fn)
+
+
+def op_compact(spec: dict[str, Any]) -> dict[str, Any]:
+    table = _table(spec)
+    kwargs = {k: spec[k] for k in ("compact_strategy", "options", "parallelism", "dry_run") if spec.get(k) is not None}
+    sw = Stopwatch()
+    with _compact_phases() as timings, sw.phase("compact"):
+        result = table.compact(**kwargs)
+    total = sw.phases.pop("compact")
+    sw.phases = {k: v for k, v in timings.items() if v > 0}
+    sw.phases["other"] = max(0.0, total - sum(sw.phases.values()))
+    plan = list(result.plan)
+    return sw.result(result=summarize(result), plan_tasks=len(plan),
+                     plan_input_files=sum(t["input_files"] for t in plan),
+                     plan_input_bytes=sum(t["input_bytes"] for t in plan),
+                     plan_input_rows=sum(t["input_rows"] for t in plan))
+
+
 def op_checksum(spec: dict[str, Any]) -> dict[str, Any]:
     """Untimed helper: the checksum of a whole table as we read it."""
     return {"checksum": table_checksum(_table(spec).to_arrow())}
@@ -168,7 +229,7 @@ def profiled(handler: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[[d
 
 HANDLERS = {name: profiled(h) for name, h in
             {"write": op_write, "read": op_read, "plan": op_plan, "checksum": op_checksum, "expire": op_expire,
-             "orphan_clean": op_orphan_clean}.items()}
+             "orphan_clean": op_orphan_clean, "compact": op_compact}.items()}
 
 if __name__ == "__main__":
     sys.exit(serve(HANDLERS))

@@ -281,8 +281,9 @@ def details(doc: dict[str, Any]) -> str:
                 if a and b:
                     out.append(f"\n{SIDE_LABELS[s]}: commit at {many['params']['snapshots']} snapshots / at "
                                f"{few['params']['snapshots']} snapshots = {b / a:.2f}x")
+    out += compaction_details(cases)
     maint = [(n, c) for n, c in cases.items() if c.get("throughput") in ("snapshots", "files")
-             and not n.startswith("plan") and c["sides"].get(OURS)]
+             and not n.startswith(("plan", "compact")) and c["sides"].get(OURS)]
     if maint:
         out += ["", "Maintenance (ours only), what the call reported:", ""]
         for n, c in maint:
@@ -306,6 +307,42 @@ def details(doc: dict[str, Any]) -> str:
         for n, s, d in bad:
             out.append(f"- {n} / {SIDE_LABELS[s]}: {d['status']}: " + "; ".join((d["errors"] or d["problems"])[:3]))
     return "\n".join(out)
+
+
+#: Phases of our compaction (bench/ours_ops.py::op_compact), in table order.
+COMPACT_PHASES = ("plan", "rewrite", "commit", "maintain", "summary", "other")
+
+
+def compaction_details(cases: dict[str, Any]) -> list[str]:
+    """Compaction cases: phases, files before/after, input bytes and memory growth; the read target."""
+    names = [n for n in cases if n.startswith("compact_")]
+    if not names:
+        return []
+    out = ["", "Compaction (ours: phases of `table.compact()`, medians; growth = peak RSS - RSS before the timer):", "",
+           "| case | side | total | " + " | ".join(COMPACT_PHASES) + " | input MB | files before -> after | "
+           "op RSS growth MB | peak RSS MB |", "|" + "---|" * (len(COMPACT_PHASES) + 7)]
+    for n in names:
+        c = cases[n]
+        mb = (c["params"].get("data_bytes") or 0) / 1e6
+        for s, d in c["sides"].items():
+            ph = d.get("phases_median_s") or {}
+            cells = [fmt_time(ph.get(k)) if k in ph else "-" for k in COMPACT_PHASES] if s == OURS else \
+                ["-"] * len(COMPACT_PHASES)
+            files = f"{d.get('files_before', c['params'].get('data_files', '-'))} -> {d.get('files_after', '-')}" \
+                if s == OURS and d.get("files_after") is not None else (f"-> {d.get('files_written')}" if s == FLOOR
+                                                                         else "-")
+            out.append(f"| {n} | {SIDE_LABELS[s]} | {fmt_time(d['median_s'])} | " + " | ".join(cells) +
+                       f" | {mb:.1f} | {files} | {_growth(d)} | {d.get('peak_rss_mb')} |")
+    after, base = cases.get("pk_merged_read_after_compaction_1m"), cases.get("append_read_compacted_rows_1m")
+    if after and base:
+        a, b = (after["sides"].get(OURS) or {}).get("median_s"), (base["sides"].get(OURS) or {}).get("median_s")
+        ac = (after["sides"].get(OURS) or {}).get("user_cpu_median_s")
+        bc = (base["sides"].get(OURS) or {}).get("user_cpu_median_s")
+        if a and b:
+            cpu = f" (user CPU {ac / bc:.2f}x)" if ac and bc else ""
+            out.append(f"\nours: read after full compaction / append read of the same rows = {fmt_time(a)} / "
+                       f"{fmt_time(b)} = {a / b:.2f}x{cpu} (target <= 1.1x)")
+    return out
 
 
 def machine_line(doc: dict[str, Any]) -> str:

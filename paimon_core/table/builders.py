@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import logging
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from paimon_core.exceptions import InvalidArgumentError
@@ -19,6 +20,38 @@ from paimon_core.table.table_write import TableWrite
 
 if TYPE_CHECKING:
     from paimon_core.table.table import FileStoreTable
+
+logger = logging.getLogger(__name__)
+
+
+def commit_keeping_landed_append(
+    table: FileStoreTable, messages: Sequence[CommitMessage], commit: Callable[[], CommitResult]
+) -> CommitResult:
+    """Run ``commit``; when its APPEND snapshot landed but the COMPACT half of a writer's inline
+    compaction conflicted (a dedicated compaction changed the bucket meanwhile), the write still
+    succeeded: the compaction's files are deleted and the result says what happened in
+    ``maintenance_error`` (Java's writer would fail here and restart)."""
+    from paimon_core.exceptions import CommitConflictError
+    from paimon_core.operation.compact.table_compact import delete_written
+
+    try:
+        return commit()
+    except CommitConflictError as e:
+        landed: tuple[int, ...] = tuple(e.context.get("landed_snapshot_ids") or ())
+        if not landed:
+            raise
+        delete_written(table, [m for m in messages if m.compact_after])
+        logger.warning("%s", e)
+        first = messages[0] if messages else None
+        return CommitResult(
+            table=table.name,
+            snapshot_id=landed[-1],
+            commit_kind=e.context.get("landed_kind") or "APPEND",
+            commit_user="" if first is None else str(e.context.get("commit_user", "")),
+            commit_identifier=int(e.context.get("commit_identifier", 0)),
+            snapshot_ids=landed,
+            maintenance_error=f"inline compaction not committed: {e}",
+        )
 
 
 class BatchTableCommit:
@@ -40,8 +73,13 @@ class BatchTableCommit:
         # A generated batch commit user is fresh and commits once: there is no earlier commit of
         # it to look for, so skip the history walk (as Java's batch commit). A caller-given user
         # (e.g. from a job's run id) is checked, so re-running the job commits nothing twice.
-        result = self.table.new_file_store_commit(self.commit_user).commit(
-            messages, commit_identifier, overwrite=self.overwrite, check_committed=self.user_given
+        committer = self.table.new_file_store_commit(self.commit_user)
+        result = commit_keeping_landed_append(
+            self.table,
+            messages,
+            lambda: committer.commit(
+                messages, commit_identifier, overwrite=self.overwrite, check_committed=self.user_given
+            ),
         )
         return maintain_after_commit(self.table, result)
 
@@ -58,6 +96,9 @@ class BatchTableCommit:
             bucket_path = self.table.bucket_path(m.partition, m.bucket)
             for f in (*m.new_files, *m.changelog_files):
                 self.table.file_io.delete(f.external_path or f"{bucket_path}/{f.file_name}")
+        from paimon_core.operation.compact.table_compact import delete_written
+
+        delete_written(self.table, messages)  # what a writer's inline compaction wrote
 
 
 class BatchWriteBuilder:
@@ -111,7 +152,10 @@ class StreamTableCommit:
         self.commit_user = commit_user
 
     def commit(self, messages: Sequence[CommitMessage], commit_identifier: int) -> CommitResult:
-        result = self.table.new_file_store_commit(self.commit_user).commit(messages, commit_identifier)
+        committer = self.table.new_file_store_commit(self.commit_user)
+        result = commit_keeping_landed_append(
+            self.table, messages, lambda: committer.commit(messages, commit_identifier)
+        )
         return maintain_after_commit(self.table, result)
 
     def is_committed(self, commit_identifier: int) -> bool:

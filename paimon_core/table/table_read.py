@@ -150,8 +150,10 @@ class TableRead:
                 split, f, self.read_fields, with_kind=bool(self.key_fields), deletion=split.deletion_file(i)
             )
             keep_retracts = self.row_kind and split.incremental
+            # a file that says it holds no retraction (delete_row_count 0) is not filtered for them
+            may_retract = f.delete_row_count is None or f.delete_row_count > 0
             for batch in batches:
-                if self.key_fields and not keep_retracts:
+                if self.key_fields and not keep_retracts and may_retract:
                     kinds = batch.column(VALUE_KIND)
                     batch = batch.filter(pc.invert(pc.is_in(kinds, RETRACT_KINDS)))
                 yield from self._finish(batch)

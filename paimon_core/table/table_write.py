@@ -139,6 +139,10 @@ class TableWrite:
                 assigner=DynamicBucketAssigner.from_config(DynamicBucketConfig.from_options(opts)),
                 overwrite=overwrite is not None,
             )
+        from paimon_core.table.write_compaction import writer_compacts
+
+        # write-only = false (the default): compact as Java's writers do, before the commit
+        self._compacts = writer_compacts(table, overwrite=overwrite is not None)
         self._writers: dict[PartitionKey, BucketWriter] = {}
         self._restored_seq: dict[bytes, dict[int, int]] = {}
         self._closed = False
@@ -386,6 +390,10 @@ class TableWrite:
                         deleted_index_files=old_index,
                     )
                 )
+        if self._compacts:
+            from paimon_core.table.write_compaction import compact_on_write
+
+            messages = compact_on_write(self.table, messages)
         return messages
 
     def abort(self) -> None:

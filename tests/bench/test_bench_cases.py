@@ -1,4 +1,4 @@
-"""The harness's own checks of the primary-key, maintenance and Spark cases (no peers, no subprocesses).
+"""The harness's own checks of the primary-key, maintenance, compaction and Spark cases (no peers, no subprocesses).
 
 Each case's ``verify`` must pass on a correct run and fail on a wrong one: the operations of our
 side run in this process (``bench.ours_ops``), then the run directory is judged, then tampered
@@ -21,6 +21,14 @@ if str(REPO_ROOT) not in sys.path:
 
 from bench import datagen, fixtures  # noqa: E402
 from bench.cases import FLOOR, OURS, Case, Context, Verdict  # noqa: E402
+from bench.cases_compact import (  # noqa: E402
+    PK_FULL_ARGS,
+    CompactAppendBinpack,
+    CompactManyFiles,
+    CompactPkFull,
+    PkReadAfterCompaction,
+    live_paths,
+)
 from bench.cases_maint import ExpireSnapshots, OrphanClean  # noqa: E402
 from bench.cases_pk import PkMergedRead, PkUpsert, PkWrite  # noqa: E402
 from bench.report import document, markdown  # noqa: E402
@@ -160,6 +168,80 @@ def test_orphan_clean_verify(tmp_path: Path) -> None:
     assert isinstance(case, OrphanClean)
     (fixtures.table_dir(str(run / "wh")) / case.live[0]).unlink()
     assert any(p.startswith("live_files_kept") for p in case.verify(OURS, run, answer).problems)
+
+
+def _floor(spec: dict[str, Any]) -> dict[str, Any]:
+    from bench.floor_ops import HANDLERS
+
+    return HANDLERS[spec["op"]](spec)
+
+
+def test_compact_append_verify(tmp_path: Path) -> None:
+    case = _setup(CompactAppendBinpack(), _ctx(tmp_path))
+    idle = tmp_path / "idle"
+    case.prepare(OURS, idle)  # no compaction ran: no COMPACT snapshot, every input file still live
+    problems = case.verify(OURS, idle, {}).problems
+    assert any(p.startswith("latest snapshot") for p in problems) and any("still live" in p for p in problems)
+
+    run = tmp_path / "run"
+    answer = _ours(case.prepare(OURS, run))
+    verdict = case.verify(OURS, run, answer)
+    assert verdict.problems == [], verdict.problems
+    assert verdict.extra["files_after"] == 4 and verdict.extra["files_before"] == 20
+    assert set(answer["phases"]) >= {"plan", "rewrite", "commit"}
+
+    _, paths, _ = live_paths(fixtures.table_dir(str(run / "wh")))
+    next(iter(paths.values())).unlink()  # a compacted file lost
+    problems = case.verify(OURS, run, answer).problems
+    assert any(p.startswith("live file missing") for p in problems) and any(p.startswith("rows:") for p in problems)
+
+    floor = tmp_path / "floor"
+    _floor(case.prepare(FLOOR, floor))
+    assert case.verify(FLOOR, floor, {}).problems == []
+
+
+def test_compact_pk_verify(tmp_path: Path) -> None:
+    case = _setup(CompactPkFull(*PK_FULL_ARGS), _ctx(tmp_path))
+    run = tmp_path / "run"
+    answer = _ours(case.prepare(OURS, run))
+    verdict = case.verify(OURS, run, answer)
+    assert verdict.problems == [], verdict.problems
+    assert verdict.extra["files_after"] == 4 and verdict.extra["levels_after"] == [5]
+    assert verdict.checksum is not None and verdict.checksum["rows"] == 1000
+
+    # A compacted file with one row missing and one value changed: the neutral merge tells.
+    _, paths, _ = live_paths(fixtures.table_dir(str(run / "wh")))
+    victim = next(iter(paths.values()))
+    data = pq.read_table(victim)
+    pq.write_table(data.slice(1).set_column(data.schema.get_field_index("v"), "v",
+                                            pa.array([0.5] * (data.num_rows - 1))), victim)
+    problems = case.verify(OURS, run, answer).problems
+    assert any(p.startswith("rows:") for p in problems) and any(p.startswith("v_sum:") for p in problems)
+
+    floor = tmp_path / "floor"
+    _floor(case.prepare(FLOOR, floor))
+    assert case.verify(FLOOR, floor, {}).problems == []
+
+
+def test_compact_plan_verify(tmp_path: Path) -> None:
+    case = _setup(CompactManyFiles("compact_plan_10k_files", dry_run=True), _ctx(tmp_path))
+    run = tmp_path / "run"
+    answer = _ours(case.prepare(OURS, run))
+    verdict = case.verify(OURS, run, answer)
+    assert verdict.problems == [] and verdict.checksum == {"tasks": 10, "input_files": 100, "snapshots_after": 10}
+    assert case.verify(OURS, run, dict(answer, plan_input_files=99)).problems != []
+
+
+def test_read_after_compaction_fixture_is_checked(tmp_path: Path) -> None:
+    ctx = _ctx(tmp_path)
+    case = _setup(PkReadAfterCompaction(), ctx)
+    answer = _ours(case.prepare(OURS, tmp_path / "run"))
+    assert case.verify(OURS, tmp_path / "run", answer).problems == []
+    assert isinstance(case, PkReadAfterCompaction)
+    _, paths, _ = live_paths(fixtures.table_dir(fixtures.warehouse_of(case.table)))
+    next(iter(paths.values())).unlink()
+    with pytest.raises(RuntimeError, match="merges wrong"):
+        PkReadAfterCompaction().setup(ctx)
 
 
 class _Unavailable(Case):

@@ -22,7 +22,7 @@ SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("dt", p
 def _table(wh: str, name: str = "db.t", **options: str) -> FileStoreTable:
     cat = FileSystemCatalog(wh)
     cat.create_database("db", ignore_if_exists=True)
-    t = cat.create_table(name, SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"], options={"bucket": "3", **options})
+    t = cat.create_table(name, SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"], options={"bucket": "3", "write-only": "true", **options})
     for k in range(5):
         ids = list(range(k * 30, k * 30 + 90))
         t.write_arrow(pa.table({"id": ids, "dt": [f"d{i % 2}" for i in ids], "v": [k] * len(ids)}, schema=SCHEMA))

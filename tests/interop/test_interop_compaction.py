@@ -28,7 +28,7 @@ def test_we_compact_peers_read(peer: Peer, warehouse: str, strategy: str) -> Non
     cat = FileSystemCatalog(warehouse)
     cat.create_database("db")
     t = cat.create_table("db.pk", SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
-                         options={"bucket": "2", "num-sorted-run.compaction-trigger": "3"})
+                         options={"bucket": "2", "num-sorted-run.compaction-trigger": "3", "write-only": "true"})
     for k in range(6):
         t.write_arrow(_rows(list(range(k * 20, k * 20 + 60)), float(k)))
     b = t.new_batch_write_builder()

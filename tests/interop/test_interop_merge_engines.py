@@ -450,7 +450,7 @@ def test_peer_writes_we_read_merged(case: Case, writer: str, request: pytest.Fix
 # -------------------------------------------------------------------------------------------------
 
 FR_SCHEMA = _schema(("id", pa.int64()), ("v", pa.string()))
-FR_OPTIONS = {"bucket": "2", "rowkind.field": OP, "merge-engine": "first-row"}
+FR_OPTIONS = {"bucket": "2", "rowkind.field": OP, "merge-engine": "first-row", "write-only": "true"}  # level 0 stays level 0 (no writer compaction)
 FR_COMMITS: tuple[Commit, ...] = ([("+I", 1, "a"), ("+I", 2, "b")], [("+I", 1, "a2"), ("+I", 3, None)])
 
 

@@ -166,6 +166,9 @@ class FileStoreCommit:
                     f"Snapshot {snapshot_ids[-1]} ({kind.value if kind else '?'}) of {self.table_name} was committed, "
                     f"but its {step_kind.value} half was not: {e}",
                     landed_snapshot_ids=tuple(snapshot_ids),
+                    landed_kind=kind.value if kind else None,
+                    commit_user=self.commit_user,
+                    commit_identifier=commit_identifier,
                     failed_kind=step_kind.value,
                     snapshot_id=getattr(e, "snapshot_id", None),
                     file_name=getattr(e, "file_name", None),

@@ -133,8 +133,10 @@ class TableCompact:
         clock: Clock | None = None,
         max_conflict_rounds: int = 3,
     ) -> None:
-        # Paimon's compact procedure forces write-only off: compaction and its post-commit expiry run.
-        self.table = table.copy({"write-only": "false"})
+        # Paimon's procedure forces write-only off so that its writer compacts; this job compacts
+        # regardless, and keeps the table's write-only: with write-only = true (a dedicated job owns
+        # maintenance) its commit runs no post-commit expiry, which the orchestrated expiry step does.
+        self.table = table
         self.user_given = commit_user is not None
         self.commit_user = commit_user or new_commit_user(self.table.options.get("commit.user-prefix"))
         self.executor = executor or local_executor()

@@ -16,10 +16,10 @@ def _rows(ids: list[int], v: float, dt: str = "2024-01-01") -> pa.Table:
     return pa.table({"id": pa.array(ids, pa.int64()), "dt": [dt] * len(ids), "v": [v + i for i in ids]})
 
 
-def _pk(catalog: FileSystemCatalog, **options: str):  # type: ignore[no-untyped-def]
+def _pk(catalog: FileSystemCatalog, name: str = "db.pk", **options: str):  # type: ignore[no-untyped-def]
     schema = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("v", pa.float64())])
     opts = {"bucket": "4", **options}
-    return catalog.create_table("db.pk", schema, primary_keys=["dt", "id"], partition_keys=["dt"], options=opts)
+    return catalog.create_table(name, schema, primary_keys=["dt", "id"], partition_keys=["dt"], options=opts)
 
 
 def test_upsert_and_read_merged(catalog: FileSystemCatalog) -> None:
@@ -112,9 +112,16 @@ def test_small_write_buffer_spills_sorted_runs(catalog: FileSystemCatalog) -> No
 
 
 def test_first_row_skips_level0_like_java(catalog: FileSystemCatalog) -> None:
-    t = _pk(catalog, **{"merge-engine": "first-row"})
+    t = _pk(catalog, **{"merge-engine": "first-row", "write-only": "true"})
     t.write_arrow(_rows([1, 2], 0.0))
     assert t.to_arrow().num_rows == 0  # visible only after compaction, as in Java
+    t.compact()
+    assert t.to_arrow().num_rows == 2
+    # a writer that compacts (write-only = false, the default) forces level 0 up at once
+    # (ForceUpLevel0Compaction, as Java's first-row writers): the rows are visible after its commit
+    t2 = _pk(catalog, name="db.pk2", **{"merge-engine": "first-row"})
+    result = t2.write_arrow(_rows([1, 2], 0.0))
+    assert len(result.snapshot_ids) == 2 and t2.to_arrow().num_rows == 2
 
 
 def test_incremental_changes_with_row_kinds(catalog: FileSystemCatalog) -> None:

@@ -27,7 +27,7 @@ def _rows(ids: Sequence[int], v: int, dt: str = "a") -> pa.Table:
 
 
 def _pk(catalog: FileSystemCatalog, name: str = "db.t", **options: str) -> FileStoreTable:
-    opts = {"bucket": "2", **options}
+    opts = {"bucket": "2", "write-only": "true", **options}  # a dedicated job compacts (writers do not)
     return catalog.create_table(name, SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"], options=opts)
 
 

@@ -342,7 +342,7 @@ def test_table_read_streams_many_commits_like_the_model(tmp_path: Any, key_type:
     catalog.create_database("db")
     schema = pa.schema([("k", key_type), ("id", pa.int64()), ("v", pa.int64()), ("op", pa.string())])
     table = catalog.create_table(
-        "db.t", schema, primary_keys=["k", "id"], options={"bucket": "1", "rowkind.field": "op"}
+        "db.t", schema, primary_keys=["k", "id"], options={"bucket": "1", "rowkind.field": "op", "write-only": "true"}  # keep 8 level-0 runs
     )
     rng = np.random.default_rng(11)
     pool = ["a", "b", "c"] if pa.types.is_string(key_type) else [-1.5, 0.0, 2.5]

@@ -1,0 +1,100 @@
+"""Shared pieces of the Paimon DAGs: default args, pools, and the run-time ``list_tables`` task.
+
+Cheap to import: the standard library, ``airflow.sdk`` and the registry; the hook (and with it
+``paimon_core``) is imported inside the task.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from airflow.sdk import Param, get_current_context, task
+
+from _paimon_registry import load
+
+__all__ = ["DEFAULT_ARGS", "SPARK_POOL", "list_tables", "table_params"]
+
+#: Every Paimon task: transient errors (commit conflicts, I/O) retry; terminal ones fail at once.
+DEFAULT_ARGS: dict[str, Any] = {
+    "owner": "paimon",
+    "retries": 2,
+    "retry_delay": dt.timedelta(seconds=30),
+    "retry_exponential_backoff": True,
+}
+#: Pool of the tasks that run Spark (compaction, ingest): size it to the cluster (``airflow pools set``).
+SPARK_POOL = "paimon_spark"
+
+
+def table_params() -> dict[str, Param]:
+    """Params that narrow the registry's table selection for one run (UI form / run conf)."""
+    registry = load()
+    return {
+        "include": Param(
+            registry.include, type="string", minLength=1, description="regex over db.table (full match)"
+        ),
+        "exclude": Param(registry.exclude, type="string", description="regex over db.table; empty: none"),
+    }
+
+
+@task(task_id="list_tables", retries=2)
+def list_tables() -> list[dict[str, Any]]:
+    """The warehouse's tables selected by the registry (and the run's Params), with their settings."""
+    import re
+
+    from paimon_airflow.hooks.paimon import PaimonHook
+
+    registry = load()
+    params = get_current_context()["params"]
+    include = re.compile(str(params.get("include") or registry.include))
+    exclude_text = str(params.get("exclude") if params.get("exclude") is not None else registry.exclude)
+    exclude = re.compile(exclude_text) if exclude_text else None
+    tables = PaimonHook(paimon_conn_id=registry.paimon_conn_id).list_tables()
+    selected = sorted(t for t in tables if include.fullmatch(t) and not (exclude and exclude.fullmatch(t)))
+    out = []
+    for t in selected:
+        settings = registry.settings_for(t).to_dict()
+        # a run's Param named like a setting overrides it for every table of the run
+        settings.update({k: params[k] for k in settings if params.get(k) is not None})
+        out.append({"table": t, **settings})
+    return out
+
+
+#: How a manual DAG proceeds after showing its plan (the dry run): the ``mode`` Param.
+MANUAL_MODES = ["plan", "apply", "approve_in_ui"]
+
+
+def mode_param() -> Param:
+    """``plan``: dry run only; ``apply``: dry run, then change; ``approve_in_ui``: dry run, then a
+    person approves the plan in the UI (Airflow's human-in-the-loop approval), then change."""
+    return Param(
+        "plan",
+        type="string",
+        enum=MANUAL_MODES,
+        description="plan: dry run only (default). apply: dry run, then change. "
+        "approve_in_ui: dry run, then wait for a person to approve the plan in the UI.",
+    )
+
+
+def plan_then_apply(plan: Any, apply: Any, *, subject: str) -> None:
+    """Wire ``plan >> (approval | straight on) >> apply`` by the run's ``mode`` Param."""
+    from airflow.providers.standard.operators.hitl import ApprovalOperator
+
+    @task.branch(task_id="decide")
+    def decide() -> list[str]:
+        mode = get_current_context()["params"]["mode"]
+        return {"plan": [], "apply": ["no_approval_needed"], "approve_in_ui": ["approve"]}[mode]
+
+    @task(task_id="no_approval_needed")
+    def no_approval_needed() -> None:
+        """Mode ``apply``: go straight on."""
+
+    approve = ApprovalOperator(
+        task_id="approve",
+        subject=subject,
+        body="The dry run planned:\n\n```\n{{ ti.xcom_pull(task_ids='plan') | tojson(indent=2) }}\n```",
+        ignore_downstream_trigger_rules=True,
+    )
+    apply.trigger_rule = "none_failed_min_one_success"
+    gate = decide()
+    plan >> gate >> [approve, no_approval_needed()] >> apply

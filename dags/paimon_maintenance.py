@@ -1,0 +1,108 @@
+"""``paimon_maintenance``: per table, in order: compaction, tags, snapshot expiry, orphan cleanup.
+
+One mapped task group per table (``list_tables`` at run time, filtered by the registry), so the
+steps of one table run in order while tables proceed independently; orphan cleanup of a table
+starts only after its compaction finished, so the two never race. ``max_active_runs=1`` keeps a
+single compactor per table (Paimon requires it); compaction runs in the ``paimon_spark`` pool.
+A step that fails stops that table's later steps (``none_failed``); a skipped one (compaction
+``none``, tag period ``none``) does not.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from airflow.sdk import DAG, Param, task_group
+
+from _paimon_common import DEFAULT_ARGS, SPARK_POOL, list_tables, table_params
+from _paimon_registry import load
+from paimon_airflow.operators.maintenance import (
+    PaimonCreateTagOperator,
+    PaimonExpireSnapshotsOperator,
+    PaimonExpireTagsOperator,
+    PaimonRemoveOrphanFilesOperator,
+)
+from paimon_airflow.operators.spark_job import PaimonCompactOperator
+
+REGISTRY = load()
+TABLE_LABEL = "{{ task.table }}"  # mapped task instances are named by their table
+
+with DAG(
+    dag_id="paimon_maintenance",
+    description="Compaction, tags, snapshot expiry and orphan cleanup of every registered Paimon table",
+    schedule="0 2 * * *",
+    start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
+    catchup=False,
+    max_active_runs=1,
+    default_args=DEFAULT_ARGS,
+    params={
+        **table_params(),
+        "compaction": Param(
+            None,
+            type=["null", "string"],
+            enum=[None, "full", "minor", "none"],
+            description="compaction of every table in this run (empty: the registry's, per table)",
+        ),
+        "compaction_mode": Param(
+            None,
+            type=["null", "string"],
+            enum=[None, "distributed", "local"],
+            description="distributed (spark-submit) or local (no JVM) for every table (empty: the registry's)",
+        ),
+    },
+    tags=["paimon", "maintenance"],
+    doc_md=__doc__,
+) as dag:
+
+    @task_group(group_id="table")
+    def maintain(
+        table: Any,
+        compaction: Any,
+        compaction_mode: Any,
+        snapshot_retain_max: Any,
+        snapshot_retain_min: Any,
+        tag_period: Any,
+        tag_retention: Any,
+        orphan_min_age_days: Any,
+    ) -> None:
+        """One table's maintenance, in order."""
+        common: dict[str, Any] = {
+            "table": table,
+            "paimon_conn_id": REGISTRY.paimon_conn_id,
+            "map_index_template": TABLE_LABEL,
+        }
+        compact = PaimonCompactOperator(
+            task_id="compact",
+            compact_strategy=compaction,
+            mode=compaction_mode,
+            spark_conn_id=REGISTRY.spark_conn_id,
+            pool=SPARK_POOL,
+            conf={"spark.sql.shuffle.partitions": "4"},
+            **common,
+        )
+        tag = PaimonCreateTagOperator(
+            task_id="create_tag",
+            period=tag_period,
+            time_retained=tag_retention,
+            trigger_rule="none_failed",
+            **common,
+        )
+        expire_tags = PaimonExpireTagsOperator(task_id="expire_tags", trigger_rule="none_failed", **common)
+        expire = PaimonExpireSnapshotsOperator(
+            task_id="expire_snapshots",
+            retain_max=snapshot_retain_max,
+            retain_min=snapshot_retain_min,
+            trigger_rule="none_failed",
+            **common,
+        )
+        orphans = PaimonRemoveOrphanFilesOperator(
+            task_id="remove_orphan_files",
+            older_than_days=orphan_min_age_days,
+            dry_run=False,
+            trigger_rule="none_failed",
+            **common,
+        )
+        compact >> tag >> expire_tags >> expire >> orphans
+
+    maintain.expand_kwargs(list_tables())

@@ -1,0 +1,65 @@
+"""``paimon_remove_orphan_files``: delete files no snapshot, tag or changelog references.
+
+Only files older than ``orphan_min_age_days`` (registry, at least 1 day: longer than any write
+or compaction takes) before the run's data interval end are touched, so a commit in flight never
+loses its files. Trigger with ``dry_run`` true first to see what would go. In-process (no JVM),
+for tables of up to some 100k files; use ``PaimonRemoveOrphanFilesSparkOperator`` beyond that.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from airflow.sdk import DAG, Param, task_group
+
+from _paimon_common import DEFAULT_ARGS, list_tables, table_params
+from _paimon_registry import load
+from paimon_airflow.operators.maintenance import PaimonRemoveOrphanFilesOperator
+
+REGISTRY = load()
+
+with DAG(
+    dag_id="paimon_remove_orphan_files",
+    description="Delete unreferenced files (older than a safe age) of every registered Paimon table",
+    schedule="0 4 * * 0",
+    start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
+    catchup=False,
+    max_active_runs=1,
+    default_args=DEFAULT_ARGS,
+    params={
+        **table_params(),
+        "dry_run": Param(False, type="boolean", description="list the orphans; delete nothing"),
+        "orphan_min_age_days": Param(
+            None,
+            type=["null", "integer"],
+            minimum=1,
+            description="only files older than this many days (empty: the registry's, per table)",
+        ),
+    },
+    tags=["paimon", "maintenance"],
+    doc_md=__doc__,
+) as dag:
+
+    @task_group(group_id="table")
+    def clean_table(
+        table: Any,
+        compaction: Any,
+        compaction_mode: Any,
+        snapshot_retain_max: Any,
+        snapshot_retain_min: Any,
+        tag_period: Any,
+        tag_retention: Any,
+        orphan_min_age_days: Any,
+    ) -> None:
+        """Orphan cleanup of one table."""
+        PaimonRemoveOrphanFilesOperator(
+            task_id="remove_orphan_files",
+            table=table,
+            older_than_days=orphan_min_age_days,
+            dry_run="{{ params.dry_run }}",
+            paimon_conn_id=REGISTRY.paimon_conn_id,
+            map_index_template="{{ task.table }}",
+        )
+
+    clean_table.expand_kwargs(list_tables())

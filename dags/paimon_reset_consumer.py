@@ -1,0 +1,52 @@
+"""``paimon_reset_consumer`` (manual): move a streaming consumer of a table, or delete it.
+
+The ``plan`` task shows the consumer's current position and the table's snapshot range; ``mode``
+decides what follows (``plan`` only, ``apply``, or ``approve_in_ui``). An empty
+``next_snapshot_id`` deletes the consumer (it no longer holds snapshots back from expiry).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from airflow.sdk import DAG, Param
+
+from _paimon_common import DEFAULT_ARGS, mode_param, plan_then_apply
+from _paimon_registry import load
+from paimon_airflow.operators.maintenance import PaimonResetConsumerOperator
+
+REGISTRY = load()
+ARGS = {
+    "table": "{{ params.table }}",
+    "consumer_id": "{{ params.consumer_id }}",
+    "next_snapshot_id": "{{ params.next_snapshot_id if params.next_snapshot_id is not none else '' }}",
+    "paimon_conn_id": REGISTRY.paimon_conn_id,
+}
+
+with DAG(
+    dag_id="paimon_reset_consumer",
+    description="Reset or delete a consumer of a Paimon table (plan first; approval optional)",
+    schedule=None,
+    start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
+    catchup=False,
+    max_active_runs=1,
+    default_args={**DEFAULT_ARGS, "retries": 0},
+    params={
+        "table": Param(type="string", pattern=r"^[A-Za-z0-9_]+\.[A-Za-z0-9_$-]+$", description="db.table"),
+        "consumer_id": Param(
+            type="string", pattern=r"^[A-Za-z0-9_.-]+$", minLength=1, description="consumer id"
+        ),
+        "next_snapshot_id": Param(
+            None,
+            type=["null", "integer"],
+            minimum=1,
+            description="next snapshot to read; empty: delete the consumer",
+        ),
+        "mode": mode_param(),
+    },
+    tags=["paimon", "manual"],
+    doc_md=__doc__,
+) as dag:
+    plan = PaimonResetConsumerOperator(task_id="plan", dry_run=True, **ARGS)
+    apply = PaimonResetConsumerOperator(task_id="reset_consumer", **ARGS)
+    plan_then_apply(plan, apply, subject="Reset consumer {{ params.consumer_id }} of {{ params.table }}?")

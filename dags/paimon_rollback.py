@@ -1,0 +1,53 @@
+"""``paimon_rollback`` (manual): roll a table back to a snapshot, tag or time, plan first.
+
+The run's form takes the table and exactly one target. The ``plan`` task always runs first as a
+dry run (what would be removed); ``mode`` decides what follows: ``plan`` stops there,
+``apply`` rolls back, ``approve_in_ui`` waits for a person to approve the plan in the UI.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from airflow.sdk import DAG, Param
+
+from _paimon_common import DEFAULT_ARGS, mode_param, plan_then_apply
+from _paimon_registry import load
+from paimon_airflow.operators.maintenance import PaimonRollbackOperator
+
+REGISTRY = load()
+TARGET = {
+    "snapshot_id": "{{ params.snapshot_id if params.snapshot_id is not none else '' }}",
+    "tag": "{{ params.tag or '' }}",
+    "timestamp": "{{ params.timestamp or '' }}",
+}
+
+with DAG(
+    dag_id="paimon_rollback",
+    description="Roll a Paimon table back (dry-run plan first; approval optional)",
+    schedule=None,
+    start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
+    catchup=False,
+    max_active_runs=1,
+    default_args={**DEFAULT_ARGS, "retries": 0},
+    params={
+        "table": Param(type="string", pattern=r"^[A-Za-z0-9_]+\.[A-Za-z0-9_$-]+$", description="db.table"),
+        "snapshot_id": Param(None, type=["null", "integer"], minimum=1, description="target snapshot id"),
+        "tag": Param(None, type=["null", "string"], description="target tag"),
+        "timestamp": Param(None, type=["null", "string"], description="target time (ISO-8601, UTC)"),
+        "mode": mode_param(),
+    },
+    tags=["paimon", "manual"],
+    doc_md=__doc__,
+) as dag:
+    plan = PaimonRollbackOperator(
+        task_id="plan",
+        table="{{ params.table }}",
+        dry_run=True,
+        paimon_conn_id=REGISTRY.paimon_conn_id,
+        **TARGET,
+    )
+    apply = PaimonRollbackOperator(
+        task_id="rollback", table="{{ params.table }}", paimon_conn_id=REGISTRY.paimon_conn_id, **TARGET
+    )
+    plan_then_apply(plan, apply, subject="Roll back {{ params.table }}?")

@@ -1,0 +1,61 @@
+"""``paimon_tags``: one tag per logical date and table, then expiry of tags past their retention.
+
+Daily data intervals with ``catchup``: the run of interval [D, D+1) tags, as ``D``, the last
+snapshot committed by D+1 00:00 UTC, so a backfill creates each missing day's tag from
+that day's snapshot. An existing tag is left alone: re-running a day adds nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airflow.sdk import DAG, CronDataIntervalTimetable, task_group
+
+from _paimon_common import DEFAULT_ARGS, list_tables, table_params
+from _paimon_registry import load
+from paimon_airflow.operators.maintenance import PaimonCreateTagOperator, PaimonExpireTagsOperator
+
+REGISTRY = load()
+
+with DAG(
+    dag_id="paimon_tags",
+    description="A tag per logical date (YYYY-MM-DD) of every registered table, with retention",
+    schedule=CronDataIntervalTimetable("0 0 * * *", timezone="UTC"),
+    start_date=REGISTRY.start_date,
+    catchup=True,
+    max_active_runs=2,
+    default_args=DEFAULT_ARGS,
+    params=table_params(),
+    tags=["paimon", "tags"],
+    doc_md=__doc__,
+) as dag:
+
+    @task_group(group_id="table")
+    def tag_table(
+        table: Any,
+        compaction: Any,
+        compaction_mode: Any,
+        snapshot_retain_max: Any,
+        snapshot_retain_min: Any,
+        tag_period: Any,
+        tag_retention: Any,
+        orphan_min_age_days: Any,
+    ) -> None:
+        """Tag the day, then expire old tags, of one table."""
+        common: dict[str, Any] = {
+            "table": table,
+            "paimon_conn_id": REGISTRY.paimon_conn_id,
+            "map_index_template": "{{ task.table }}",
+        }
+        create = PaimonCreateTagOperator(
+            task_id="create_tag",
+            tag_name="{{ data_interval_start | ds }}",
+            snapshot_time="{{ data_interval_end }}",
+            period=tag_period,
+            time_retained=tag_retention,
+            **common,
+        )
+        expire = PaimonExpireTagsOperator(task_id="expire_tags", trigger_rule="none_failed", **common)
+        create >> expire
+
+    tag_table.expand_kwargs(list_tables())

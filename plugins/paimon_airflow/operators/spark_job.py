@@ -1,0 +1,470 @@
+"""Run a ``spark_jobs`` job from Airflow and push its one JSON result line to XCom.
+
+How a job runs, by job:
+
+* **Spark jobs** (``ingest``, ``compact``, ``remove_orphan_files`` in distributed mode): through
+  ``spark-submit`` with the Spark provider's :class:`SparkSubmitHook`. The application file is
+  ``spark_jobs/__main__.py`` (spark-submit cannot run ``-m``); its first argument is the job
+  name. The master comes from the Spark connection (``spark_default``; ``local[*]`` when that
+  connection does not exist, ``spark://host:7077`` for a standalone cluster).
+* **Metadata procedures** (``expire_snapshots``, ``create_tag``, ``delete_tag``, ``rollback_to``,
+  ``reset_consumer``, and ``remove_orphan_files --mode local``): never start a JVM, so they run as
+  a plain subprocess ``sys.executable -m spark_jobs <job> ...`` (a JVM start costs seconds each).
+  The in-process operators of :mod:`paimon_airflow.operators.maintenance` do the same work with
+  no subprocess at all.
+
+The warehouse and its storage options come from the ``paimon`` connection
+(:class:`~paimon_airflow.hooks.paimon.PaimonHook`), never from DAG code; they are passed as
+``--warehouse`` / ``--storage-option`` (credentials masked in the logged command line by
+Airflow's secrets masker).
+
+Errors: the job's JSON error line carries ``retryable`` (see ``spark_jobs.common.output``);
+``retryable: false`` (bad argument, missing table, safety refusal) fails the task without
+retries, anything else (commit conflict, I/O, a lost executor, no JSON line at all) raises an
+ordinary error that Airflow retries. ``on_kill`` kills the spark-submit process or subprocess.
+
+Idempotent retries: jobs that commit data get a run id derived from (dag_id, run_id, task_id,
+map_index) and the table (``ingest --run-id``: commit user ``ingest-<table>-<run id>``), the same
+on every try, so a retry of a task whose commit landed commits nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from airflow.sdk import BaseOperator
+from airflow.sdk.exceptions import AirflowException, AirflowSkipException
+
+from paimon_airflow.hooks.paimon import PaimonHook
+from paimon_airflow.utils.errors import PaimonTerminalFailure, paimon_errors, raise_for_job_error
+from paimon_airflow.utils.identity import commit_user, run_key
+
+if TYPE_CHECKING:
+    from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+    from airflow.sdk import Context
+
+__all__ = [
+    "JVM_JOBS",
+    "PaimonCompactOperator",
+    "PaimonIngestOperator",
+    "PaimonRemoveOrphanFilesSparkOperator",
+    "PaimonSparkJobOperator",
+    "parse_result_line",
+]
+
+#: Jobs that start a Spark session (the rest are metadata procedures run as a plain subprocess).
+JVM_JOBS = frozenset({"ingest", "compact", "remove_orphan_files"})
+
+#: Spark settings for every submit (overridable with ``conf``).
+DEFAULT_SPARK_CONF: dict[str, str] = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+}
+
+
+def parse_result_line(lines: Sequence[str]) -> dict[str, Any] | None:
+    """The job's result: the last output line that is a JSON object with ``status``."""
+    for line in reversed(lines):
+        text = line.strip()
+        if not (text.startswith("{") and text.endswith("}")):
+            continue
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict) and "status" in value:
+            return value
+    return None
+
+
+def _application_file() -> str:
+    import spark_jobs
+
+    return str(Path(spark_jobs.__file__).with_name("__main__.py"))
+
+
+def _capturing_submit_hook(**kwargs: Any) -> SparkSubmitHook:
+    """A SparkSubmitHook that keeps the lines it logs (for the JSON result) and runs locally
+    (``local[*]``) when its Spark connection does not exist, instead of the provider's ``yarn``."""
+    from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+    from airflow.sdk.exceptions import AirflowNotFoundException
+
+    class _Hook(SparkSubmitHook):
+        captured: list[str]
+
+        def _resolve_connection(self) -> dict[str, Any]:
+            data = super()._resolve_connection()
+            try:
+                self.get_connection(self._conn_id)
+            except AirflowNotFoundException:
+                data["master"] = "local[*]"
+            return data
+
+        def _process_spark_submit_log(self, itr: Iterator[Any]) -> None:
+            self.captured = []
+
+            def tee() -> Iterator[Any]:
+                for line in itr:
+                    self.captured.append(str(line))
+                    yield line
+
+            super()._process_spark_submit_log(tee())
+
+    return _Hook(**kwargs)
+
+
+class PaimonSparkJobOperator(BaseOperator):
+    """Run ``spark_jobs <job> --warehouse W --table T <job_args>``; return its JSON result.
+
+    :param job: a job of ``spark_jobs.JOBS`` (``ingest``, ``compact``, ``expire_snapshots`` ...).
+    :param table: ``db.table`` (templated).
+    :param job_args: the job's own arguments (templated).
+    :param paimon_conn_id: the ``paimon`` connection of the warehouse.
+    :param spark_conn_id: the Spark connection (master, deploy mode, queue) for Spark jobs.
+    :param conf: extra Spark conf; ``driver_memory``, ``executor_memory``, ``executor_cores``,
+        ``total_executor_cores``, ``num_executors``: as spark-submit's flags.
+    :param use_spark_submit: force spark-submit (True) or a plain subprocess (False); default by job.
+    :param env_vars: extra environment of the job process.
+    """
+
+    template_fields: Sequence[str] = (
+        "table",
+        "job_args",
+        "paimon_conn_id",
+        "spark_conn_id",
+        "conf",
+        "env_vars",
+    )
+    template_fields_renderers: ClassVar[dict[str, str]] = {"job_args": "py", "conf": "json"}
+    ui_color = "#fde7c8"
+    #: Flag that makes a retry of a landed commit a no-op (the job's idempotency key), or None.
+    run_id_flag: ClassVar[str | None] = None
+
+    def __init__(
+        self,
+        *,
+        job: str,
+        table: str,
+        job_args: Sequence[str] | None = None,
+        paimon_conn_id: str = PaimonHook.default_conn_name,
+        spark_conn_id: str = "spark_default",
+        conf: Mapping[str, Any] | None = None,
+        driver_memory: str | None = None,
+        executor_memory: str | None = None,
+        executor_cores: int | None = None,
+        total_executor_cores: int | None = None,
+        num_executors: int | None = None,
+        use_spark_submit: bool | None = None,
+        env_vars: Mapping[str, str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.job = job
+        self.table = table
+        self.job_args: list[str] = [str(a) for a in job_args or ()]
+        self.paimon_conn_id = paimon_conn_id
+        self.spark_conn_id = spark_conn_id
+        self.conf: dict[str, Any] = {**DEFAULT_SPARK_CONF, **dict(conf or {})}
+        self.driver_memory = driver_memory
+        self.executor_memory = executor_memory
+        self.executor_cores = executor_cores
+        self.total_executor_cores = total_executor_cores
+        self.num_executors = num_executors
+        self.use_spark_submit = use_spark_submit
+        self.env_vars: dict[str, str] = dict(env_vars or {})
+        self._submit_hook: SparkSubmitHook | None = None
+        self._secret_env: dict[str, str] = {}
+        self._process: subprocess.Popen[str] | None = None
+
+    # --- command line --------------------------------------------------------------------
+    @property
+    def runs_spark_submit(self) -> bool:
+        """Whether this job goes through spark-submit (a JVM) or a plain subprocess."""
+        if self.use_spark_submit is not None:
+            return self.use_spark_submit
+        if self.job == "remove_orphan_files" and _flag_value(self.job_args, "--mode") == "local":
+            return False
+        return self.job in JVM_JOBS
+
+    def job_argv(self, context: Context) -> list[str]:
+        """The job's arguments after the job name: warehouse, table, storage options, job args."""
+        hook = PaimonHook(paimon_conn_id=self.paimon_conn_id)
+        argv = ["--warehouse", hook.warehouse, "--table", str(self.table).strip()]
+        scheme = hook.warehouse.split("://", 1)[0].lower() if "://" in hook.warehouse else ""
+        for key, value in sorted(hook.storage_options.items()):
+            env_name = _S3_CREDENTIAL_ENV.get(key) if scheme in ("s3", "s3a") else None
+            if env_name:
+                # credentials go through the environment, never the command line (ps, logs)
+                self._secret_env[env_name] = _option_text(value)
+                continue
+            argv += ["--storage-option", f"{key}={_option_text(value)}"]
+        if self.run_id_flag and self.run_id_flag not in self.job_args:
+            argv += [self.run_id_flag, run_key(context)]
+        return argv + [str(a) for a in self.job_args]
+
+    def _env(self) -> dict[str, str]:
+        bin_dir = os.path.dirname(sys.executable)
+        env = {
+            # spark-submit of this venv, and this interpreter for the driver and the workers
+            "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+            "PYSPARK_PYTHON": sys.executable,
+            "PYSPARK_DRIVER_PYTHON": sys.executable,
+        }
+        env.update(self.env_vars)
+        env.update(self._secret_env)
+        return env
+
+    # --- run -----------------------------------------------------------------------------
+    def execute(self, context: Context) -> dict[str, Any]:
+        """Run the job, parse its JSON line, fail or retry on its error, return the result."""
+        with paimon_errors(f"{self.job} on {self.table}"):  # no warehouse, bad options or cutoff
+            argv = self.job_argv(context)
+        if self.runs_spark_submit:
+            lines, returncode = self._run_spark_submit(argv)
+        else:
+            lines, returncode = self._run_subprocess(argv)
+        result = parse_result_line(lines)
+        if result is None:
+            tail = "\n".join(line.rstrip() for line in lines[-20:])
+            raise AirflowException(
+                f"spark_jobs {self.job} printed no JSON result (exit {returncode}):\n{tail}"
+            )
+        if returncode != 0 or result.get("status") != "ok":
+            raise_for_job_error(self.job, result, returncode=returncode)
+        self.log.info("%s on %s: %s", self.job, self.table, result)
+        return result
+
+    def _run_spark_submit(self, argv: list[str]) -> tuple[list[str], int]:
+        env = self._env()
+        hook = _capturing_submit_hook(
+            conf=self.conf,
+            conn_id=self.spark_conn_id,
+            driver_memory=self.driver_memory,
+            executor_memory=self.executor_memory,
+            executor_cores=self.executor_cores,
+            total_executor_cores=self.total_executor_cores,
+            num_executors=self.num_executors,
+            name=f"paimon-{self.job}-{self.table}",
+            application_args=[self.job, *argv],
+            env_vars=env,
+        )
+        master = str(hook._connection.get("master") or "")
+        if master.startswith("local") and "SPARK_LOCAL_IP" not in os.environ:
+            # a local driver listens on loopback only (the hook reads env_vars at submit time)
+            env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        self._submit_hook = hook
+        returncode = 0
+        try:
+            hook.submit(_application_file())
+        except AirflowException:
+            process = getattr(hook, "_submit_sp", None)
+            returncode = process.returncode if process is not None and process.returncode is not None else 1
+        finally:
+            process = getattr(hook, "_submit_sp", None)
+            if process is not None and process.stdout is not None:
+                process.stdout.close()  # the provider's hook leaves its pipe open
+        return list(getattr(hook, "captured", [])), returncode
+
+    def _run_subprocess(self, argv: list[str]) -> tuple[list[str], int]:
+        cmd = [sys.executable, "-m", "spark_jobs", self.job, *argv]
+        self.log.info("Running %s", " ".join(cmd))
+        env = {**os.environ, **self._env()}
+        self._process = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            start_new_session=True,
+        )
+        out, err = self._process.communicate()
+        for line in err.splitlines():
+            self.log.info("%s", line)
+        lines = out.splitlines()
+        for line in lines:
+            self.log.info("%s", line)
+        return lines, self._process.returncode
+
+    def on_kill(self) -> None:
+        """Kill the spark-submit (through the hook) or the subprocess (its whole process group)."""
+        if self._submit_hook is not None:
+            self._submit_hook.on_kill()
+        process = self._process
+        if process is not None and process.poll() is None:
+            try:
+                os.killpg(process.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+
+#: s3fs storage options that botocore also reads from the environment.
+_S3_CREDENTIAL_ENV = {
+    "key": "AWS_ACCESS_KEY_ID",
+    "secret": "AWS_SECRET_ACCESS_KEY",
+    "token": "AWS_SESSION_TOKEN",
+}
+
+
+def _flag_value(args: Sequence[str], flag: str) -> str | None:
+    for i, arg in enumerate(args):
+        if arg == flag and i + 1 < len(args):
+            return str(args[i + 1])
+        if arg.startswith(flag + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _option_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value)
+    return str(value)
+
+
+class PaimonIngestOperator(PaimonSparkJobOperator):
+    """``ingest`` through spark-submit, idempotent per task instance (``--run-id``).
+
+    For a daily partition: ``job_args=["--source", "...", "--logical-date", "{{ ds }}", "--overwrite"]``
+    replaces exactly that day's partition, so a re-run or backfill of the day leaves the same rows.
+    """
+
+    run_id_flag = "--run-id"
+
+    def __init__(self, *, table: str, job_args: Sequence[str] | None = None, **kwargs: Any) -> None:
+        super().__init__(job="ingest", table=table, job_args=job_args, **kwargs)
+
+
+class PaimonCompactOperator(PaimonSparkJobOperator):
+    """Dedicated compaction of one table (``compact`` job) through spark-submit.
+
+    Paimon allows one compactor per table at a time: map one task per table in a DAG with
+    ``max_active_runs=1`` (and a Spark pool), so two never run for the same table.
+    ``compact_strategy``: ``full``, ``minor``, None (the job's default) or ``none`` (skip: the
+    registry's "no compaction for this table"); templated. The commit user and identifier come
+    from the task instance (``--commit_user``/``--commit_identifier``), so a retry of a
+    compaction whose commit landed commits nothing. ``mode='local'``: the job compacts in
+    threads in a plain subprocess (no JVM; small tables).
+    """
+
+    template_fields: Sequence[str] = (
+        *PaimonSparkJobOperator.template_fields,
+        "partitions",
+        "where",
+        "compact_strategy",
+        "mode",
+    )
+
+    def __init__(
+        self,
+        *,
+        table: str,
+        partitions: str | None = None,
+        compact_strategy: str | None = None,
+        where: str | None = None,
+        options: Mapping[str, str] | None = None,
+        dry_run: bool = False,
+        mode: str | None = None,
+        job_args: Sequence[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(job="compact", table=table, job_args=job_args, **kwargs)
+        self.mode = mode
+        self.partitions = partitions
+        self.compact_strategy = compact_strategy
+        self.where = where
+        self.options = dict(options or {})
+        self.compact_dry_run = dry_run
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        """Skip for strategy ``none``; else run the ``compact`` job."""
+        if str(self.compact_strategy or "").strip().lower() == "none":
+            raise AirflowSkipException(f"{self.table}: compaction 'none'")
+        return super().execute(context)
+
+    def job_argv(self, context: Context) -> list[str]:
+        argv = super().job_argv(context)
+        if self.partitions:
+            argv += ["--partitions", str(self.partitions)]
+        strategy = str(self.compact_strategy or "").strip().lower()
+        if strategy not in ("", "full", "minor"):
+            raise PaimonTerminalFailure(
+                f"compact_strategy must be 'full', 'minor' or 'none', got {strategy!r}"
+            )
+        if strategy:
+            argv += ["--compact_strategy", strategy]
+        if self.where:
+            argv += ["--where", str(self.where)]
+        if self.options:
+            argv += ["--options", ",".join(f"{k}={v}" for k, v in sorted(self.options.items()))]
+        if self.compact_dry_run:
+            argv.append("--dry-run")
+        elif "--commit_user" not in argv and "--commit-user" not in argv:
+            # the same on every try: a retry of a compaction whose commit landed commits nothing
+            argv += ["--commit_user", commit_user(context, str(self.table)), "--commit_identifier", "1"]
+        mode = str(self.mode or "").strip()
+        if mode:
+            argv += ["--mode", mode]
+        return argv
+
+    @property
+    def runs_spark_submit(self) -> bool:
+        """``mode='local'`` compacts in threads in a plain subprocess (no JVM)."""
+        if self.use_spark_submit is None and str(self.mode or "").strip() == "local":
+            return False
+        return super().runs_spark_submit
+
+
+class PaimonRemoveOrphanFilesSparkOperator(PaimonSparkJobOperator):
+    """Distributed orphan cleanup (``remove_orphan_files``) through spark-submit, for big tables.
+
+    An ``older_than`` closer to now than ``min_age`` (default 1 day: longer than any write or
+    compaction takes) is refused before anything starts; without one the job's default cutoff
+    (now - 1 day) applies.
+    """
+
+    template_fields: Sequence[str] = (*PaimonSparkJobOperator.template_fields, "older_than")
+
+    def __init__(
+        self,
+        *,
+        table: str,
+        older_than: str | None = None,
+        dry_run: bool = False,
+        parallelism: int | None = None,
+        min_age: dt.timedelta = dt.timedelta(days=1),
+        job_args: Sequence[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(job="remove_orphan_files", table=table, job_args=job_args, **kwargs)
+        self.older_than = older_than
+        self.min_age = min_age
+        self.orphan_dry_run = dry_run
+        self.parallelism = parallelism
+
+    def job_argv(self, context: Context) -> list[str]:
+        argv = super().job_argv(context)
+        if self.older_than:
+            from paimon_core.utils.time_util import to_epoch_millis
+
+            cutoff = to_epoch_millis(str(self.older_than), name="older_than")
+            if time.time() * 1000 - cutoff < self.min_age.total_seconds() * 1000:
+                raise PaimonTerminalFailure(
+                    f"remove_orphan_files on {self.table}: older_than {self.older_than} is less than "
+                    f"{self.min_age} ago; files that young may belong to a commit in flight"
+                )
+            argv += ["--older-than", str(cutoff)]
+        if self.orphan_dry_run:
+            argv.append("--dry-run")
+        if self.parallelism:
+            argv += ["--parallelism", str(self.parallelism)]
+        return argv

@@ -1,0 +1,58 @@
+"""Airflow's retry-or-fail from Paimon's error classes.
+
+* :class:`paimon_core.TransientError` (commit conflicts, retries exhausted, storage I/O) and
+  ``OSError``: re-raised unchanged, so Airflow retries the task as its ``retries`` allow.
+* :class:`paimon_core.TerminalError` (bad argument, missing table or tag, safety refusal, corrupt
+  metadata): :class:`~airflow.sdk.exceptions.AirflowFailException`, failing the task at once with
+  no retries (the same input would fail again).
+* A job's JSON error line carries ``retryable``; :func:`raise_for_job_error` maps it the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from airflow.sdk.exceptions import AirflowException, AirflowFailException
+
+__all__ = ["PaimonTerminalFailure", "is_retryable", "paimon_errors", "raise_for_job_error"]
+
+
+class PaimonTerminalFailure(AirflowFailException):
+    """A terminal Paimon error: the task fails without retries."""
+
+
+def is_retryable(error: BaseException) -> bool:
+    """True for errors that may pass on retry (transient Paimon errors, I/O), False for terminal ones."""
+    from paimon_core import TerminalError, TransientError
+
+    if isinstance(error, TerminalError):
+        return False
+    if isinstance(error, (TransientError, OSError, TimeoutError, ConnectionError)):
+        return True
+    # An argument Airflow rendered wrongly fails the same way on every try.
+    return not isinstance(error, (ValueError, TypeError, KeyError, LookupError))
+
+
+@contextmanager
+def paimon_errors(what: str) -> Iterator[None]:
+    """Run a block, turning terminal errors into :class:`PaimonTerminalFailure` (no retry)."""
+    try:
+        yield
+    except AirflowException:
+        raise
+    except Exception as e:
+        if is_retryable(e):
+            raise
+        raise PaimonTerminalFailure(f"{what} failed ({type(e).__name__}): {e}") from e
+
+
+def raise_for_job_error(job: str, result: Mapping[str, Any], *, returncode: int) -> None:
+    """Raise for a job's error line: terminal (``retryable: false``) fails, anything else retries."""
+    message = (
+        f"spark_jobs {job} failed (exit {returncode}): {result.get('error_type')}: {result.get('error')}"
+    )
+    if result.get("retryable") is False:
+        raise PaimonTerminalFailure(message)
+    raise AirflowException(message)

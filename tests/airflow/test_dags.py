@@ -1,0 +1,125 @@
+"""The DAG folder: DagBag integrity, no I/O at parse time, and registry checks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.airflow.conftest import DAGS_FOLDER
+
+DAG_IDS = {
+    "paimon_expire_snapshots",
+    "paimon_ingest",
+    "paimon_maintenance",
+    "paimon_remove_orphan_files",
+    "paimon_reset_consumer",
+    "paimon_rollback",
+    "paimon_tags",
+}
+
+
+@pytest.fixture(scope="module")
+def dagbag():  # type: ignore[no-untyped-def]
+    from airflow.dag_processing.dagbag import BundleDagBag
+
+    # as the dag-processor and task runner load them: the bundle (dags/) goes on sys.path
+    return BundleDagBag(dag_folder=str(DAGS_FOLDER), bundle_path=DAGS_FOLDER)
+
+
+def test_dagbag_loads_every_dag(dagbag) -> None:  # type: ignore[no-untyped-def]
+    assert dagbag.import_errors == {}
+    assert set(dagbag.dag_ids) == DAG_IDS
+    for dag in dagbag.dags.values():
+        assert "paimon" in dag.tags
+        assert dag.max_active_runs == 1 or dag.dag_id == "paimon_tags"
+        for t in dag.tasks:
+            assert t.retries is not None
+
+
+def test_maintenance_order_pool_and_mapping(dagbag) -> None:  # type: ignore[no-untyped-def]
+    dag = dagbag.dags["paimon_maintenance"]
+    order = [
+        "table.compact",
+        "table.create_tag",
+        "table.expire_tags",
+        "table.expire_snapshots",
+        "table.remove_orphan_files",
+    ]
+    for up, down in zip(order, order[1:], strict=False):
+        assert dag.get_task(up).downstream_task_ids == {down}
+    assert dag.get_task("table.compact").pool == "paimon_spark"
+    assert dag.get_task("table.remove_orphan_files").map_index_template == "{{ task.table }}"
+    assert "table.compact" in dag.get_task("list_tables").downstream_task_ids
+
+
+def test_scheduled_dags_backfill(dagbag) -> None:  # type: ignore[no-untyped-def]
+    for dag_id in ("paimon_ingest", "paimon_tags"):
+        dag = dagbag.dags[dag_id]
+        assert dag.catchup is True
+        assert type(dag.timetable).__name__ == "CronDataIntervalTimetable"
+    for dag_id in ("paimon_rollback", "paimon_reset_consumer"):
+        assert type(dagbag.dags[dag_id].timetable).__name__ == "NullTimetable"
+
+
+def test_dag_files_do_no_io_at_parse() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "tests.airflow.parse_probe", str(DAGS_FOLDER)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    print("\nparse time per DAG file (s):", {name: r["seconds"] for name, r in results.items()})
+    assert {d for r in results.values() for d in r["dag_ids"]} == DAG_IDS
+    for name, r in results.items():
+        assert r["error"] is None, (name, r)
+        assert r["refused"] == [], (name, r["refused"])
+        assert r["heavy_imports"] == [], (name, r["heavy_imports"])
+        assert r["seconds"] < 2.0, (name, r["seconds"])
+
+
+def test_parse_probe_catches_io(tmp_path: Path) -> None:
+    """Negative control: a DAG file that lists a directory at parse time is caught."""
+    (tmp_path / "paimon_bad.py").write_text(
+        "import os\nfrom airflow.sdk import DAG\nFILES = os.listdir('/')\nwith DAG(dag_id='paimon_bad', schedule=None):\n    pass\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "tests.airflow.parse_probe", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    result = json.loads(proc.stdout.strip().splitlines()[-1])["paimon_bad.py"]
+    assert result["refused"] == ["listdir(/)"] and "PermissionError" in str(result["error"])
+
+
+def test_registry_selects_like_compact_database() -> None:
+    sys.path.insert(0, str(DAGS_FOLDER))
+    from _paimon_registry import Registry, TableSettings
+
+    reg = Registry(include=r"db\..*", exclude=r".*_tmp", overrides={"db.b": {"compaction": "full"}})
+    assert reg.select_tables(["db.a", "db.a_tmp", "other.x", "db.b"]) == ["db.a", "db.b"]
+    assert reg.settings_for("db.b").compaction == "full"
+    assert reg.settings_for("db.a") == TableSettings()
+    with pytest.raises(ValueError, match="compaction"):
+        TableSettings.parse({"compaction": "weekly"}, where="t")
+    with pytest.raises(ValueError, match="orphan_min_age_days"):
+        TableSettings.parse({"orphan_min_age_days": 0}, where="t")
+
+
+def test_plugins_folder_loads_the_plugin_only() -> None:
+    """Airflow imports each .py of the plugins folder by bare file name; the .airflowignore keeps
+    it to paimon_plugin.py, so no module named "paimon" or "maintenance" shadows anything."""
+    from airflow import plugins_manager
+
+    plugins, errors = plugins_manager._get_plugins()
+    assert errors == {}
+    assert "paimon" in [p.name for p in plugins]
+    assert not {"paimon", "maintenance", "spark_job", "__init__"} & set(sys.modules)

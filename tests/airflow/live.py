@@ -172,8 +172,32 @@ class LiveAirflow:
             raise AssertionError(f"{method} {path}: HTTP {status}: {payload[:2000]!r}")
         return json.loads(payload) if payload else None
 
+    def _descendant_groups(self) -> set[int]:
+        """Process groups of the components' descendants (task processes lead their own groups)."""
+        parents: dict[int, int] = {}
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+                parents[int(stat.parent.name)] = int(fields[1])
+            except (OSError, IndexError, ValueError):
+                continue
+        mine = {p.pid for p in self.procs.values()}
+        grew = True
+        while grew:
+            found = {pid for pid, ppid in parents.items() if ppid in mine} - mine
+            grew = bool(found)
+            mine |= found
+        groups = set()
+        for pid in mine:
+            try:
+                groups.add(os.getpgid(pid))
+            except ProcessLookupError:
+                pass
+        return groups
+
     def stop(self) -> None:
-        """SIGTERM each process group started here, then SIGKILL what is left."""
+        """SIGTERM each process group started here, then SIGKILL what is left (and task processes)."""
+        leftovers = self._descendant_groups() - {p.pid for p in self.procs.values()}
         for proc in self.procs.values():
             if proc.poll() is None:
                 try:
@@ -192,6 +216,11 @@ class LiveAirflow:
                 pass
             if proc.poll() is None:
                 proc.wait(timeout=10)
+        for pgid in leftovers - {os.getpgid(0)}:  # a task still running when the test ended
+            try:
+                os.killpg(pgid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 def launch(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.airflow.conftest import DAGS_FOLDER
+from tests.airflow.conftest import DAGS_FOLDER, PLUGINS_FOLDER
 
 DAG_IDS = {
     "paimon_expire_snapshots",
@@ -122,4 +122,10 @@ def test_plugins_folder_loads_the_plugin_only() -> None:
     plugins, errors = plugins_manager._get_plugins()
     assert errors == {}
     assert "paimon" in [p.name for p in plugins]
-    assert not {"paimon", "maintenance", "spark_job", "__init__"} & set(sys.modules)
+    # (the test suite itself has a package named "maintenance": only modules loaded from plugins/ count)
+    shadowing = {
+        name
+        for name in ("paimon", "maintenance", "spark_job", "__init__")
+        if name in sys.modules and str(PLUGINS_FOLDER) in str(getattr(sys.modules[name], "__file__", "") or "")
+    }
+    assert not shadowing

@@ -1,4 +1,5 @@
-"""README set-up command 1 (``scripts/demo.sh``), run as it is against a temporary warehouse.
+"""The command-line demo (``scripts/demo_cli.sh``; README command 1 is the Airflow demo),
+run as it is against a temporary warehouse.
 
 ``PAIMON_DEMO_PYTHON`` makes the script use this interpreter (the project is installed in it)
 instead of running ``scripts/bootstrap.sh``; every command after the bootstrap is the script's own.
@@ -25,7 +26,7 @@ def test_demo_script_end_to_end(tmp_path: Path) -> None:
     wh = tmp_path / "wh"
     env = {**os.environ, "WAREHOUSE": str(wh), "PAIMON_DEMO_PYTHON": sys.executable}
     r = subprocess.run(
-        ["bash", str(ROOT / "scripts" / "demo.sh")], env=env, capture_output=True, text=True, timeout=120
+        ["bash", str(ROOT / "scripts" / "demo_cli.sh")], env=env, capture_output=True, text=True, timeout=120
     )
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()

@@ -10,6 +10,14 @@ A step that fails stops that table's later steps (``none_failed``); a skipped on
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+# The shared modules (_paimon_common, _paimon_registry) sit next to this file. Airflow puts its
+# DAGS_FOLDER on sys.path, but a DagBag of this folder under another DAGS_FOLDER does not.
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+
 import datetime as dt
 from typing import Any
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -129,3 +130,24 @@ def test_plugins_folder_loads_the_plugin_only() -> None:
         if name in sys.modules and str(PLUGINS_FOLDER) in str(getattr(sys.modules[name], "__file__", "") or "")
     }
     assert not shadowing
+
+
+def test_dagbag_of_this_folder_under_another_dags_folder(tmp_path: Path) -> None:
+    """A DagBag of dags/ loaded where Airflow's DAGS_FOLDER is another folder (so dags/ is not on
+    sys.path) still imports every DAG: the files find their shared modules themselves."""
+    code = (
+        "from airflow.dag_processing.dagbag import DagBag\n"
+        f"b = DagBag(dag_folder={str(DAGS_FOLDER)!r})\n"
+        "assert b.import_errors == {}, b.import_errors\n"
+        "print(len(b.dag_ids))\n"
+    )
+    env = {
+        **os.environ,
+        "AIRFLOW_HOME": str(tmp_path),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(tmp_path / "elsewhere"),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "PYTHONPATH": "",
+    }
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=180, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert int(proc.stdout.strip().splitlines()[-1]) == 7

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from paimon_core.data.binary_row import deserialize_binary_row
 from paimon_core.deletionvectors.deletion_file import DeletionFile, deletion_files_by_bucket
 from paimon_core.io.file_io import join
 from paimon_core.manifest.entries import DataFileMeta, FileKind, IndexManifestEntry, ManifestEntry
@@ -128,12 +127,11 @@ class TableScan:
     def _non_overlapping(self, files: Sequence[DataFileMeta]) -> bool:
         if len(files) == 1:
             return True
-        key_types = [f.type for f in self.table.schema.fields_of(self.table.schema.trimmed_primary_keys)]
+        from paimon_core.mergetree.keys import binary_key_of  # Java's key order (nulls, floats, bytes)
+
+        key_of = binary_key_of([f.type for f in self.table.schema.fields_of(self.table.schema.trimmed_primary_keys)])
         try:
-            ranges = sorted(
-                (tuple(deserialize_binary_row(f.min_key, key_types)), tuple(deserialize_binary_row(f.max_key, key_types)))
-                for f in files
-            )
+            ranges = sorted((key_of(f.min_key), key_of(f.max_key)) for f in files)
         except Exception:  # noqa: BLE001 - undecodable keys: merge to be safe
             return False
         return all(prev[1] < cur[0] for prev, cur in zip(ranges, ranges[1:], strict=False))

@@ -46,66 +46,35 @@ def writer_compacts(table: FileStoreTable, *, overwrite: bool) -> bool:
 
 def compact_on_write(table: FileStoreTable, messages: Sequence[CommitMessage]) -> list[CommitMessage]:
     """The messages with the compaction of each bucket the strategy picks added (before/after)."""
-    from paimon_core.mergetree.compact.compact_options import (
-        compact_strategy_from_options,
-        compaction_file_size,
-        force_keep_delete,
-        num_levels,
-    )
-    from paimon_core.mergetree.compact.compact_strategy import filter_trivial_unit
-    from paimon_core.mergetree.compact.compact_task_plan import plan_compact_task
-    from paimon_core.mergetree.keys import binary_key_of
-    from paimon_core.mergetree.levels import Levels
-    from paimon_core.operation.compact.compact_task import CompactTask, run_compact_task
+    from paimon_core.operation.compact.compact_planner import MergeTreeBucketPlanner
+    from paimon_core.operation.compact.compact_task import run_compact_task
+    from paimon_core.operation.compact.table_compact import delete_written
 
     written = [m for m in messages if m.new_files]
     if not written:
         return list(messages)
-    schema = table.schema
-    opts = table.options.options
-    key_of = binary_key_of([f.type for f in schema.fields_of(schema.trimmed_primary_keys)])
     latest = table.latest_snapshot()
     existing: dict[tuple[bytes, int], list[DataFileMeta]] = {}
     if latest is not None:
         flt = ScanFilter(partitions=frozenset(m.partition for m in written))
         for e in table.new_file_store_scan().live_entries(latest, flt):
             existing.setdefault((e.partition, e.bucket), []).append(e.file)
+    planner = MergeTreeBucketPlanner(table, clock=table.clock)
     out: list[CommitMessage] = []
     done: list[CommitMessage] = []
     try:
         for m in messages:
-            if not m.new_files:
-                out.append(m)
-                continue
             restored = existing.get((m.partition, m.bucket), [])
-            levels = Levels(key_of, [*restored, *m.new_files], num_levels(opts))
-            strategy = compact_strategy_from_options(opts, clock=table.clock, restore_files=restored)
-            unit = filter_trivial_unit(strategy.pick(levels.number_of_levels, levels.level_sorted_runs()))
-            steps = (
-                plan_compact_task(
-                    unit,
-                    key_of,
-                    max_level=levels.max_level,
-                    min_file_size=compaction_file_size(opts),
-                    non_empty_highest_level=levels.non_empty_highest_level(),
-                    force_keep_delete=force_keep_delete(opts),
+            task = (
+                planner.plan(
+                    m.partition, m.bucket, m.total_buckets, [*restored, *m.new_files], strategy="minor", restored=restored
                 )
-                if unit is not None
-                else []
+                if m.new_files
+                else None
             )
-            if not steps or unit is None:
+            if task is None:
                 out.append(m)
                 continue
-            task = CompactTask(
-                kind="merge-tree",
-                partition=m.partition,
-                partition_name=table.partition_path(m.partition),
-                bucket=m.bucket,
-                total_buckets=m.total_buckets,
-                output_level=unit.output_level,
-                steps=tuple(steps),
-                sorted_runs=levels.number_of_sorted_runs(),
-            )
             result = run_compact_task(table, task)
             done.append(result)
             out.append(dataclasses.replace(m, compact_before=result.compact_before, compact_after=result.compact_after))
@@ -114,11 +83,9 @@ def compact_on_write(table: FileStoreTable, messages: Sequence[CommitMessage]) -
                 len(result.compact_before),
                 table.name,
                 m.bucket,
-                unit.output_level,
+                task.output_level,
             )
     except BaseException:
-        from paimon_core.operation.compact.table_compact import delete_written
-
         delete_written(table, done)
         raise
     return out

@@ -36,7 +36,7 @@ from paimon_core.utils.clock import Clock
 if TYPE_CHECKING:
     from paimon_core.table.table import FileStoreTable
 
-__all__ = ["CompactPlan", "CompactPlanner", "CompactRequest", "Strategy", "parse_partitions"]
+__all__ = ["CompactPlan", "CompactPlanner", "CompactRequest", "MergeTreeBucketPlanner", "Strategy", "parse_partitions"]
 
 logger = logging.getLogger(__name__)
 
@@ -198,55 +198,12 @@ class CompactPlanner:
         )
 
     def _merge_tree_tasks(self, groups: Mapping[BucketKey, list[ManifestEntry]], strategy: Strategy) -> list[CompactTask]:
-        from paimon_core.mergetree.compact.compact_options import (
-            compact_strategy_from_options,
-            compaction_file_size,
-            force_keep_delete,
-            num_levels,
-        )
-        from paimon_core.mergetree.compact.compact_strategy import filter_trivial_unit, pick_full_compaction
-        from paimon_core.mergetree.compact.compact_task_plan import plan_compact_task
-        from paimon_core.mergetree.keys import binary_key_of
-        from paimon_core.mergetree.levels import Levels
-
-        opts = self.options.options
-        schema = self.table.schema
-        key_of = binary_key_of([f.type for f in schema.fields_of(schema.trimmed_primary_keys)])
-        levels_n = num_levels(opts)
-        min_file_size = compaction_file_size(opts)
-        force_rewrite = opts.get("compaction.force-rewrite-all-files", "false").lower() == "true"
+        planner = MergeTreeBucketPlanner(self.table, clock=self.clock)
         tasks = []
-        for key, entries in sorted(groups.items()):
-            files = [e.file for e in entries]
-            levels = Levels(key_of, files, levels_n)
-            runs = levels.level_sorted_runs()
-            if strategy == "full":
-                unit = pick_full_compaction(levels.number_of_levels, runs, force_rewrite_all_files=force_rewrite)
-            else:
-                picker = compact_strategy_from_options(opts, clock=self.clock, restore_files=files)
-                unit = filter_trivial_unit(picker.pick(levels.number_of_levels, runs))
-            if unit is None:
-                continue
-            steps = plan_compact_task(
-                unit,
-                key_of,
-                max_level=levels.max_level,
-                min_file_size=min_file_size,
-                non_empty_highest_level=levels.non_empty_highest_level(),
-                force_keep_delete=force_keep_delete(opts),
-                force_rewrite_all_files=force_rewrite,
-            )
-            if steps:
-                tasks.append(
-                    self._task(
-                        key,
-                        entries,
-                        kind="merge-tree",
-                        output_level=unit.output_level,
-                        steps=tuple(steps),
-                        sorted_runs=len(runs),
-                    )
-                )
+        for (partition, bucket), entries in sorted(groups.items()):
+            task = planner.plan(partition, bucket, entries[0].total_buckets, [e.file for e in entries], strategy=strategy)
+            if task is not None:
+                tasks.append(task)
         return tasks
 
     def _bucketed_append_tasks(
@@ -314,3 +271,78 @@ class CompactPlanner:
             self._task((t.partition, 0), first[t.partition], kind="append", output_level=0, files=t.files)
             for t in planned
         ]
+
+
+class MergeTreeBucketPlanner:
+    """The compaction of one primary-key bucket (Java ``MergeTreeCompactManager.triggerCompaction``):
+    levels restored from its files, the unit the strategy picks (``full``: every run into the max
+    level; ``minor``: the table's strategy, trivial units dropped), and the unit's upgrade and
+    rewrite steps. Shared by dedicated compaction and by writers that compact."""
+
+    def __init__(self, table: FileStoreTable, *, clock: Clock) -> None:
+        from paimon_core.mergetree.compact.compact_options import (
+            compaction_file_size,
+            force_keep_delete,
+            num_levels,
+        )
+        from paimon_core.mergetree.keys import binary_key_of
+
+        self.table = table
+        self.clock = clock
+        self.opts = table.options.options
+        schema = table.schema
+        self.key_of = binary_key_of([f.type for f in schema.fields_of(schema.trimmed_primary_keys)])
+        self.num_levels = num_levels(self.opts)
+        self.min_file_size = compaction_file_size(self.opts)
+        self.force_keep_delete = force_keep_delete(self.opts)
+        self.force_rewrite = self.opts.get("compaction.force-rewrite-all-files", "false").lower() == "true"
+
+    def plan(
+        self,
+        partition: bytes,
+        bucket: int,
+        total_buckets: int,
+        files: Sequence[DataFileMeta],
+        *,
+        strategy: Strategy,
+        restored: Sequence[DataFileMeta] | None = None,
+    ) -> CompactTask | None:
+        """The task compacting ``files`` (the bucket's files), or None when nothing is picked.
+        ``restored``: the files already committed (they seed the strategy's last full compaction
+        time; default: all of ``files``)."""
+        from paimon_core.mergetree.compact.compact_options import compact_strategy_from_options
+        from paimon_core.mergetree.compact.compact_strategy import filter_trivial_unit, pick_full_compaction
+        from paimon_core.mergetree.compact.compact_task_plan import plan_compact_task
+        from paimon_core.mergetree.levels import Levels
+
+        levels = Levels(self.key_of, files, self.num_levels)
+        runs = levels.level_sorted_runs()
+        if strategy == "full":
+            unit = pick_full_compaction(levels.number_of_levels, runs, force_rewrite_all_files=self.force_rewrite)
+        else:
+            seed = files if restored is None else restored
+            picker = compact_strategy_from_options(self.opts, clock=self.clock, restore_files=seed)
+            unit = filter_trivial_unit(picker.pick(levels.number_of_levels, runs))
+        if unit is None:
+            return None
+        steps = plan_compact_task(
+            unit,
+            self.key_of,
+            max_level=levels.max_level,
+            min_file_size=self.min_file_size,
+            non_empty_highest_level=levels.non_empty_highest_level(),
+            force_keep_delete=self.force_keep_delete,
+            force_rewrite_all_files=self.force_rewrite,
+        )
+        if not steps:
+            return None
+        return CompactTask(
+            kind="merge-tree",
+            partition=partition,
+            partition_name=self.table.partition_path(partition),
+            bucket=bucket,
+            total_buckets=total_buckets,
+            output_level=unit.output_level,
+            steps=tuple(steps),
+            sorted_runs=len(runs),
+        )

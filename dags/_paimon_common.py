@@ -38,8 +38,9 @@ def table_params() -> dict[str, Param]:
 
 
 @task(task_id="list_tables", retries=2)
-def list_tables() -> list[dict[str, Any]]:
-    """The warehouse's tables selected by the registry (and the run's Params), with their settings."""
+def list_tables(fields: list[str] | None = None) -> list[dict[str, Any]]:
+    """The warehouse's tables selected by the registry (and the run's Params), with their settings
+    (only ``fields`` of them when given: the arguments of the task group mapped over the tables)."""
     import re
 
     from paimon_airflow.hooks.paimon import PaimonHook
@@ -56,7 +57,8 @@ def list_tables() -> list[dict[str, Any]]:
         settings = registry.settings_for(t).to_dict()
         # a run's Param named like a setting overrides it for every table of the run
         settings.update({k: params[k] for k in settings if params.get(k) is not None})
-        out.append({"table": t, **settings})
+        row = {"table": t, **settings}
+        out.append(row if fields is None else {k: row[k] for k in ("table", *fields)})
     return out
 
 

@@ -45,13 +45,8 @@ with DAG(
     @task_group(group_id="table")
     def expire_table(
         table: Any,
-        compaction: Any,
-        compaction_mode: Any,
         snapshot_retain_max: Any,
         snapshot_retain_min: Any,
-        tag_period: Any,
-        tag_retention: Any,
-        orphan_min_age_days: Any,
     ) -> None:
         """Expire one table's snapshots."""
         PaimonExpireSnapshotsOperator(
@@ -64,4 +59,4 @@ with DAG(
             map_index_template="{{ task.table }}",
         )
 
-    expire_table.expand_kwargs(list_tables())
+    expire_table.expand_kwargs(list_tables(fields=["snapshot_retain_max", "snapshot_retain_min"]))

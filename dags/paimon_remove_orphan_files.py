@@ -52,12 +52,6 @@ with DAG(
     @task_group(group_id="table")
     def clean_table(
         table: Any,
-        compaction: Any,
-        compaction_mode: Any,
-        snapshot_retain_max: Any,
-        snapshot_retain_min: Any,
-        tag_period: Any,
-        tag_retention: Any,
         orphan_min_age_days: Any,
     ) -> None:
         """Orphan cleanup of one table."""
@@ -70,4 +64,4 @@ with DAG(
             map_index_template="{{ task.table }}",
         )
 
-    clean_table.expand_kwargs(list_tables())
+    clean_table.expand_kwargs(list_tables(fields=["orphan_min_age_days"]))

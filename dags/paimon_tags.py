@@ -41,13 +41,8 @@ with DAG(
     @task_group(group_id="table")
     def tag_table(
         table: Any,
-        compaction: Any,
-        compaction_mode: Any,
-        snapshot_retain_max: Any,
-        snapshot_retain_min: Any,
         tag_period: Any,
         tag_retention: Any,
-        orphan_min_age_days: Any,
     ) -> None:
         """Tag the day, then expire old tags, of one table."""
         common: dict[str, Any] = {
@@ -66,4 +61,4 @@ with DAG(
         expire = PaimonExpireTagsOperator(task_id="expire_tags", trigger_rule="none_failed", **common)
         create >> expire
 
-    tag_table.expand_kwargs(list_tables())
+    tag_table.expand_kwargs(list_tables(fields=["tag_period", "tag_retention"]))

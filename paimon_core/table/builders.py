@@ -32,7 +32,6 @@ def commit_keeping_landed_append(
     succeeded: the compaction's files are deleted and the result says what happened in
     ``maintenance_error`` (Java's writer would fail here and restart)."""
     from paimon_core.exceptions import CommitConflictError
-    from paimon_core.operation.compact.table_compact import delete_written
 
     try:
         return commit()
@@ -40,14 +39,21 @@ def commit_keeping_landed_append(
         landed: tuple[int, ...] = tuple(e.context.get("landed_snapshot_ids") or ())
         if not landed:
             raise
-        delete_written(table, [m for m in messages if m.compact_after])
+        # Only the compaction's own output goes: the landed APPEND snapshot references the new data
+        # files and the messages' index files (a dynamic bucket's HASH index), and upgraded files
+        # are the same files as before.
+        for m in messages:
+            keep = {f.file_name for f in (*m.compact_before, *m.new_files)}
+            bucket_path = table.bucket_path(m.partition, m.bucket)
+            for f in m.compact_after:
+                if f.file_name not in keep:
+                    table.file_io.delete(f.external_path or f"{bucket_path}/{f.file_name}")
         logger.warning("%s", e)
-        first = messages[0] if messages else None
         return CommitResult(
             table=table.name,
             snapshot_id=landed[-1],
             commit_kind=e.context.get("landed_kind") or "APPEND",
-            commit_user="" if first is None else str(e.context.get("commit_user", "")),
+            commit_user=str(e.context.get("commit_user", "")),
             commit_identifier=int(e.context.get("commit_identifier", 0)),
             snapshot_ids=landed,
             maintenance_error=f"inline compaction not committed: {e}",

@@ -2,8 +2,7 @@
 
 Which files: the live files of the latest snapshot, narrowed by ``partitions`` or ``where`` (over
 partition columns only, as Paimon's procedure requires), ``buckets`` (fixed-bucket tables) and
-``partition_idle_time`` (partitions whose newest file is older than that; Java compares the files'
-creation time with the clock as it is). What to do with them, per (partition, bucket):
+``partition_idle_time`` (partitions whose newest file was created longer ago than that). What to do with them, per (partition, bucket):
 
 * primary-key tables: the bucket's levels restored from its files (Java ``Levels``), then
   ``full``: every run into the max level (``CompactStrategy.pickFullCompaction``), or ``minor``:
@@ -156,9 +155,11 @@ class CompactPlanner:
     def _idle(self, entries: Sequence[ManifestEntry], idle_ms: int | None) -> tuple[list[ManifestEntry], int]:
         if idle_ms is None:
             return list(entries), 0
+        from paimon_core.crosspartition.index_bootstrap import creation_epoch_millis
+
         newest: dict[bytes, int] = {}
-        for e in entries:
-            created = e.file.creation_time or 0
+        for e in entries:  # Java's PartitionEntry.lastFileCreationTime: creation time as epoch millis
+            created = 0 if e.file.creation_time is None else creation_epoch_millis(e.file.creation_time)
             newest[e.partition] = max(newest.get(e.partition, 0), created)
         cutoff = self.clock.now_millis() - idle_ms
         idle = {p for p, t in newest.items() if t < cutoff}

@@ -244,6 +244,25 @@ def test_partition_filters_and_idle_time(catalog: FileSystemCatalog) -> None:
     assert t.compact(partition_idle_time="1 d", dry_run=True).plan == ()  # everything was just written
 
 
+def test_partition_idle_time_compares_creation_times_as_epoch_millis(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Files store their creation time as local wall-clock millis (Java's _CREATION_TIME); the idle
+    cut-off compares it as epoch millis (Java's creationTimeEpochMillis) with the injected clock."""
+    import time
+
+    from paimon_core.utils.clock import ManualClock
+
+    clock = ManualClock(int(time.time() * 1000))
+    cat = FileSystemCatalog(str(tmp_path / "wh"), clock=clock)
+    cat.create_database("db")
+    t = _pk(cat)
+    t.write_arrow(_rows(range(10), 1))
+    t.write_arrow(_rows(range(10), 2))
+    clock.advance(2 * 3_600_000)  # two hours later, nothing new
+    planned = {p["partition"] for p in t.compact(partition_idle_time="1 h", dry_run=True).plan}
+    assert planned == {"dt=a"}  # idle for 2 h: due
+    assert t.compact(partition_idle_time="3 h", dry_run=True).plan == ()  # not idle for 3 h yet
+
+
 def test_append_table_with_deletion_vectors_compacts_files_with_many_deletes(catalog: FileSystemCatalog) -> None:
     """A file whose vector deletes more than compaction.delete-ratio-threshold is rewritten even when
     it is not small; its deleted rows are gone and the rows of other files keep their vectors."""

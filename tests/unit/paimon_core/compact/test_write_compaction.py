@@ -4,6 +4,7 @@ number of sorted runs, a commit writes APPEND then COMPACT; ``write-only = true`
 from __future__ import annotations
 
 import pyarrow as pa
+import pytest
 
 from paimon_core import FileSystemCatalog
 from paimon_core.snapshot.snapshot import CommitKind
@@ -12,8 +13,8 @@ from paimon_core.table.table import FileStoreTable
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.int64())])
 
 
-def _table(catalog: FileSystemCatalog, name: str, **options: str) -> FileStoreTable:
-    return catalog.create_table(name, SCHEMA, primary_keys=["id"], options={"bucket": "1", **options})
+def _table(catalog: FileSystemCatalog, name: str, *, bucket: str = "1", **options: str) -> FileStoreTable:
+    return catalog.create_table(name, SCHEMA, primary_keys=["id"], options={"bucket": bucket, **options})
 
 
 def _runs(t: FileStoreTable) -> int:
@@ -38,12 +39,18 @@ def test_writers_compact_at_the_trigger(catalog: FileSystemCatalog) -> None:
     assert _runs(only) == 7 and only.to_arrow().sort_by("id").equals(got)
 
 
-def test_a_concurrent_compaction_does_not_fail_the_write(catalog: FileSystemCatalog) -> None:
+@pytest.mark.parametrize("bucket", ["1", "-1"])  # -1: the APPEND snapshot also carries a HASH index file
+def test_a_concurrent_compaction_does_not_fail_the_write(catalog: FileSystemCatalog, bucket: str) -> None:
     """The write's COMPACT half conflicts with a dedicated compaction that landed meanwhile: the
-    APPEND snapshot stays, the writer's compaction files are deleted, the result says so."""
-    from tests.unit.paimon_core.maintenance.expiry_helpers import unreferenced_files
+    APPEND snapshot stays (every file it references exists), the writer's compaction files are
+    deleted, the result says so."""
+    from tests.unit.paimon_core.maintenance.expiry_helpers import (
+        list_all_files,
+        referenced_files,
+        unreferenced_files,
+    )
 
-    t = _table(catalog, "db.c", **{"num-sorted-run.compaction-trigger": "3"})
+    t = _table(catalog, "db.c", bucket=bucket, **{"num-sorted-run.compaction-trigger": "3"})
     for i in range(2):
         t.write_arrow(pa.table({"id": list(range(i, i + 10)), "v": [i] * 10}, schema=SCHEMA))
     b = t.new_batch_write_builder()
@@ -57,3 +64,4 @@ def test_a_concurrent_compaction_does_not_fail_the_write(catalog: FileSystemCata
     assert "inline compaction not committed" in result.maintenance_error
     assert 100 in t.to_arrow()["id"].to_pylist() and t.to_arrow().num_rows == 21
     assert unreferenced_files(t) == set()
+    assert referenced_files(t) <= list_all_files(t.file_io, t.path)  # nothing referenced was deleted

@@ -41,17 +41,14 @@ def table_params() -> dict[str, Param]:
 def list_tables(fields: list[str] | None = None) -> list[dict[str, Any]]:
     """The warehouse's tables selected by the registry (and the run's Params), with their settings
     (only ``fields`` of them when given: the arguments of the task group mapped over the tables)."""
-    import re
-
     from paimon_airflow.hooks.paimon import PaimonHook
+    from paimon_airflow.utils.selection import select_tables
 
     registry = load()
     params = get_current_context()["params"]
-    include = re.compile(str(params.get("include") or registry.include))
-    exclude_text = str(params.get("exclude") if params.get("exclude") is not None else registry.exclude)
-    exclude = re.compile(exclude_text) if exclude_text else None
-    tables = PaimonHook(paimon_conn_id=registry.paimon_conn_id).list_tables()
-    selected = sorted(t for t in tables if include.fullmatch(t) and not (exclude and exclude.fullmatch(t)))
+    include = str(params.get("include") or registry.include)
+    exclude = str(params.get("exclude") if params.get("exclude") is not None else registry.exclude)
+    selected = select_tables(PaimonHook(paimon_conn_id=registry.paimon_conn_id).list_tables(), include, exclude)
     out = []
     for t in selected:
         settings = registry.settings_for(t).to_dict()

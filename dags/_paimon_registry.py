@@ -85,9 +85,9 @@ class Registry:
 
     def select_tables(self, tables: list[str]) -> list[str]:
         """The ``db.table`` names that fully match ``include`` and not ``exclude``, sorted."""
-        inc = re.compile(self.include or ".*")
-        exc = re.compile(self.exclude) if self.exclude else None
-        return sorted(t for t in tables if inc.fullmatch(t) and not (exc and exc.fullmatch(t)))
+        from paimon_airflow.utils.selection import select_tables
+
+        return select_tables(tables, self.include, self.exclude)
 
 
 def _parse(raw: dict[str, Any]) -> Registry:

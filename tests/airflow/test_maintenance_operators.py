@@ -183,16 +183,3 @@ def test_missing_table_fails_without_retry(paimon_warehouse: str) -> None:
     op = PaimonExpireSnapshotsOperator(task_id="expire", table="db.nope", retries=3)
     with pytest.raises(AirflowFailException, match="TableNotFoundError"):
         render_and_execute(op, task_context())
-
-
-def test_error_classes_map_to_retry_or_fail() -> None:
-    from paimon_airflow.utils.errors import is_retryable
-    from paimon_core import CommitConflictError, InvalidArgumentError, TableNotFoundError
-    from paimon_core.exceptions import FileIOError, OrphanCleanAbortedError
-
-    assert is_retryable(CommitConflictError("conflict"))
-    assert is_retryable(FileIOError("io"))
-    assert is_retryable(ConnectionResetError())
-    assert not is_retryable(TableNotFoundError("t"))
-    assert not is_retryable(InvalidArgumentError("x"))
-    assert not is_retryable(OrphanCleanAbortedError("abort"))

@@ -128,7 +128,7 @@ class PaimonHook(BaseHook):
     def list_tables(self) -> list[str]:
         """Every ``db.table`` of the warehouse, sorted."""
         catalog = self.get_catalog()
-        return [f"{db}.{t}" for db in catalog.list_databases() for t in catalog.list_tables(db)]
+        return sorted(f"{db}.{t}" for db in catalog.list_databases() for t in catalog.list_tables(db))
 
     def test_connection(self) -> tuple[bool, str]:
         """List the warehouse's databases: ``(True, message)`` if that works, else ``(False, error)``."""

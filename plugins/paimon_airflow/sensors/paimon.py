@@ -264,6 +264,6 @@ class PaimonCompactionDebtSensor(BaseSensorOperator):
             return PokeReturnValue(is_done=True, xcom_value=summary)
         message = f"{self.table} is over its compaction budget: " + "; ".join(violations)
         if self.on_over_budget == "fail":
-            raise PaimonTerminalFailure(message + ". Run compaction (paimon_compaction) before ingesting.")
+            raise PaimonTerminalFailure(message + ". Run compaction (paimon_maintenance, or python -m spark_jobs compact) before ingesting.")
         self.log.info("%s; waiting for compaction", message)
         return PokeReturnValue(is_done=False)

@@ -207,7 +207,10 @@ def evaluate(
         }
         return payload, new_state
 
-    rng = snapshot_range(table, since, head, with_partitions=criteria.with_partitions)
+    # partition mode reads the deltas once, in new_partitions below, not here as well
+    rng = snapshot_range(
+        table, since, head, with_partitions=criteria.with_partitions and criteria.fire_on != "partition"
+    )
     matching = [s for s in rng.snapshots if criteria.matches(s)]
     if not matching:
         return None, moved

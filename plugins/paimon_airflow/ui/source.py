@@ -9,7 +9,6 @@ The warehouse is listed on each request (tables come and go; listing is a few di
 from __future__ import annotations
 
 import importlib.util
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +22,6 @@ __all__ = ["MAINTENANCE_DAGS", "TableNotListedError", "TableSource", "registry_s
 #: The DAGs of ``dags/`` that act on every registry table, in the order ``paimon_maintenance`` runs them.
 MAINTENANCE_DAGS = (
     "paimon_maintenance",
-    "paimon_compaction",
     "paimon_tags",
     "paimon_expire_snapshots",
     "paimon_remove_orphan_files",
@@ -50,11 +48,10 @@ class TableSource:
 
     def list_tables(self) -> list[str]:
         """The selected ``db.table`` names, sorted."""
-        catalog = self.catalog()
-        names = [f"{db}.{t}" for db in catalog.list_databases() for t in catalog.list_tables(db)]
-        inc = re.compile(self.include or ".*")
-        exc = re.compile(self.exclude) if self.exclude else None
-        return sorted(n for n in names if inc.fullmatch(n) and not (exc and exc.fullmatch(n)))
+        from paimon_airflow.hooks.paimon import PaimonHook
+        from paimon_airflow.utils.selection import select_tables
+
+        return select_tables(PaimonHook(paimon_conn_id=self.paimon_conn_id).list_tables(), self.include, self.exclude)
 
     def get_table(self, identifier: str) -> FileStoreTable:
         """The table ``identifier``; :class:`TableNotListedError` if not listed."""

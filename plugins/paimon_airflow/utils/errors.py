@@ -16,23 +16,14 @@ from typing import Any
 
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
+# the jobs' own classification: one rule for in-process operators and job error lines
+from spark_jobs.common.output import is_retryable
+
 __all__ = ["PaimonTerminalFailure", "is_retryable", "paimon_errors", "raise_for_job_error"]
 
 
 class PaimonTerminalFailure(AirflowFailException):
     """A terminal Paimon error: the task fails without retries."""
-
-
-def is_retryable(error: BaseException) -> bool:
-    """True for errors that may pass on retry (transient Paimon errors, I/O), False for terminal ones."""
-    from paimon_core import TerminalError, TransientError
-
-    if isinstance(error, TerminalError):
-        return False
-    if isinstance(error, (TransientError, OSError, TimeoutError, ConnectionError)):
-        return True
-    # An argument Airflow rendered wrongly fails the same way on every try.
-    return not isinstance(error, (ValueError, TypeError, KeyError, LookupError))
 
 
 @contextmanager

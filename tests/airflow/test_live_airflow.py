@@ -257,9 +257,11 @@ def test_backfill_three_days_then_again_adds_nothing(env: dict[str, Any]) -> Non
         assert result["already_committed"] is True, result
         tis = {t["task_id"]: t for t in _tis(live, token, "paimon_ingest", rid)}
         assert tis["ingest__db__events"]["try_number"] == 2  # really ran again
-    for rid in tag_runs:
-        result = _xcom(live, token, "paimon_tags", rid, "table.create_tag", 0)
-        assert result["created"] is False and result["reason"] == "exists", result
+    # the tags still point at each day's own snapshot (a re-run replaced none). Their re-run's XCom is
+    # not asserted: a reprocessing backfill leaves already-successful runs 'success' until it re-queues
+    # them, so the wait above can return before the tags' second pass (seen once under load).
+    tags = _table(wh, "db.t").tag_manager.tags()
+    assert {name: snap.id for name, snap in tags.items()} == {d: i + 1 for i, d in enumerate(DAYS)}
     print(
         f"\nbackfill of 3 days (ingest + tags): {first:.1f} s; again: {time.monotonic() - started - first:.1f} s"
     )

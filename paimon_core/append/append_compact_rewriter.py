@@ -133,6 +133,6 @@ def rewrite_append_files(
         total_buckets,
         compact_before=tuple(files),
         compact_after=tuple(after),
-        new_index_files=changes.new_index_files,
-        deleted_index_files=changes.deleted_index_files,
+        compact_new_index_files=changes.new_index_files,
+        compact_deleted_index_files=changes.deleted_index_files,
     )

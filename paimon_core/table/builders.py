@@ -39,15 +39,19 @@ def commit_keeping_landed_append(
         landed: tuple[int, ...] = tuple(e.context.get("landed_snapshot_ids") or ())
         if not landed:
             raise
-        # Only the compaction's own output goes: the landed APPEND snapshot references the new data
-        # files and the messages' index files (a dynamic bucket's HASH index), and upgraded files
-        # are the same files as before.
+        # Only the compaction's own output goes (its files, changelog and index files): the landed
+        # APPEND snapshot references the new data files and the data increment's index files (a
+        # dynamic bucket's HASH index), and upgraded files are the same files as before.
         for m in messages:
             keep = {f.file_name for f in (*m.compact_before, *m.new_files)}
             bucket_path = table.bucket_path(m.partition, m.bucket)
             for f in m.compact_after:
                 if f.file_name not in keep:
                     table.file_io.delete(f.external_path or f"{bucket_path}/{f.file_name}")
+            for f in m.compact_changelog_files:
+                table.file_io.delete(f.external_path or f"{bucket_path}/{f.file_name}")
+            for i in m.compact_new_index_files:
+                table.file_io.delete(i.external_path or f"{table.paths.index_dir}/{i.file_name}")
         logger.warning("%s", e)
         return CommitResult(
             table=table.name,

@@ -152,7 +152,7 @@ def test_peers_read_compaction_with_deletion_vectors(pypaimon_peer: Peer, rust_p
         assert peer.read(warehouse, "db.dv").sort_by("id").column("id").equals(want.column("id")), peer.engine
 
     m = rewrite_append_files(t, a.partition, 0, [a.file, c.file])  # b keeps its vector
-    assert len(m.deleted_index_files) == 1 and len(m.new_index_files) == 1
+    assert len(m.compact_deleted_index_files) == 1 and len(m.compact_new_index_files) == 1
     assert sum(f.row_count for f in m.compact_after) == 2 * ROWS - 3
     t.new_file_store_commit("compact").commit([m], 2)
     assert t.to_arrow().sort_by("id").column("id").equals(want.column("id"))

@@ -17,8 +17,8 @@ class Changes:
     compact: list[ManifestEntry] = field(default_factory=list)
     changelog: list[ManifestEntry] = field(default_factory=list)
     index: list[IndexManifestEntry] = field(default_factory=list)
-    #: index changes of compaction messages (deletion vectors a compaction rewrote): they go with
-    #: the COMPACT snapshot, as Java's CompactIncrement carries them
+    #: the compact increments (Java's ``CompactIncrement``): they go with the COMPACT snapshot
+    compact_changelog: list[ManifestEntry] = field(default_factory=list)
     compact_index: list[IndexManifestEntry] = field(default_factory=list)
 
     @property
@@ -39,11 +39,16 @@ def collect_changes(messages: Sequence[CommitMessage]) -> Changes:
             ch.compact.append(ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f))
         for f in m.changelog_files:
             ch.changelog.append(ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f))
-        index = ch.compact_index if (m.compact_before or m.compact_after) and not m.new_files else ch.index
+        for f in m.compact_changelog_files:
+            ch.compact_changelog.append(ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f))
         for i in m.deleted_index_files:
-            index.append(IndexManifestEntry(FileKind.DELETE, m.partition, m.bucket, i))
+            ch.index.append(IndexManifestEntry(FileKind.DELETE, m.partition, m.bucket, i))
         for i in m.new_index_files:
-            index.append(IndexManifestEntry(FileKind.ADD, m.partition, m.bucket, i))
+            ch.index.append(IndexManifestEntry(FileKind.ADD, m.partition, m.bucket, i))
+        for i in m.compact_deleted_index_files:
+            ch.compact_index.append(IndexManifestEntry(FileKind.DELETE, m.partition, m.bucket, i))
+        for i in m.compact_new_index_files:
+            ch.compact_index.append(IndexManifestEntry(FileKind.ADD, m.partition, m.bucket, i))
     return ch
 
 

@@ -144,9 +144,9 @@ class FileStoreCommit:
             steps.append((changes.append, CommitKind.OVERWRITE, overwrite))
         elif changes.append or changes.index:
             steps.append((changes.append, CommitKind.APPEND, None))
-        if changes.compact or changes.compact_index:
+        if changes.compact or changes.compact_index or changes.compact_changelog:
             steps.append((changes.compact, CommitKind.COMPACT, None))
-        for i, (entries, step_kind, spec) in enumerate(steps):
+        for entries, step_kind, spec in steps:
             try:
                 sid, n, committed = self._try_commit(
                     entries,
@@ -157,7 +157,7 @@ class FileStoreCommit:
                     watermark,
                     check_append_conflicts,
                     changes.compact_index if step_kind == CommitKind.COMPACT else changes.index,
-                    changes.changelog if i == 0 else [],
+                    changes.compact_changelog if step_kind == CommitKind.COMPACT else changes.changelog,
                 )
             except CommitConflictError as e:
                 if not snapshot_ids:

@@ -81,8 +81,10 @@ def delete_written(table: FileStoreTable, messages: Sequence[CommitMessage]) -> 
         for f in m.compact_after:
             if f.file_name not in before:
                 table.file_io.delete(f.external_path or f"{bucket_path}/{f.file_name}")
+        for f in m.compact_changelog_files:
+            table.file_io.delete(f.external_path or f"{bucket_path}/{f.file_name}")
         index_dir = table.paths.index_dir
-        for i in m.new_index_files:
+        for i in m.compact_new_index_files:
             table.file_io.delete(i.external_path or f"{index_dir}/{i.file_name}")
 
 

@@ -77,8 +77,8 @@ def test_rewrite_applies_and_replaces_deletion_vectors(catalog: FileSystemCatalo
     unit = [a.file, c.file]  # b is not rewritten: its vector must survive
     m = rewrite_append_files(t, a.partition, a.bucket, unit)
     assert sum(f.row_count for f in m.compact_after) == a.file.row_count - len(deleted_from_a) + c.file.row_count
-    assert m.deleted_index_files == (old_index,)
-    (carried,) = m.new_index_files
+    assert m.compact_deleted_index_files == (old_index,)
+    (carried,) = m.compact_new_index_files
     assert [r.data_file_name for r in carried.dv_ranges or ()] == [b.file.file_name]
     new_index = DeletionIndex(a.partition, a.bucket, (carried,), {carried.file_name: t.paths.index_file_path(carried.file_name)})
     (r,) = carried.dv_ranges or ()
@@ -114,7 +114,7 @@ def test_planner_takes_files_with_many_deletes(catalog: FileSystemCatalog) -> No
     assert task.files == (x.file,)
     before = ids(t)
     m = rewrite_append_files(t, task.partition, 0, task.files, deletion_index=index)
-    assert not m.new_index_files and len(m.deleted_index_files) == 1
+    assert not m.compact_new_index_files and len(m.compact_deleted_index_files) == 1
     t.new_file_store_commit("compact-test").commit([m], 1)
     assert ids(t) == before
     assert len(before) == 17 and len(m.compact_after) == 1 and m.compact_after[0].row_count == 7

@@ -122,7 +122,7 @@ def test_rewrite_each_bucket(catalog: FileSystemCatalog, bucket: int, partitione
         expected_pieces = file_rows(t, partition, b, files)
         m = rewrite_append_files(t, partition, b, files)
         assert (m.partition, m.bucket, m.total_buckets) == (partition, b, bucket)
-        assert m.compact_before == tuple(files) and not m.new_files and not m.deleted_index_files
+        assert m.compact_before == tuple(files) and not m.new_files and not m.compact_deleted_index_files
         after = list(m.compact_after)
         assert 1 < len(after) < len(files)
         # Java's compactRewrite: one sequence number per row from the first input's minimum.

@@ -84,6 +84,8 @@ OPTION_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "spill-compression": ("string", ()),
     "spill-compression.zstd-level": ("int", ()),
     "write-only": ("bool", ()),
+    # Flink connector option (FlinkConnectorOptions.PRECOMMIT_COMPACT), honoured by append writers here
+    "precommit-compact": ("bool", ()),
     "source.split.target-size": ("memory", ()),
     "source.split.open-file-cost": ("memory", ()),
     "write-buffer-size": ("memory", ()),
@@ -364,6 +366,7 @@ OPTION_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
 #: Fallback and deprecated keys Paimon still accepts, and the option each stands for.
 OPTION_ALIASES: dict[str, str] = {
     "blob.stored-descriptor-fields": "blob-descriptor-field",
+    "changelog.precommit-compact": "precommit-compact",
     "changelog-producer.lookup-wait": "lookup-wait",
     "deduplicate.ignore-delete": "ignore-delete",
     "delete-file.thread-num": "file-operation.thread-num",

@@ -36,14 +36,12 @@ def _always(_: str) -> bool:
 
 UNSUPPORTED_OPTIONS: dict[str, Unsupported] = {
     "changelog-producer": Unsupported(
-        _not("none", "input"),
-        "paimon_core produces no 'lookup' or 'full-compaction' changelog yet; use 'none' or 'input', "
-        "or write this table with Flink",
+        _not("none", "input", "full-compaction", "lookup"),
+        "use 'none', 'input', 'full-compaction' or 'lookup', or write this table with Flink",
     ),
     "full-compaction.delta-commits": Unsupported(
-        _always,
-        "paimon_core writers do not compact inline; schedule the dedicated compaction job "
-        "(python -m spark_jobs compact --compact_strategy full) instead",
+        lambda v: not v.strip().isdigit() or int(v) < 1,
+        "it must be a positive number of commits",
     ),
     "record-level.expire-time": Unsupported(_always, "record-level expiry is not implemented by paimon_core"),
 }
@@ -60,3 +58,25 @@ def check_supported_options(options: Mapping[str, str], *, action: str) -> None:
             raise InvalidOptionError(
                 f"Cannot {action}: option '{key}' = '{value}' is not supported: {spec.reason}", key=key
             )
+    producer = (options.get("changelog-producer") or "none").strip().lower()
+    engine = (options.get("merge-engine") or "deduplicate").strip().lower()
+    if engine == "first-row" and producer == "full-compaction":  # Java's SchemaValidation
+        raise InvalidOptionError(
+            f"Cannot {action}: the first-row merge engine supports only 'none' and 'lookup' changelog-producer, "
+            "not 'full-compaction'",
+            key="changelog-producer",
+        )
+    dv = (options.get("deletion-vectors.enabled") or "false").strip().lower() == "true"
+    if producer == "full-compaction" and dv:  # Java's SchemaValidation.validateForDeletionVectors
+        raise InvalidOptionError(
+            f"Cannot {action}: deletion vectors mode is only supported for the 'none', 'input' and 'lookup' "
+            "changelog-producer, not 'full-compaction'",
+            key="changelog-producer",
+        )
+    if producer == "lookup" and not dv and engine not in ("deduplicate", "first-row"):
+        raise InvalidOptionError(
+            f"Cannot {action}: changelog-producer = 'lookup' with the '{engine}' merge engine needs "
+            "deletion-vectors.enabled = true in paimon_core (its reads merge every level, which would count "
+            "values a lookup compaction already merged); enable deletion vectors or write this table with Flink",
+            key="changelog-producer",
+        )

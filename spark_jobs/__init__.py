@@ -17,10 +17,12 @@ JOBS: dict[str, str] = {
     "ingest": "spark_jobs.ingest",
     "compact": "spark_jobs.compact",
     "compact_database": "spark_jobs.compact_database",
+    "compact_manifest": "spark_jobs.compact_manifest",
     "expire_snapshots": "spark_jobs.expire_snapshots",
     "remove_orphan_files": "spark_jobs.remove_orphan_files",
     "create_tag": "spark_jobs.create_tag",
     "delete_tag": "spark_jobs.delete_tag",
     "rollback_to": "spark_jobs.rollback_to",
     "reset_consumer": "spark_jobs.reset_consumer",
+    "merge_into": "spark_jobs.merge_into",
 }

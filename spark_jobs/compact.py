@@ -6,6 +6,8 @@
         [--partitions 'dt=a,hh=1;dt=b' | --where "dt >= '2024-01-01'"] [--compact_strategy full|minor] \\
         [--options 'k=v,...'] [--partition_idle_time '1 d'] [--buckets 0,3] [--dry-run] \\
         [--commit_user U --commit_identifier N] [--mode distributed|local] [--parallelism N]
+    python -m spark_jobs compact --warehouse W --table db.t --streaming [--discovery_interval '10 s'] \\
+        [--commit_user U] [--max_rounds N] [--idle_timeout '5 min'] [other arguments as above]
 
 Arguments take Paimon's names and order (``table, partitions, compact_strategy, order_strategy,
 order_by, where, options, partition_idle_time, buckets``), as flags or positionally. The plan is
@@ -19,6 +21,16 @@ retry of a job whose commit landed a no-op (Airflow passes them from the task in
 
 Prints one JSON line: the ``CompactResult`` (tasks, files/bytes/rows read and written, sorted runs
 per bucket before and after, snapshot id, conflict rounds; with ``--dry-run`` the plan).
+
+``--streaming`` (Flink's streaming dedicated compaction): keeps compacting as new snapshots arrive
+(:class:`paimon_core.operation.compact.streaming_compact.StreamingCompaction`): polls every
+``--discovery_interval`` (default: the table's ``continuous.discovery-interval``, else 10 s), each
+round compacts the buckets new APPEND snapshots wrote (``minor`` unless ``--compact_strategy``
+says otherwise) and commits as ``--commit_user`` (give it to resume: identifiers continue after
+the user's last commit, so a restart never commits one twice). SIGTERM/SIGINT stop it after the
+current round (a second signal abandons the round: its files are deleted, nothing committed);
+``--max_rounds`` / ``--idle_timeout`` bound it. It prints one JSON line when it stops: the
+``StreamingCompactResult`` (rounds, commits, snapshot ids, identifiers, files read/written).
 """
 
 from __future__ import annotations
@@ -27,6 +39,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from paimon_core.exceptions import PaimonError
 from paimon_core.operation.compact.compact_planner import CompactRequest, parse_partitions
 from paimon_core.operation.compact.compact_task import CompactTask, run_compact_task
 from paimon_core.operation.compact.table_compact import TableCompact, TaskExecutor, local_executor
@@ -56,6 +69,10 @@ PARAMS = (
     Param("commit_identifier", "int", "commit identifier of this run"),
     Param("mode", "str", "distributed (Spark tasks, default) or local (threads, no JVM)"),
     Param("parallelism", "int", "local mode: threads (default: CPU count)"),
+    Param("streaming", "flag", "keep compacting as new snapshots arrive, until SIGTERM/SIGINT"),
+    Param("discovery_interval", "str", "streaming: how often to look for new snapshots, e.g. '10 s'"),
+    Param("max_rounds", "int", "streaming: stop after this many rounds (one poll each, compacting or idle)"),
+    Param("idle_timeout", "str", "streaming: stop after no new snapshot for this long, e.g. '5 min'"),
 )
 
 
@@ -68,6 +85,20 @@ def parse_args(argv: Sequence[str]) -> ProcedureArgs:
         raise UsageError(f"--mode must be distributed or local, got {args.get('mode')!r}")
     if args.get("commit_identifier") is not None and not args.get("commit_user"):
         raise UsageError("--commit_identifier needs --commit_user")
+    streaming_only = [n for n in ("discovery_interval", "max_rounds", "idle_timeout") if args.get(n) is not None]
+    if args.get("streaming"):
+        if args.dry_run or args.get("commit_identifier") is not None:
+            raise UsageError("--streaming takes no --dry-run or --commit_identifier (each round takes the next identifier)")
+        if args.get("max_rounds") is not None and args.get("max_rounds") < 1:
+            raise UsageError(f"--max_rounds must be at least 1, got {args.get('max_rounds')}")
+        for name in ("discovery_interval", "idle_timeout"):
+            if args.get(name) is not None:
+                try:
+                    to_duration_millis(args.get(name), name=name)
+                except PaimonError as e:
+                    raise UsageError(f"--{name}: {e}") from None
+    elif streaming_only:
+        raise UsageError(f"{', '.join('--' + n for n in streaming_only)}: only with --streaming")
     return args
 
 
@@ -84,7 +115,8 @@ def _options(text: str | None) -> dict[str, str]:
 
 
 def request_of(args: ProcedureArgs) -> CompactRequest:
-    """The core request of the parsed arguments (InvalidArgumentError for bad values)."""
+    """The core request of the parsed arguments (InvalidArgumentError for bad values); a streaming
+    compaction is ``minor`` unless ``compact_strategy`` says otherwise (Flink's streaming mode)."""
     buckets = args.get("buckets")
     try:
         bucket_set = None if buckets is None else frozenset(int(b) for b in buckets.split(",") if b.strip())
@@ -93,7 +125,7 @@ def request_of(args: ProcedureArgs) -> CompactRequest:
     idle = args.get("partition_idle_time")
     partitions = args.get("partitions")
     return CompactRequest(
-        strategy=(args.get("compact_strategy") or "full").lower(),  # type: ignore[arg-type]  # validated by CompactRequest
+        strategy=(args.get("compact_strategy") or ("minor" if args.get("streaming") else "full")).lower(),  # type: ignore[arg-type]  # validated by CompactRequest
         partitions=parse_partitions(partitions) if partitions else None,
         where=args.get("where"),
         buckets=bucket_set,
@@ -119,6 +151,10 @@ def call(table: FileStoreTable, args: ProcedureArgs, *, spark: SparkSession | No
     if options:
         table = table.copy(options)
     executor = spark_executor(spark) if spark is not None else local_executor(args.get("parallelism"))
+    if args.get("streaming"):
+        from spark_jobs.compact_streaming import run_streaming
+
+        return {**run_streaming(table, args, request_of(args), executor), "mode": "local" if spark is None else "distributed"}
     job = TableCompact(table, commit_user=args.get("commit_user"), executor=executor)
     ident = args.get("commit_identifier")
     result = job.run(

@@ -84,13 +84,19 @@ class BatchTableCommit:
         # it to look for, so skip the history walk (as Java's batch commit). A caller-given user
         # (e.g. from a job's run id) is checked, so re-running the job commits nothing twice.
         committer = self.table.new_file_store_commit(self.commit_user)
-        result = commit_keeping_landed_append(
-            self.table,
-            messages,
-            lambda: committer.commit(
-                messages, commit_identifier, overwrite=self.overwrite, check_committed=self.user_given
-            ),
-        )
+        from paimon_core.append.append_pre_commit_compact import merged_for_commit
+
+        # precommit-compact = true (append): the small new files of all writers merged, as Java's
+        # coordinator after the writers does; the merge's output is deleted again if the commit fails
+        already = self.user_given and committer.is_committed(commit_identifier)
+        with merged_for_commit(self.table, messages, skip=already) as merged:
+            result = commit_keeping_landed_append(
+                self.table,
+                merged,
+                lambda: committer.commit(
+                    merged, commit_identifier, overwrite=self.overwrite, check_committed=self.user_given
+                ),
+            )
         return maintain_after_commit(self.table, result)
 
     def truncate(self) -> CommitResult:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from paimon_core.operation.compact.table_compact import CompactResult
     from paimon_core.operation.expire_changelogs import ExpireChangelogsResult
     from paimon_core.operation.expire_snapshots import ExpireSnapshotsResult
+    from paimon_core.operation.manifest_compact import CompactManifestResult
     from paimon_core.operation.orphan_files_clean import OrphanFilesCleanResult
     from paimon_core.operation.tag_deletion import DeleteTagResult
     from paimon_core.snapshot.snapshot import Snapshot
@@ -128,6 +129,13 @@ class TableMaintenance:
         job = TableCompact(table, commit_user=commit_user, executor=local_executor(parallelism))
         ident = BATCH_COMMIT_IDENTIFIER if commit_identifier is None else commit_identifier
         return job.run(request, dry_run=dry_run, commit_identifier=ident)
+
+    def compact_manifest(self, *, dry_run: bool = False) -> CompactManifestResult:
+        """Merge the latest snapshot's manifests into few (ADD/DELETE pairs cancelled) and commit
+        them as a COMPACT snapshot (Paimon's ``compact_manifest`` procedure); data is untouched."""
+        from paimon_core.operation.manifest_compact import ManifestCompact
+
+        return ManifestCompact(self._table).run(dry_run=dry_run)
 
     # --- tags --------------------------------------------------------------------------
     def create_tag(

@@ -50,7 +50,7 @@ class Param:
     """One procedure argument: Paimon's name, its type, and whether it must be given."""
 
     name: str
-    kind: Literal["int", "str"]
+    kind: Literal["int", "str", "flag"]  # flag: a switch (--streaming), never positional
     help: str
     required: bool = False
     aliases: tuple[str, ...] = ()  # other accepted flag names (Paimon's camelCase ones)
@@ -97,7 +97,12 @@ def parse_procedure_args(
     ``table=False``: a warehouse-wide job without ``--table``."""
     parser = base_parser(job, description, table=table)
     for p in params:
-        parser.add_argument(*p.flags(), dest=p.name, metavar=p.name.upper(), help=p.help)
+        if p.kind == "flag":
+            parser.add_argument(*p.flags(), dest=p.name, action="store_true", help=p.help)
+        else:
+            parser.add_argument(*p.flags(), dest=p.name, metavar=p.name.upper(), help=p.help)
+    switches = [p for p in params if p.kind == "flag"]
+    params = [p for p in params if p.kind != "flag"]
     parser.add_argument(
         "positional",
         nargs="*",
@@ -116,7 +121,7 @@ def parse_procedure_args(
     positional: list[str] = list(ns.positional)
     if len(positional) > len(params):
         raise UsageError(f"too many arguments {positional}; {job} takes {', '.join(p.name for p in params)}")
-    values: dict[str, Any] = {}
+    values: dict[str, Any] = {p.name: True for p in switches if getattr(ns, p.name)}
     for i, p in enumerate(params):
         flag_value: str | None = getattr(ns, p.name)
         pos_value = positional[i] if i < len(positional) else None

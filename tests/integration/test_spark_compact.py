@@ -105,7 +105,9 @@ def test_compact_database_reports_a_failing_table_and_compacts_the_rest(
 
     _table(wh, "db.a")
     _table(wh, "db.b_tmp")
-    _table(wh, "db.dv", **{"deletion-vectors.enabled": "true"})  # refused: no DV maintenance yet
+    broken = _table(wh, "db.dv")  # a data file is gone: its compaction fails
+    lost = broken.new_file_store_scan().live_entries(broken.latest_snapshot())[0]
+    broken.file_io.delete(f"{broken.bucket_path(lost.partition, lost.bucket)}/{lost.file.file_name}")
     cat = FileSystemCatalog(wh)
     cat.create_database("other")
     _table(wh, "other.c")
@@ -115,7 +117,7 @@ def test_compact_database_reports_a_failing_table_and_compacts_the_rest(
     )
     out = json.loads(capsys.readouterr().out.strip())
     assert code == 1 and out["status"] == "error" and out["failed_tables"] == ["db.dv"]
-    assert "deletion-vectors.enabled" in next(t["error"] for t in out["tables"] if t["table"] == "db.dv")
+    assert "does not exist" in next(t["error"] for t in out["tables"] if t["table"] == "db.dv")
     assert [t["table"] for t in out["tables"]] == ["db.a", "db.dv"] and out["compacted_tables"] == 1
     assert cat.get_table("db.a").latest_snapshot().commit_kind == CommitKind.COMPACT  # type: ignore[union-attr]
     for untouched in ("db.b_tmp", "other.c"):

@@ -31,7 +31,7 @@ from paimon_core.manifest.manifest_list import write_manifest_list
 from paimon_core.manifest.merger import merge_entries, merge_manifests
 from paimon_core.manifest.partition_stats import PartitionCodec
 from paimon_core.operation.commit.changes import Changes, collect_changes, row_delta
-from paimon_core.operation.commit.conflicts import KeyOf, check_no_conflicts
+from paimon_core.operation.commit.conflicts import KeyOf, check_index_conflicts, check_no_conflicts
 from paimon_core.operation.scan import FileStoreScan, ScanFilter
 from paimon_core.options import CoreOptions
 from paimon_core.paths import PathFactory
@@ -143,7 +143,11 @@ class FileStoreCommit:
             self._check_overwrite_partitions(changes, overwrite)
             steps.append((changes.append, CommitKind.OVERWRITE, overwrite))
         elif changes.append or changes.index:
-            steps.append((changes.append, CommitKind.APPEND, None))
+            # Java's containsFileDeletionOrDeletionVectors: an increment that removes data files
+            # (a copy-on-write rewrite such as merge_into on an append table) is an OVERWRITE, which
+            # streaming readers skip instead of re-reading the rewritten rows as new ones.
+            removes = any(e.kind == FileKind.DELETE for e in changes.append)
+            steps.append((changes.append, CommitKind.OVERWRITE if removes else CommitKind.APPEND, None))
         if changes.compact or changes.compact_index or changes.compact_changelog:
             steps.append((changes.compact, CommitKind.COMPACT, None))
         for entries, step_kind, spec in steps:
@@ -359,7 +363,9 @@ class FileStoreCommit:
                 changelog_rows = sum(e.file.row_count for e in changelog)
             index_manifest = latest.index_manifest if latest is not None else None
             if index_changes:
-                index_manifest = self._write_index_manifest(index_manifest, index_changes)
+                index_manifest = self._write_index_manifest(
+                    index_manifest, index_changes, snapshot_id=latest.id if latest is not None else None
+                )
                 written.append(index_manifest)
             added, deleted = row_delta(changes)
             delta_rows = added - deleted
@@ -418,14 +424,19 @@ class FileStoreCommit:
         )
         return new_id
 
-    def _write_index_manifest(self, previous: str | None, changes: Sequence[IndexManifestEntry]) -> str:
+    def _write_index_manifest(
+        self, previous: str | None, changes: Sequence[IndexManifestEntry], *, snapshot_id: int | None = None
+    ) -> str:
         """A full listing: the previous index files minus deleted ones, plus new ones.
 
         For HASH indexes a new file replaces the previous file of its (partition, bucket).
+        Deletion-vector changes that conflict with the previous listing fail the commit
+        (:func:`~paimon_core.operation.commit.conflicts.check_index_conflicts`).
         """
         entries: list[IndexManifestEntry] = []
         if previous is not None:
             entries = read_index_manifest(self.file_io, self.paths.manifest_path(previous))
+        check_index_conflicts(entries, changes, snapshot_id=snapshot_id)
         deleted = {e.index_file.file_name for e in changes if e.kind == FileKind.DELETE}
         new = [e for e in changes if e.kind == FileKind.ADD]
         replaced_hash = {(e.partition, e.bucket) for e in new if e.index_file.index_type == "HASH"}

@@ -17,7 +17,10 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 from paimon_core.exceptions import CommitConflictError
-from paimon_core.manifest.entries import FileKind, ManifestEntry
+from paimon_core.manifest.entries import FileKind, IndexManifestEntry, ManifestEntry
+
+#: the index type of deletion vector index files (``DeletionVectorsIndexFile.DELETION_VECTORS_INDEX``)
+DELETION_VECTORS = "DELETION_VECTORS"
 
 KeyOf = Callable[[bytes], tuple[object, ...]]
 
@@ -112,4 +115,43 @@ def _check_key_ranges(
                     file_name=b.file.file_name,
                     snapshot_id=snapshot_id,
                     conflict="lsm",
+                )
+
+
+def check_index_conflicts(
+    previous: Sequence[IndexManifestEntry], changes: Sequence[IndexManifestEntry], *, snapshot_id: int | None
+) -> None:
+    """Deletion-vector index conflicts: a DELETE of a DV index file the base no longer has (a
+    concurrent compaction replaced it), or, after the changes, one data file with vectors in two
+    live index files of its bucket (both compactions' vectors would not apply). Either would lose
+    deleted-row marks, so the commit is abandoned."""
+    live = {e.index_file.file_name for e in previous}
+    deleted = {e.index_file.file_name for e in changes if e.kind == FileKind.DELETE}
+    for e in changes:
+        if e.kind == FileKind.DELETE and e.index_file.index_type == DELETION_VECTORS and e.index_file.file_name not in live:
+            raise CommitConflictError(
+                f"Deletion vector index conflicts detected: index file {e.index_file.file_name} (bucket {e.bucket}) "
+                f"was already replaced by a concurrent commit (latest snapshot {snapshot_id}); this commit is "
+                "abandoned and the table is unchanged",
+                file_name=e.index_file.file_name,
+                snapshot_id=snapshot_id,
+                conflict="index-deletion",
+            )
+    owner: dict[tuple[bytes, int, str], str] = {}
+    after = [e for e in previous if e.index_file.file_name not in deleted]
+    after += [e for e in changes if e.kind == FileKind.ADD]
+    for e in after:
+        if e.index_file.index_type != DELETION_VECTORS:
+            continue
+        for r in e.index_file.dv_ranges or ():
+            key = (e.partition, e.bucket, r.data_file_name)
+            other = owner.setdefault(key, e.index_file.file_name)
+            if other != e.index_file.file_name:
+                raise CommitConflictError(
+                    f"Deletion vector index conflicts detected: data file {r.data_file_name} (bucket {e.bucket}) has "
+                    f"vectors in index files {other} and {e.index_file.file_name} after a concurrent commit (latest "
+                    f"snapshot {snapshot_id}); this commit is abandoned and the table is unchanged",
+                    file_name=r.data_file_name,
+                    snapshot_id=snapshot_id,
+                    conflict="index-deletion",
                 )

@@ -111,11 +111,14 @@ class CompactPlanner:
                 f"Table {table.name} has postponed buckets (bucket = -2): its compaction assigns buckets, "
                 "which paimon_core does not do; compact it with Flink"
             )
-        if self.has_pk and self.options.options.get("deletion-vectors.enabled", "false").lower() == "true":
-            raise InvalidArgumentError(
-                f"Table {table.name}: compacting a primary-key table with deletion-vectors.enabled needs "
-                "lookup-based deletion vector maintenance, which paimon_core does not do yet; compact it with Flink or Spark"
+        if self.has_pk:
+            from paimon_core.mergetree.compact.lookup_merge_tree_compact_rewriter import (
+                check_lookup_compaction_supported,
+                uses_lookup_rewriter,
             )
+
+            if uses_lookup_rewriter(self.options.options):
+                check_lookup_compaction_supported(table)
 
     # --- filters -----------------------------------------------------------------------
     def _partition_predicate(self, request: CompactRequest) -> Predicate | None:
@@ -297,6 +300,7 @@ class MergeTreeBucketPlanner:
         self.min_file_size = compaction_file_size(self.opts)
         self.force_keep_delete = force_keep_delete(self.opts)
         self.force_rewrite = self.opts.get("compaction.force-rewrite-all-files", "false").lower() == "true"
+        self.dv_maintained = self.opts.get("deletion-vectors.enabled", "false").strip().lower() == "true"
 
     def plan(
         self,
@@ -332,11 +336,17 @@ class MergeTreeBucketPlanner:
             max_level=levels.max_level,
             min_file_size=self.min_file_size,
             non_empty_highest_level=levels.non_empty_highest_level(),
+            dv_maintained=self.dv_maintained,
             force_keep_delete=self.force_keep_delete,
             force_rewrite_all_files=self.force_rewrite,
         )
         if not steps:
             return None
+        from paimon_core.mergetree.compact.lookup_merge_tree_compact_rewriter import uses_lookup_rewriter
+
+        lookup_files = (
+            tuple(f for f in files if f.level > unit.output_level) if uses_lookup_rewriter(self.opts) else ()
+        )
         return CompactTask(
             kind="merge-tree",
             partition=partition,
@@ -346,4 +356,6 @@ class MergeTreeBucketPlanner:
             output_level=unit.output_level,
             steps=tuple(steps),
             sorted_runs=len(runs),
+            max_level=levels.max_level,
+            lookup_files=lookup_files,
         )

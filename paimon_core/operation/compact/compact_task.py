@@ -4,7 +4,9 @@ A :class:`CompactTask` is plain picklable data (Spark ships it to an executor) d
 work for one (partition, bucket):
 
 * ``merge-tree`` (primary-key tables): the steps of Java's ``MergeTreeCompactTask`` for the unit
-  the strategy picked: metadata-only upgrades and merge rewrites into ``output_level``;
+  the strategy picked: metadata-only upgrades and merge rewrites into ``output_level``
+  (``changelog-producer = full-compaction``: rewrites and upgrades into the max level also write
+  the changelog, Java's ``FullChangelogMergeTreeCompactRewriter``);
 * ``append``: the files of one append bin (Java's ``AppendCompactTask``) or of one fixed bucket
   (``BucketedAppendCompactManager``), rewritten into files of ``target-file-size``.
 
@@ -16,6 +18,7 @@ If it fails, the files it wrote are deleted again.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -24,6 +27,7 @@ from paimon_core.mergetree.compact.compact_task_plan import CompactStep, Rewrite
 from paimon_core.table.commit_message import CommitMessage
 
 if TYPE_CHECKING:
+    from paimon_core.append.append_deletion_index import DeletionIndex
     from paimon_core.table.table import FileStoreTable
 
 __all__ = ["CompactTask", "TaskKind", "run_compact_task"]
@@ -46,6 +50,13 @@ class CompactTask:
     steps: tuple[CompactStep, ...] = ()  # merge-tree
     files: tuple[DataFileMeta, ...] = ()  # append: rewritten together, oldest first
     sorted_runs: int = 0  # sorted runs of the bucket before (merge-tree)
+    max_level: int | None = None  # merge-tree: the bucket's Levels.max_level (full-compaction changelog)
+    #: merge-tree of lookup tables (deletion vectors, lookup changelog): the bucket's files on the
+    #: levels above ``output_level``, where the compaction looks keys up
+    lookup_files: tuple[DataFileMeta, ...] = ()
+    #: deletion-vector tables: the bucket's vectors to start from (None: the latest snapshot's);
+    #: a writer compacting a bucket twice before one commit passes the first result's
+    deletion_index: DeletionIndex | None = None
 
     @property
     def input_files(self) -> list[DataFileMeta]:
@@ -96,13 +107,33 @@ def run_compact_task(table: FileStoreTable, task: CompactTask) -> CommitMessage:
         from paimon_core.append.append_compact_rewriter import rewrite_append_files
 
         return rewrite_append_files(table, task.partition, task.bucket, task.files)
+    from paimon_core.mergetree.compact.lookup_merge_tree_compact_rewriter import (
+        run_lookup_compact_task,
+        uses_lookup_rewriter,
+    )
+
+    if uses_lookup_rewriter(table.options.options):
+        return run_lookup_compact_task(table, task)
+    from paimon_core.mergetree.compact.full_changelog_merge_tree_compact_rewriter import (
+        FullChangelogMergeTreeCompactRewriter,
+        produces_full_changelog,
+    )
     from paimon_core.mergetree.compact.merge_tree_compact_rewriter import MergeTreeCompactRewriter
 
-    rewriter = MergeTreeCompactRewriter(table, task.partition, task.bucket)
+    rewriter: MergeTreeCompactRewriter
+    steps: Sequence[CompactStep] = task.steps
+    full_changelog: FullChangelogMergeTreeCompactRewriter | None = None
+    if produces_full_changelog(table) and task.max_level is not None:
+        rewriter = full_changelog = FullChangelogMergeTreeCompactRewriter(
+            table, task.partition, task.bucket, max_level=task.max_level
+        )
+        steps = full_changelog.changelog_steps(task.steps)
+    else:
+        rewriter = MergeTreeCompactRewriter(table, task.partition, task.bucket)
     before: list[DataFileMeta] = []
     after: list[DataFileMeta] = []
     try:
-        for step in task.steps:
+        for step in steps:
             if isinstance(step, UpgradeStep):
                 before.append(step.file)
                 after.append(step.upgraded)
@@ -113,5 +144,10 @@ def run_compact_task(table: FileStoreTable, task: CompactTask) -> CommitMessage:
         rewriter.abort()
         raise
     return CommitMessage(
-        task.partition, task.bucket, task.total_buckets, compact_before=tuple(before), compact_after=tuple(after)
+        task.partition,
+        task.bucket,
+        task.total_buckets,
+        compact_before=tuple(before),
+        compact_after=tuple(after),
+        compact_changelog_files=tuple(full_changelog.changelog_files) if full_changelog is not None else (),
     )

@@ -55,7 +55,14 @@ def local_executor(parallelism: int | None = None) -> TaskExecutor:
     def run(table: FileStoreTable, tasks: Sequence[CompactTask]) -> list[CommitMessage]:
         workers = max(1, min(len(tasks), parallelism or os.cpu_count() or 1))
         if workers == 1:
-            return [run_compact_task(table, t) for t in tasks]
+            done: list[CommitMessage] = []
+            try:
+                for t in tasks:
+                    done.append(run_compact_task(table, t))
+            except BaseException:  # an interrupt too: what the finished tasks wrote is never committed
+                delete_written(table, done)
+                raise
+            return done
         with ThreadPoolExecutor(max_workers=workers) as pool:
             futures = [pool.submit(run_compact_task, table, t) for t in tasks]
             results: list[CommitMessage] = []
@@ -150,8 +157,14 @@ class TableCompact:
         return self.planner.plan(request)
 
     def run(
-        self, request: CompactRequest, *, dry_run: bool = False, commit_identifier: int = BATCH_COMMIT_IDENTIFIER
+        self,
+        request: CompactRequest,
+        *,
+        dry_run: bool = False,
+        commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
+        only: frozenset[tuple[bytes, int]] | None = None,
     ) -> CompactResult:
+        """Plan, run and commit once; ``only``: plan just these (partition, bucket)s (streaming rounds)."""
         started = time.monotonic()
         base = CompactResult(
             table=self.table.name,
@@ -165,7 +178,7 @@ class TableCompact:
         if self.user_given and committer.is_committed(commit_identifier):
             logger.info("Compaction %s/%d of %s already committed", self.commit_user, commit_identifier, self.table.name)
             return _replace(base, already_committed=True, elapsed_ms=_ms(started))
-        plan = self.planner.plan(request)
+        plan = self.planner.plan(request, only=only)
         base = _replace(base, planned_snapshot_id=plan.snapshot_id, plan=tuple(t.to_dict() for t in plan.tasks))
         if dry_run or not plan.tasks:
             return _replace(base, tasks=len(plan.tasks), elapsed_ms=_ms(started))

@@ -458,7 +458,8 @@ def test_corrupt_dv_fails_the_read(catalog: FileSystemCatalog) -> None:
 
 def _pk(catalog: FileSystemCatalog, **options: str) -> FileStoreTable:
     schema = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("v", pa.float64())])
-    opts = {"bucket": "1", "deletion-vectors.enabled": "true", **options}
+    # write-only: these tests commit their own "compactions" (writers would compact level 0 away)
+    opts = {"bucket": "1", "deletion-vectors.enabled": "true", "write-only": "true", **options}
     return catalog.create_table("db.pk", schema, primary_keys=["id"], options=opts)
 
 

@@ -7,23 +7,51 @@ Cheap to import: the standard library, ``airflow.sdk`` and the registry; the hoo
 from __future__ import annotations
 
 import datetime as dt
+import os
+from collections.abc import Mapping
 from typing import Any
 
 from airflow.sdk import Param, get_current_context, task
 
 from _paimon_registry import load
 
-__all__ = ["DEFAULT_ARGS", "SPARK_POOL", "list_tables", "table_params"]
+__all__ = ["DEFAULT_ARGS", "RETRY_DELAY_ENV", "SPARK_POOL", "list_tables", "retry_delay", "table_params"]
+
+#: Environment variable (of the DAG processor) with the seconds before a task's first retry.
+RETRY_DELAY_ENV = "PAIMON_RETRY_DELAY_SECONDS"
+DEFAULT_RETRY_DELAY = dt.timedelta(seconds=30)
+
+
+def retry_delay(environ: Mapping[str, str] = os.environ) -> dt.timedelta:
+    """The first retry's delay (doubling after it): ``$PAIMON_RETRY_DELAY_SECONDS``, else 30 s.
+
+    Read when the DAG file is parsed (the environment only, no I/O): a test's Airflow sets a few
+    seconds so that its retries do not wait half a minute. A bad value fails the DAG's import."""
+    raw = environ.get(RETRY_DELAY_ENV, "").strip()
+    if not raw:
+        return DEFAULT_RETRY_DELAY
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:  # also NaN
+        raise ValueError(f"{RETRY_DELAY_ENV} must be a number of seconds >= 0, got {raw!r}")
+    return dt.timedelta(seconds=seconds)
+
 
 #: Every Paimon task: transient errors (commit conflicts, I/O) retry; terminal ones fail at once.
 DEFAULT_ARGS: dict[str, Any] = {
     "owner": "paimon",
     "retries": 2,
-    "retry_delay": dt.timedelta(seconds=30),
+    "retry_delay": retry_delay(),
     "retry_exponential_backoff": True,
 }
 #: Pool of the tasks that run Spark (compaction, ingest): size it to the cluster (``airflow pools set``).
 SPARK_POOL = "paimon_spark"
+#: JSON-schema pattern of a Paimon duration Param ('1 d', '12 h', '30 min'; lower-case units).
+DURATION_PATTERN = (
+    r"^\s*\d+(\.\d+)?\s*(ms|millis|s|sec|secs|second|seconds|m|min|mins|minute|minutes|h|hour|hours|d|day|days)?\s*$"
+)
 
 
 def table_params() -> dict[str, Param]:
@@ -75,13 +103,14 @@ def mode_param() -> Param:
     )
 
 
-def plan_then_apply(plan: Any, apply: Any, *, subject: str) -> None:
-    """Wire ``plan >> (approval | straight on) >> apply`` by the run's ``mode`` Param."""
+def plan_then_apply(plan: Any, apply: Any, *, subject: str, mode_param: str = "mode") -> None:
+    """Wire ``plan >> (approval | straight on) >> apply`` by the run's ``mode`` Param (or the
+    Param named ``mode_param``, where ``mode`` is a procedure argument, as in compact_database)."""
     from airflow.providers.standard.operators.hitl import ApprovalOperator
 
     @task.branch(task_id="decide")
     def decide() -> list[str]:
-        mode = get_current_context()["params"]["mode"]
+        mode = get_current_context()["params"][mode_param]
         return {"plan": [], "apply": ["no_approval_needed"], "approve_in_ui": ["approve"]}[mode]
 
     @task(task_id="no_approval_needed")
@@ -97,3 +126,28 @@ def plan_then_apply(plan: Any, apply: Any, *, subject: str) -> None:
     apply.trigger_rule = "none_failed_min_one_success"
     gate = decide()
     plan >> gate >> [approve, no_approval_needed()] >> apply
+
+
+#: What the health task returns of :func:`paimon_core.table.health.table_health` (the LSM shape).
+HEALTH_FIELDS = (
+    "table",
+    "snapshot_id",
+    "snapshot_commit_kind",
+    "data_file_count",
+    "small_file_count",
+    "max_sorted_runs",
+    "compaction_debt",
+    "health_score",
+)
+
+
+@task(task_id="health", trigger_rule="none_failed", retries=2, map_index_template="{{ paimon_table }}")
+def table_health(table: str) -> dict[str, Any]:
+    """The table's health after this run's steps: files, sorted runs, compaction debt, score."""
+    from paimon_airflow.hooks.paimon import PaimonHook
+    from paimon_core.table.health import table_health as health_of
+
+    get_current_context()["paimon_table"] = table  # type: ignore[typeddict-unknown-key]  # the map label
+
+    health = health_of(PaimonHook(paimon_conn_id=load().paimon_conn_id).get_table(table)).to_dict()
+    return {k: health[k] for k in HEALTH_FIELDS}

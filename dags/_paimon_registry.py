@@ -14,12 +14,19 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["IngestEntry", "Registry", "TableSettings", "load"]
+__all__ = ["IngestEntry", "Registry", "TableSettings", "WatchSettings", "load"]
 
 REGISTRY_FILE = Path(__file__).with_name("paimon_tables.yaml")
 COMPACTIONS = ("full", "minor", "none")
 COMPACTION_MODES = ("distributed", "local")
 TAG_PERIODS = ("daily", "none")
+#: A Paimon duration ('1 d', '12 h', '30 min', '500'): checked here without importing paimon_core.
+_DURATION = re.compile(
+    r"\s*\d+(\.\d+)?\s*(microseconds|milliseconds|nanoseconds|microsecond|millisecond|nanosecond|seconds"
+    r"|minutes|micros|millis|second|minute|nanos|micro|milli|hours|nano|secs|hour|days|sec|min|day"
+    r"|ns|us|µs|ms|s|m|h|d)?\s*",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,7 @@ class TableSettings:
     tag_period: str = "daily"
     tag_retention: str | None = "7 d"
     orphan_min_age_days: int = 2
+    partition_idle_time: str | None = None  # compaction: only partitions idle this long ('1 d')
 
     @staticmethod
     def parse(raw: dict[str, Any], *, where: str) -> TableSettings:
@@ -50,6 +58,10 @@ class TableSettings:
             raise ValueError(f"{where}: tag_period must be one of {TAG_PERIODS}, got {s.tag_period!r}")
         if not isinstance(s.orphan_min_age_days, int) or s.orphan_min_age_days < 1:
             raise ValueError(f"{where}: orphan_min_age_days must be an integer >= 1")
+        if s.partition_idle_time is not None and not _DURATION.fullmatch(str(s.partition_idle_time)):
+            raise ValueError(
+                f"{where}: partition_idle_time must be a duration like '1 d' or '12 h', got {s.partition_idle_time!r}"
+            )
         return s
 
     def to_dict(self) -> dict[str, Any]:
@@ -66,6 +78,37 @@ class IngestEntry:
 
 
 @dataclass(frozen=True)
+class WatchSettings:
+    """``paimon_on_new_snapshot``: the tables whose health an ``AssetWatcher`` watches, and the budget."""
+
+    tables: tuple[str, ...] = ()
+    poll_interval_seconds: float = 60.0
+    max_compaction_debt: float = 0.8
+
+    @staticmethod
+    def parse(raw: dict[str, Any]) -> WatchSettings:
+        unknown = set(raw) - set(WatchSettings.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"watch: unknown settings {sorted(unknown)}")
+        tables = tuple(str(t) for t in raw.get("tables") or ())
+        bad = [t for t in tables if not _TABLE.fullmatch(t)]
+        if bad:
+            raise ValueError(f"watch.tables: expected db.table names, got {bad}")
+        poll, debt = raw.get("poll_interval_seconds"), raw.get("max_compaction_debt")
+        w = WatchSettings(
+            tables=tables,
+            poll_interval_seconds=60.0 if poll is None else float(poll),
+            max_compaction_debt=0.8 if debt is None else float(debt),
+        )
+        if w.poll_interval_seconds <= 0 or w.max_compaction_debt <= 0:
+            raise ValueError("watch: poll_interval_seconds and max_compaction_debt must be positive")
+        return w
+
+
+_TABLE = re.compile(r"[A-Za-z0-9_]+\.[A-Za-z0-9_$-]+")
+
+
+@dataclass(frozen=True)
 class Registry:
     """The whole registry file."""
 
@@ -77,6 +120,7 @@ class Registry:
     overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
     start_date: dt.datetime = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
     ingest: tuple[IngestEntry, ...] = ()
+    watch: WatchSettings = field(default_factory=WatchSettings)
 
     def settings_for(self, table: str) -> TableSettings:
         """``table``'s settings: the defaults with its overrides applied."""
@@ -100,6 +144,7 @@ def _parse(raw: dict[str, Any]) -> Registry:
         "defaults",
         "tables",
         "ingest",
+        "watch",
     }
     unknown = set(raw) - known
     if unknown:
@@ -128,7 +173,8 @@ def _parse(raw: dict[str, Any]) -> Registry:
     start_date = (
         dt.datetime.fromisoformat(str(start)).replace(tzinfo=dt.UTC) if start else registry.start_date
     )
-    return Registry(**{**registry.__dict__, "ingest": entries, "start_date": start_date})
+    watch = WatchSettings.parse(dict(raw.get("watch") or {}))
+    return Registry(**{**registry.__dict__, "ingest": entries, "start_date": start_date, "watch": watch})
 
 
 @lru_cache(maxsize=1)

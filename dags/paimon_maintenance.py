@@ -3,7 +3,9 @@
 One mapped task group per table (``list_tables`` at run time, filtered by the registry), so the
 steps of one table run in order while tables proceed independently; orphan cleanup of a table
 starts only after its compaction finished, so the two never race. ``max_active_runs=1`` keeps a
-single compactor per table (Paimon requires it); compaction runs in the ``paimon_spark`` pool.
+single compactor per table (Paimon requires it) within this DAG, and the table's compaction lease
+(see ``paimon_compaction``) across DAGs: a table another DAG is compacting right now is skipped
+here. Compaction runs in the ``paimon_spark`` pool.
 A step that fails stops that table's later steps (``none_failed``); a skipped one (compaction
 ``none``, tag period ``none``) does not.
 """
@@ -73,6 +75,7 @@ with DAG(
         tag_period: Any,
         tag_retention: Any,
         orphan_min_age_days: Any,
+        partition_idle_time: Any,
     ) -> None:
         """One table's maintenance, in order."""
         common: dict[str, Any] = {
@@ -84,6 +87,7 @@ with DAG(
             task_id="compact",
             compact_strategy=compaction,
             mode=compaction_mode,
+            partition_idle_time=partition_idle_time,
             spark_conn_id=REGISTRY.spark_conn_id,
             pool=SPARK_POOL,
             conf={"spark.sql.shuffle.partitions": "4"},

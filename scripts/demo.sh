@@ -208,6 +208,17 @@ backfill_body = {
     "dag_id": "paimon_ingest", "from_date": f"{days[0]}T00:00:00Z", "to_date": f"{days[-1]}T00:00:00Z",
     "run_backwards": False, "dag_run_conf": conf, "reprocess_behavior": "completed", "max_active_runs": 2,
 }
+
+
+def queued_days():
+    """The days' runs the backfill created or re-queued (a new queued_at)."""
+    out = call("GET", "/api/v2/dags/paimon_ingest/dagRuns?limit=100", token=token)["dag_runs"]
+    return {r["dag_run_id"] for r in out
+            if (r["logical_date"] or "")[:10] in days and before.get(r["dag_run_id"]) != r["queued_at"]}
+
+
+before = {r["dag_run_id"]: r["queued_at"]
+          for r in call("GET", "/api/v2/dags/paimon_ingest/dagRuns?limit=100", token=token)["dag_runs"]}
 for attempt in range(20):
     try:  # SQLite answers 503 "Database is locked" while another component writes: try again
         backfill = call("POST", "/api/v2/backfills", backfill_body, token, retry_503=True)
@@ -217,12 +228,16 @@ for attempt in range(20):
     except SystemExit as e:
         if "HTTP 409" not in str(e):
             raise
-        # a try answered 503 may still have created it: then it is the newest, still running one
+        # a try answered 503 committed its backfill row, then its runs' creation rolled back: if it
+        # queued the days' runs after all it is ours; else cancel it (it holds no run) and try again
         listed = call("GET", "/api/v2/backfills?dag_id=paimon_ingest&limit=100", token=token)["backfills"]
         backfill = max(listed, key=lambda b: int(b["id"]))
         if backfill["completed_at"] is not None:
             raise
-        break
+        if len(queued_days()) == len(days):
+            break
+        call("PUT", f"/api/v2/backfills/{backfill['id']}/cancel", token=token)
+        time.sleep(0.5)
 else:
     raise SystemExit("could not create the backfill: the SQLite database stayed locked")
 say(f"[demo] backfill {backfill['id']} of paimon_ingest for {', '.join(days)} created (DAG still paused)")
@@ -311,7 +326,7 @@ KEEP = ("table", "logical_date", "snapshot_id", "commit_kind", "already_committe
         "total_record_count", "exists", "max_sorted_runs", "compaction_debt", "strategy", "files_read",
         "files_written", "files_upgraded", "rows_written", "tag_name", "created", "reason",
         "expired_tags", "expired_snapshot_ids", "earliest_snapshot_id", "latest_snapshot_id",
-        "deleted_file_count", "dry_run", "seconds")
+        "deleted_file_count", "dry_run", "in_task_process", "seconds")
 
 
 def show(dag_id, run_id, logical=""):

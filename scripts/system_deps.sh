@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
-# System packages the tests need beyond Python: Debian's Chromium (the Airflow UI test drives it
-# headless through Playwright; no browser download). Idempotent; a no-op when it is there.
+# System packages the tests need beyond Python, all from Debian's packages (no downloads of their own):
+# - chromium: the Airflow UI test drives it headless through Playwright;
+# - postgresql: the Airflow metadata database of tests/distributed/ (the tests start their own
+#   server on loopback; the package's own cluster is not used);
+# - docker-compose: `docker-compose config` validates docker/compose.yaml (no daemon needed).
+# Idempotent; a no-op when they are all there.
 set -euo pipefail
-if [ -x /usr/bin/chromium ]; then
+missing=()
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
+[ -x /usr/bin/docker-compose ] || missing+=(docker-compose)
+if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 SUDO=""
@@ -11,5 +19,5 @@ if [ "$(id -u)" != 0 ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq >/dev/null
-$SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null
-/usr/bin/chromium --version
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "installed: ${missing[*]}"

@@ -107,7 +107,8 @@ def run(args: ProcedureArgs, *, spark: SparkSession | None = None) -> tuple[dict
             r = job.run(
                 request, dry_run=args.dry_run, commit_identifier=BATCH_COMMIT_IDENTIFIER if ident is None else ident
             ).to_dict()
-            results.append({"status": "ok", **{k: r[k] for k in _SUMMARY}})
+            # a dry run shows its plan: the compaction units per (partition, bucket)
+            results.append({"status": "ok", **{k: r[k] for k in _SUMMARY}, **({"plan": r["plan"]} if args.dry_run else {})})
         except (PaimonError, OSError) as e:
             results.append({"table": name, "status": "error", "error_type": type(e).__name__, "error": str(e)})
     failed = [r["table"] for r in results if r["status"] == "error"]

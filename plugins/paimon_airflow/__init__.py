@@ -6,6 +6,8 @@ maintenance operators (no JVM) and Spark job operators.
   consumers and orphan cleanup of small tables, in the task process.
 * :mod:`paimon_airflow.operators.spark_job`: ``python -m spark_jobs <job>`` through spark-submit
   (ingest, compaction, distributed orphan cleanup) or as a plain subprocess (metadata procedures).
+* :mod:`paimon_airflow.operators.compact_database`: Paimon's ``compact_database`` over a warehouse.
+* :mod:`paimon_airflow.utils.lease`: the per-table compaction lease (one compactor per table across DAGs).
 * :mod:`paimon_airflow.sensors.paimon` / :mod:`paimon_airflow.triggers.paimon`: a deferrable snapshot
   sensor, a compaction-debt sensor and ``PaimonTableSnapshotTrigger`` (an ``AssetWatcher`` trigger).
 * :mod:`paimon_airflow.ui`: the read-only "Paimon tables" page of the Airflow UI.
@@ -65,6 +67,15 @@ def get_provider_info() -> dict[str, Any]:
             }
         ],
         "integrations": [{"integration-name": "Apache Paimon", "external-doc-url": "https://paimon.apache.org/"}],
+        # paimon://<conn id>/<db.table>: PaimonHook's hook lineage; OpenLineage dataset db.table
+        # in the warehouse's namespace (paimon_airflow.utils.lineage)
+        "asset-uris": [
+            {
+                "schemes": ["paimon"],
+                "handler": None,
+                "to_openlineage_converter": "paimon_airflow.utils.lineage.convert_asset_to_openlineage",
+            }
+        ],
         "triggers": [{"integration-name": "Apache Paimon", "python-modules": ["paimon_airflow.triggers.paimon"]}],
         "sensors": [{"integration-name": "Apache Paimon", "python-modules": ["paimon_airflow.sensors.paimon"]}],
     }

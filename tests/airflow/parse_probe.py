@@ -25,8 +25,10 @@ import airflow.sdk  # noqa: E402,F401
 from airflow.providers.standard.operators.hitl import ApprovalOperator  # noqa: E402,F401
 from airflow.sdk import DAG, CronDataIntervalTimetable  # noqa: E402,F401  (croniter runs `file` on import)
 
+import paimon_airflow.operators.compact_database  # noqa: E402,F401
 import paimon_airflow.operators.maintenance  # noqa: E402,F401
 import paimon_airflow.operators.spark_job  # noqa: E402,F401
+import paimon_airflow.triggers.paimon  # noqa: E402,F401
 
 ALLOWED = {str(DAGS / "paimon_tables.yaml")}
 refused: list[str] = []

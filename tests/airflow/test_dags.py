@@ -13,9 +13,13 @@ import pytest
 from tests.airflow.conftest import DAGS_FOLDER, PLUGINS_FOLDER
 
 DAG_IDS = {
+    "paimon_compact_database",
+    "paimon_compaction",
     "paimon_expire_snapshots",
     "paimon_ingest",
     "paimon_maintenance",
+    "paimon_merge_into",
+    "paimon_on_new_snapshot",
     "paimon_remove_orphan_files",
     "paimon_reset_consumer",
     "paimon_rollback",
@@ -115,6 +119,35 @@ def test_registry_selects_like_compact_database() -> None:
         TableSettings.parse({"orphan_min_age_days": 0}, where="t")
 
 
+def test_retry_delay_from_the_environment(dagbag) -> None:  # type: ignore[no-untyped-def]
+    import datetime as dt
+
+    sys.path.insert(0, str(DAGS_FOLDER))
+    from _paimon_common import retry_delay
+
+    assert retry_delay({}) == retry_delay({"PAIMON_RETRY_DELAY_SECONDS": " "}) == dt.timedelta(seconds=30)
+    assert retry_delay({"PAIMON_RETRY_DELAY_SECONDS": "2.5"}) == dt.timedelta(seconds=2.5)
+    for bad in ("soon", "-1", "nan"):
+        with pytest.raises(ValueError, match="PAIMON_RETRY_DELAY_SECONDS"):
+            retry_delay({"PAIMON_RETRY_DELAY_SECONDS": bad})
+    task = dagbag.dags["paimon_ingest"].get_task("ingest__db__events")  # the DAGs take it
+    assert task.retry_delay == retry_delay(os.environ) and task.retries == 2
+
+
+def test_registry_compaction_and_watch_settings() -> None:
+    sys.path.insert(0, str(DAGS_FOLDER))
+    from _paimon_registry import TableSettings, WatchSettings, _parse
+
+    assert TableSettings.parse({"partition_idle_time": "12 h"}, where="t").partition_idle_time == "12 h"
+    with pytest.raises(ValueError, match="partition_idle_time"):
+        TableSettings.parse({"partition_idle_time": "a week"}, where="t")
+    reg = _parse({"watch": {"tables": ["db.a"], "max_compaction_debt": 0.5}, "ingest": [{"table": "db.i", "source": "s"}]})
+    assert reg.watch == WatchSettings(tables=("db.a",), poll_interval_seconds=60.0, max_compaction_debt=0.5)
+    for bad in ({"tables": ["no_dot"]}, {"max_compaction_debt": 0}, {"poll": 1}):
+        with pytest.raises(ValueError, match="watch"):
+            _parse({"watch": bad})
+
+
 def test_plugins_folder_loads_the_plugin_only() -> None:
     """Airflow imports each .py of the plugins folder by bare file name; the .airflowignore keeps
     it to paimon_plugin.py, so no module named "paimon" or "maintenance" shadows anything."""
@@ -150,4 +183,4 @@ def test_dagbag_of_this_folder_under_another_dags_folder(tmp_path: Path) -> None
     }
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=180, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert int(proc.stdout.strip().splitlines()[-1]) == 7
+    assert int(proc.stdout.strip().splitlines()[-1]) == len(DAG_IDS)

@@ -3,10 +3,13 @@ triggerer; SQLite in tmp_path, LocalExecutor, parallelism 2), driven over the RE
 
 1. a manual DAG triggered over REST with ``conf`` runs to success, its XCom read back over REST;
 2. a 3-day backfill of ``paimon_ingest`` makes 3 partitions and one of ``paimon_tags`` 3 tags;
-   the same backfills again (reprocessing completed runs) add no rows and no tags;
+   the same backfills again (reprocessing completed runs) add no rows and no tags, and each
+   re-run's XCom says so (ingest ``already_committed``, settled without a JVM; tag ``exists``).
+   A backfill is waited for by its own state (``completed_at``: none of its runs queued or
+   running), after checking that it queued each day's run itself;
 3. an ingest task killed (SIGKILL of its process group: task, spark-submit, JVM, Python driver)
-   right after its commit landed, and retried by Airflow, leaves exactly one commit of its
-   commit user and no duplicate rows.
+   right after its commit landed, and retried by Airflow (``PAIMON_RETRY_DELAY_SECONDS``: 2 s),
+   leaves exactly one commit of its commit user and no duplicate rows.
 """
 
 from __future__ import annotations
@@ -38,6 +41,9 @@ DAYS = [(TODAY - dt.timedelta(days=d)).isoformat() for d in (3, 2, 1)]
 #: the day of the manual ingest run that is killed and retried
 KILL_DAY = (TODAY - dt.timedelta(days=5)).isoformat()
 ROWS = {DAYS[0]: 30, DAYS[1]: 40, DAYS[2]: 50, KILL_DAY: 60}
+#: Seconds a run (or a backfill of runs) may take: only a hang should reach it. Each ingest starts
+#: a JVM; on a 2-core machine other jobs load (load average 20+) one took over 4 minutes.
+RUN_TIMEOUT = 600.0
 
 
 def _landing(root: Path) -> Path:
@@ -77,6 +83,7 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             "AIRFLOW_CONN_PAIMON_DEFAULT": paimon_conn(wh),
             "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[2]"}),
             "AIRFLOW__LOGGING__BASE_LOG_FOLDER": str(root / "airflow" / "logs"),
+            "PAIMON_RETRY_DELAY_SECONDS": "2",  # the killed task's retry (DEFAULT_ARGS; 30 s by default)
         },
     )
     try:
@@ -99,7 +106,7 @@ def _tis(live: LiveAirflow, token: str, dag_id: str, run_id: str) -> list[dict[s
 
 
 def _wait_runs(
-    live: LiveAirflow, token: str, dag_id: str, run_ids: set[str], timeout: float = 240
+    live: LiveAirflow, token: str, dag_id: str, run_ids: set[str], timeout: float = RUN_TIMEOUT
 ) -> dict[str, dict[str, Any]]:
     """Wait until every run is done; fail with the task states (and log tail) of a failed one."""
     deadline = time.monotonic() + timeout
@@ -129,8 +136,32 @@ def _xcom(live: LiveAirflow, token: str, dag_id: str, run_id: str, task_id: str,
     return json.loads(value) if isinstance(value, str) else value
 
 
-def _backfill(live: LiveAirflow, token: str, dag_id: str, conf: dict[str, Any]) -> set[str]:
-    """Backfill DAYS (reprocessing completed runs); the run ids of those days."""
+def _days_runs(live: LiveAirflow, token: str, dag_id: str) -> dict[str, dict[str, Any]]:
+    return {r["dag_run_id"]: r for r in _runs(live, token, dag_id) if (r["logical_date"] or "")[:10] in DAYS}
+
+
+def _completed(live: LiveAirflow, token: str, backfill_id: int, timeout: float = RUN_TIMEOUT) -> dict[str, Any]:
+    """Wait until the scheduler marks the backfill completed (none of its runs queued or running)."""
+    deadline = time.monotonic() + timeout
+    while (backfill := live.api("GET", f"/backfills/{backfill_id}", token=token))["completed_at"] is None:
+        assert time.monotonic() < deadline, f"backfill {backfill_id} not completed: {backfill}"
+        time.sleep(1)
+    return dict(backfill)
+
+
+def _backfill(live: LiveAirflow, token: str, dag_id: str, conf: dict[str, Any]) -> tuple[int, set[str]]:
+    """Backfill DAYS, reprocessing completed runs: the backfill's id and its 3 runs, each of them
+    created or re-queued by it (a new ``queued_at``; clearing a run sets it).
+
+    On SQLite, a create that meets the scheduler's writes answers 503 ("database is locked") and
+    may leave its backfill behind (then the next try gets 409) with none, some or all of the days
+    queued (Airflow re-queues run by run): all, it is ours; some, it runs them and we backfill
+    again once it is done; none, we cancel it (it holds no run) and try again."""
+    before = {rid: r["queued_at"] for rid, r in _days_runs(live, token, dag_id).items()}
+
+    def queued_by_it() -> set[str]:
+        return {rid for rid, r in _days_runs(live, token, dag_id).items() if before.get(rid) != r["queued_at"]}
+
     body = {
         "dag_id": dag_id,
         "from_date": f"{DAYS[0]}T00:00:00Z",
@@ -140,38 +171,64 @@ def _backfill(live: LiveAirflow, token: str, dag_id: str, conf: dict[str, Any]) 
         "reprocess_behavior": "completed",
         "max_active_runs": 2,
     }
-    for _ in range(20):
-        # SQLite: "Database is locked" (503) while the scheduler writes; try again
+    locked = False
+    deadline = time.monotonic() + 60
+    while True:
         status, payload = http(
             "POST", f"{live.base}/api/v2/backfills", body, {"Authorization": f"Bearer {token}"}
         )
-        if status != 503:
+        if status in (200, 201):
+            backfill_id = int(json.loads(payload)["id"])
             break
+        assert status in (409, 503) and time.monotonic() < deadline, (status, payload[:2000])
+        if status == 503:  # SQLite "database is locked" while the scheduler writes: try again
+            locked = True
+        else:  # 409 after a 503: that try's backfill was left behind
+            assert locked, f"{dag_id}: another backfill is running: {payload[:2000]!r}"
+            listed = live.api("GET", f"/backfills?dag_id={dag_id}&limit=100", token=token)["backfills"]
+            (active,) = [b for b in listed if b["completed_at"] is None]
+            queued = queued_by_it()
+            if len(queued) == len(DAYS):
+                backfill_id = int(active["id"])
+                break
+            if queued:
+                _completed(live, token, int(active["id"]))
+                before = {rid: r["queued_at"] for rid, r in _days_runs(live, token, dag_id).items()}
+            else:
+                live.api("PUT", f"/backfills/{active['id']}/cancel", token=token)
+            locked = False
         time.sleep(0.5)
-    if status == 409:  # a try answered 503 may still have created it: then it is the newest one
-        listed = live.api("GET", f"/backfills?dag_id={dag_id}&limit=100", token=token)["backfills"]
-        backfill = max(listed, key=lambda b: int(b["id"]))
-        assert backfill["completed_at"] is None and int(backfill["id"]) > _BACKFILLS.get(dag_id, 0), listed
-    else:
-        assert status in (200, 201), payload
-        backfill = json.loads(payload)
-    runs = _runs(live, token, dag_id, "&run_type=backfill")
-    ids = {r["dag_run_id"] for r in runs if r["logical_date"][:10] in DAYS}
-    assert len(ids) == 3, runs
-    _BACKFILLS[dag_id] = int(backfill["id"])
-    return ids
+    ids = queued_by_it()
+    assert len(ids) == len(DAYS), (before, _days_runs(live, token, dag_id))
+    return backfill_id, ids
 
 
-#: the latest backfill id per DAG
-_BACKFILLS: dict[str, int] = {}
-
-
-def _wait_backfill_done(live: LiveAirflow, token: str, dag_id: str, timeout: float = 60) -> None:
-    """A DAG has one running backfill at a time: wait until the scheduler marks it completed."""
+def _wait_backfill(
+    live: LiveAirflow, token: str, dag_id: str, backfill: tuple[int, set[str]], timeout: float = RUN_TIMEOUT
+) -> dt.datetime:
+    """Wait until the scheduler marks the backfill completed (none of its runs queued or running),
+    then check that every run of it succeeded; fail at once, with the task states, on a failed run.
+    Returns when the backfill was created."""
+    backfill_id, run_ids = backfill
     deadline = time.monotonic() + timeout
-    while live.api("GET", f"/backfills/{_BACKFILLS[dag_id]}", token=token)["completed_at"] is None:
-        assert time.monotonic() < deadline, f"backfill of {dag_id} not completed"
-        time.sleep(0.5)
+    while True:
+        state = live.api("GET", f"/backfills/{backfill_id}", token=token)
+        completed = state["completed_at"] is not None
+        runs = _days_runs(live, token, dag_id)
+        for rid in run_ids:
+            if runs[rid]["state"] == "failed":
+                states = [(t["task_id"], t["map_index"], t["state"]) for t in _tis(live, token, dag_id, rid)]
+                raise AssertionError(f"{dag_id} {rid} failed: {states}\n{live.tail('scheduler', 2000)}")
+        if completed:
+            assert {rid: runs[rid]["state"] for rid in run_ids} == dict.fromkeys(run_ids, "success")
+            return dt.datetime.fromisoformat(state["created_at"])
+        if time.monotonic() > deadline:
+            every = [(r["dag_run_id"], r["run_type"], r["state"]) for r in _runs(live, token, dag_id)]
+            raise AssertionError(
+                f"{dag_id}: backfill {backfill_id} not completed after {timeout} s: {state}\n"
+                f"runs: {every}\n{live.tail('scheduler', 3000)}"
+            )
+        time.sleep(1)
 
 
 def _unpause_after_backfill(live: LiveAirflow, token: str, dag_id: str) -> None:
@@ -185,6 +242,15 @@ def _unpause_after_backfill(live: LiveAirflow, token: str, dag_id: str) -> None:
     else:
         raise AssertionError(f"{dag_id}: next run {nxt} is not after {DAYS[-1]}")
     live.api("PATCH", f"/dags/{dag_id}", {"is_paused": False}, token=token)
+
+
+INGEST_TASK = "ingest__db__events"
+TAG_TASK = "table.create_tag"
+
+
+def _ti(live: LiveAirflow, token: str, dag_id: str, run_id: str, task_id: str, map_index: int = -1) -> Any:
+    suffix = f"/{map_index}" if map_index >= 0 else ""
+    return live.api("GET", f"/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}{suffix}", token=token)
 
 
 def _table(wh: str, name: str) -> Any:
@@ -222,12 +288,13 @@ def test_backfill_three_days_then_again_adds_nothing(env: dict[str, Any]) -> Non
     live, token, wh = env["live"], env["token"], env["wh"]
     started = time.monotonic()
     ingest_conf = {"sources": {"db.events": env["landing"] + "/dt={ds}"}}
-    ingest_runs = _backfill(live, token, "paimon_ingest", ingest_conf)
-    tag_runs = _backfill(live, token, "paimon_tags", {"include": r"db\.t"})
+    tags_conf = {"include": r"db\.t"}
+    ingest = _backfill(live, token, "paimon_ingest", ingest_conf)
+    tags = _backfill(live, token, "paimon_tags", tags_conf)
     for dag_id in ("paimon_ingest", "paimon_tags"):
         _unpause_after_backfill(live, token, dag_id)
-    _wait_runs(live, token, "paimon_ingest", ingest_runs)
-    _wait_runs(live, token, "paimon_tags", tag_runs)
+    _wait_backfill(live, token, "paimon_ingest", ingest)
+    _wait_backfill(live, token, "paimon_tags", tags)
     first = time.monotonic() - started
 
     events = _table(wh, "db.events")
@@ -237,31 +304,33 @@ def test_backfill_three_days_then_again_adds_nothing(env: dict[str, Any]) -> Non
     assert sorted(set(map(str, data.column("dt").to_pylist()))) == DAYS  # 3 partitions
     snapshots = list(events.snapshot_manager.snapshots())
     assert len(snapshots) == 3
-    tags = _table(wh, "db.t").tag_manager.tags()
-    assert {name: snap.id for name, snap in tags.items()} == {d: i + 1 for i, d in enumerate(DAYS)}
+    day_tags = {name: snap.id for name, snap in _table(wh, "db.t").tag_manager.tags().items()}
+    assert day_tags == {d: i + 1 for i, d in enumerate(DAYS)}
 
-    # the same backfills again: completed runs are re-run, and change nothing
-    _wait_backfill_done(live, token, "paimon_ingest")
-    _wait_backfill_done(live, token, "paimon_tags")
+    # the same backfills again: completed runs are cleared and re-run by a new backfill, and change nothing
     again_ingest = _backfill(live, token, "paimon_ingest", ingest_conf)
-    again_tags = _backfill(live, token, "paimon_tags", {"include": r"db\.t"})
-    assert again_ingest == ingest_runs and again_tags == tag_runs  # the same runs, cleared and re-run
-    _wait_runs(live, token, "paimon_ingest", ingest_runs)
-    _wait_runs(live, token, "paimon_tags", tag_runs)
+    again_tags = _backfill(live, token, "paimon_tags", tags_conf)
+    assert again_ingest[1] == ingest[1] and again_tags[1] == tags[1]  # the same runs
+    assert again_ingest[0] > ingest[0] and again_tags[0] > tags[0]
+    ingest_created = _wait_backfill(live, token, "paimon_ingest", again_ingest)
+    tags_created = _wait_backfill(live, token, "paimon_tags", again_tags)
     events = _table(wh, "db.events")
     assert len(list(events.snapshot_manager.snapshots())) == 3  # no new commit at all
     assert events.to_arrow().num_rows == data.num_rows
-    assert sorted(_table(wh, "db.t").tag_manager.tags()) == DAYS
-    for rid in ingest_runs:
-        result = _xcom(live, token, "paimon_ingest", rid, "ingest__db__events")
-        assert result["already_committed"] is True, result
-        tis = {t["task_id"]: t for t in _tis(live, token, "paimon_ingest", rid)}
-        assert tis["ingest__db__events"]["try_number"] == 2  # really ran again
-    # the tags still point at each day's own snapshot (a re-run replaced none). Their re-run's XCom is
-    # not asserted: a reprocessing backfill leaves already-successful runs 'success' until it re-queues
-    # them, so the wait above can return before the tags' second pass (seen once under load).
-    tags = _table(wh, "db.t").tag_manager.tags()
-    assert {name: snap.id for name, snap in tags.items()} == {d: i + 1 for i, d in enumerate(DAYS)}
+    tags_now = {name: snap.id for name, snap in _table(wh, "db.t").tag_manager.tags().items()}
+    assert tags_now == day_tags  # each tag still on its day's own snapshot
+    # every task ran again (started after the second backfill was created) and had nothing to do
+    for rid in ingest[1]:
+        result = _xcom(live, token, "paimon_ingest", rid, INGEST_TASK)
+        assert result["already_committed"] is True and result["in_task_process"] is True, result  # no JVM
+        ti = _ti(live, token, "paimon_ingest", rid, INGEST_TASK)
+        assert dt.datetime.fromisoformat(ti["start_date"]) > ingest_created and ti["state"] == "success", ti
+    for rid in tags[1]:
+        result = _xcom(live, token, "paimon_tags", rid, TAG_TASK, 0)
+        assert result["created"] is False and result["reason"] == "exists", result
+        assert result["snapshot_id"] == day_tags[result["tag_name"]], result
+        ti = _ti(live, token, "paimon_tags", rid, TAG_TASK, 0)
+        assert dt.datetime.fromisoformat(ti["start_date"]) > tags_created and ti["state"] == "success", ti
     print(
         f"\nbackfill of 3 days (ingest + tags): {first:.1f} s; again: {time.monotonic() - started - first:.1f} s"
     )
@@ -282,7 +351,7 @@ def test_task_killed_after_commit_and_retried_commits_once(env: dict[str, Any]) 
     before = {s.id for s in _table(wh, "db.events").snapshot_manager.snapshots()}
 
     killed_at_state = None
-    deadline = time.monotonic() + 180
+    deadline = time.monotonic() + RUN_TIMEOUT
     while killed_at_state is None:
         assert time.monotonic() < deadline, "the ingest never committed"
         events = _table(wh, "db.events")
@@ -299,13 +368,14 @@ def test_task_killed_after_commit_and_retried_commits_once(env: dict[str, Any]) 
             os.killpg(pid, signal.SIGKILL)
         time.sleep(0.05)
 
-    _wait_runs(live, token, "paimon_ingest", {run_id}, timeout=240)
+    _wait_runs(live, token, "paimon_ingest", {run_id})
     ti = live.api(
         "GET", f"/dags/paimon_ingest/dagRuns/{run_id}/taskInstances/ingest__db__events", token=token
     )
     assert ti["try_number"] == 2 and ti["state"] == "success", ti
     result = _xcom(live, token, "paimon_ingest", run_id, "ingest__db__events")
     assert result["already_committed"] is True and result["commit_user"] == commit_user, result
+    assert result["in_task_process"] is True  # the retry started no JVM
     events = _table(wh, "db.events")
     new = [s for s in events.snapshot_manager.snapshots() if s.id not in before]
     assert [(s.commit_user, s.commit_identifier) for s in new] == [(commit_user, 1)]

@@ -121,9 +121,34 @@ class PaimonHook(BaseHook):
 
         return FileSystemCatalog(self.warehouse, storage_options=self.storage_options or None)
 
-    def get_table(self, identifier: str) -> FileStoreTable:
-        """Load ``db.table`` (``TableNotFoundError`` if it does not exist)."""
-        return self.get_catalog().get_table(identifier)
+    def get_table(self, identifier: str, *, for_write: bool = False) -> FileStoreTable:
+        """Load ``db.table`` (``TableNotFoundError`` if it does not exist).
+
+        Hook lineage: the table is recorded as the task's input (``for_write``: output) asset
+        ``paimon://<conn id>/<db.table>``, which OpenLineage reports as dataset ``db.table`` in
+        the warehouse's namespace for a task whose operator reports no lineage of its own (a
+        ``@task`` using this hook); see :mod:`paimon_airflow.utils.lineage`.
+        """
+        table = self.get_catalog().get_table(identifier)
+        self._add_lineage(str(identifier).strip(), output=for_write)
+        return table
+
+    def _add_lineage(self, identifier: str, *, output: bool) -> None:
+        """Record the table in Airflow's hook lineage collector (a no-op unless a reader, such as
+        the OpenLineage provider, is on); lineage never fails the caller."""
+        from paimon_airflow.utils.lineage import table_asset_uri
+
+        try:
+            from airflow.sdk.lineage import get_hook_lineage_collector
+
+            collector = get_hook_lineage_collector()
+            uri = table_asset_uri(self.paimon_conn_id, identifier)
+            if output:
+                collector.add_output_asset(context=self, uri=uri)
+            else:
+                collector.add_input_asset(context=self, uri=uri)
+        except Exception:  # noqa: BLE001 - lineage is best effort
+            self.log.warning("Could not record hook lineage of %s", identifier, exc_info=True)
 
     def list_tables(self) -> list[str]:
         """Every ``db.table`` of the warehouse, sorted."""

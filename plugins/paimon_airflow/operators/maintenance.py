@@ -23,6 +23,7 @@ from airflow.sdk.exceptions import AirflowSkipException
 
 from paimon_airflow.hooks.paimon import PaimonHook
 from paimon_airflow.utils.errors import PaimonTerminalFailure, paimon_errors
+from paimon_airflow.utils.lineage import PaimonLineageMixin
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -87,8 +88,12 @@ def _snapshot_dict(snapshot: Any) -> dict[str, Any]:
     }
 
 
-class PaimonTableOperator(BaseOperator):
+class PaimonTableOperator(PaimonLineageMixin, BaseOperator):
     """Base of the in-process operators: one table, one maintenance call.
+
+    OpenLineage (with the provider installed): the table is the task's output, with the snapshot
+    ids before and after and the result in its ``paimon`` facet (a dry run: an input only; see
+    :mod:`paimon_airflow.utils.lineage`).
 
     :param table: ``db.table`` (templated).
     :param paimon_conn_id: the ``paimon`` connection of the warehouse (templated).
@@ -110,8 +115,11 @@ class PaimonTableOperator(BaseOperator):
         with paimon_errors(f"{self.action} on {self.table}"):
             hook = PaimonHook(paimon_conn_id=self.paimon_conn_id)
             table = hook.get_table(self.table)
+            self._lineage_before = self._lineage_capture(table, hook=hook)
             result = dict(self.run(table, context))
         result.setdefault("table", self.table)
+        self._lineage_after = self._lineage_capture(table)
+        self._lineage_result = result
         self.log.info("%s on %s: %s", self.action, self.table, result)
         return result
 
@@ -184,7 +192,9 @@ class PaimonCreateTagOperator(PaimonTableOperator):
 
     The tagged snapshot is the latest one committed at or before ``snapshot_time`` (default: the
     run's ``data_interval_end``), so a backfill of an old day tags that day's state, not today's.
-    A tag that already exists is left alone (a retry or a re-run is a no-op; ``created`` false).
+    A tag that already exists is left alone (a retry or a re-run is a no-op; ``created`` false),
+    also when another writer creates it concurrently; with ``ignore_if_exists=False`` (Paimon's
+    ``create_tag`` default) an existing tag fails the task instead, without retries.
     No snapshot that old: nothing is tagged (``created`` false, ``reason`` says why).
 
     :param tag_name: templated, default the data interval's first day (``{{ data_interval_start | ds }}``,
@@ -214,10 +224,12 @@ class PaimonCreateTagOperator(PaimonTableOperator):
         snapshot_id: int | str | None = None,
         time_retained: Duration | None = None,
         period: str = "daily",
+        ignore_if_exists: bool = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.period = period
+        self.ignore_if_exists = ignore_if_exists
         self.tag_name = tag_name
         self.snapshot_time = snapshot_time
         self.snapshot_id = snapshot_id
@@ -231,8 +243,7 @@ class PaimonCreateTagOperator(PaimonTableOperator):
         name = str(self.tag_name).strip()
         existing = table.tag_manager.try_get(name)
         if existing is not None:
-            self.log.info("Tag %s of %s exists (snapshot %d): nothing to do", name, table.name, existing.id)
-            return {"tag_name": name, "created": False, "reason": "exists", **_snapshot_dict(existing)}
+            return self._exists(table, name, existing)
         snapshot_id = _int_or_none(self.snapshot_id, "snapshot_id")
         time_retained = None if self.time_retained in (None, "") else self.time_retained
         if snapshot_id is None:
@@ -252,8 +263,24 @@ class PaimonCreateTagOperator(PaimonTableOperator):
                     "snapshot_time_millis": at_millis,
                 }
             snapshot_id = snapshot.id
-        tag = table.create_tag(name, snapshot_id, time_retained=time_retained)
+        from paimon_core.exceptions import TagAlreadyExistsError
+
+        try:
+            tag = table.create_tag(name, snapshot_id, time_retained=time_retained)
+        except TagAlreadyExistsError:  # created by someone else since try_get
+            raced = table.tag_manager.try_get(name)
+            if raced is None or not self.ignore_if_exists:
+                raise
+            return self._exists(table, name, raced)
         return {"tag_name": name, "created": True, **_snapshot_dict(tag)}
+
+    def _exists(self, table: FileStoreTable, name: str, existing: Any) -> dict[str, Any]:
+        if not self.ignore_if_exists:
+            raise PaimonTerminalFailure(
+                f"Tag {name} of {table.name} already exists (snapshot {existing.id}); ignore_if_exists is off"
+            )
+        self.log.info("Tag %s of %s exists (snapshot %d): nothing to do", name, table.name, existing.id)
+        return {"tag_name": name, "created": False, "reason": "exists", **_snapshot_dict(existing)}
 
 
 class PaimonDeleteTagOperator(PaimonTableOperator):

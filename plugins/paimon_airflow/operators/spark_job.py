@@ -45,12 +45,16 @@ from airflow.sdk import BaseOperator
 from airflow.sdk.exceptions import AirflowException, AirflowSkipException
 
 from paimon_airflow.hooks.paimon import PaimonHook
+from paimon_airflow.operators.in_process import DEFAULT_IN_PROCESS_MAX_BYTES
 from paimon_airflow.utils.errors import PaimonTerminalFailure, paimon_errors, raise_for_job_error
 from paimon_airflow.utils.identity import commit_user, run_key
+from paimon_airflow.utils.lineage import LineageRole, PaimonLineageMixin
 
 if TYPE_CHECKING:
     from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
     from airflow.sdk import Context
+
+    from paimon_airflow.utils.lease import IfBusy
 
 __all__ = [
     "JVM_JOBS",
@@ -122,7 +126,7 @@ def _capturing_submit_hook(**kwargs: Any) -> SparkSubmitHook:
     return _Hook(**kwargs)
 
 
-class PaimonSparkJobOperator(BaseOperator):
+class PaimonSparkJobOperator(PaimonLineageMixin, BaseOperator):
     """Run ``spark_jobs <job> --warehouse W --table T <job_args>``; return its JSON result.
 
     :param job: a job of ``spark_jobs.JOBS`` (``ingest``, ``compact``, ``expire_snapshots`` ...).
@@ -134,6 +138,11 @@ class PaimonSparkJobOperator(BaseOperator):
         ``total_executor_cores``, ``num_executors``: as spark-submit's flags.
     :param use_spark_submit: force spark-submit (True) or a plain subprocess (False); default by job.
     :param env_vars: extra environment of the job process.
+
+    OpenLineage (with the provider installed): ``ingest`` reports the table as an output at the
+    snapshot it committed, ``compact`` as an input and an output (the snapshot compacted, the
+    ``COMPACT`` snapshot), the other jobs as an output with what they did in the ``paimon``
+    facet; see :mod:`paimon_airflow.utils.lineage`.
     """
 
     template_fields: Sequence[str] = (
@@ -197,8 +206,16 @@ class PaimonSparkJobOperator(BaseOperator):
 
     def job_argv(self, context: Context) -> list[str]:
         """The job's arguments after the job name: warehouse, table, storage options, job args."""
+        conn = self.connection_argv()
+        argv = [*conn[:2], "--table", str(self.table).strip(), *conn[2:]]
+        if self.run_id_flag and self.run_id_flag not in self.job_args:
+            argv += [self.run_id_flag, run_key(context)]
+        return argv + [str(a) for a in self.job_args]
+
+    def connection_argv(self) -> list[str]:
+        """``--warehouse`` and ``--storage-option`` of the connection (credentials go to the env)."""
         hook = PaimonHook(paimon_conn_id=self.paimon_conn_id)
-        argv = ["--warehouse", hook.warehouse, "--table", str(self.table).strip()]
+        argv = ["--warehouse", hook.warehouse]
         scheme = hook.warehouse.split("://", 1)[0].lower() if "://" in hook.warehouse else ""
         for key, value in sorted(hook.storage_options.items()):
             env_name = _S3_CREDENTIAL_ENV.get(key) if scheme in ("s3", "s3a") else None
@@ -207,9 +224,7 @@ class PaimonSparkJobOperator(BaseOperator):
                 self._secret_env[env_name] = _option_text(value)
                 continue
             argv += ["--storage-option", f"{key}={_option_text(value)}"]
-        if self.run_id_flag and self.run_id_flag not in self.job_args:
-            argv += [self.run_id_flag, run_key(context)]
-        return argv + [str(a) for a in self.job_args]
+        return argv
 
     def _env(self) -> dict[str, str]:
         bin_dir = os.path.dirname(sys.executable)
@@ -223,11 +238,28 @@ class PaimonSparkJobOperator(BaseOperator):
         env.update(self._secret_env)
         return env
 
+    @property
+    def lineage_role(self) -> LineageRole:
+        """``ingest`` writes, ``compact`` rewrites, the other jobs maintain the table."""
+        roles: dict[str, LineageRole] = {"ingest": "write", "compact": "rewrite"}
+        return roles.get(self.job, "maintain")
+
+    @property
+    def lineage_tables_from_result(self) -> bool:
+        """``compact_database`` names its tables in its result (``table`` is no table)."""
+        return self.job == "compact_database"
+
     # --- run -----------------------------------------------------------------------------
     def execute(self, context: Context) -> dict[str, Any]:
         """Run the job, parse its JSON line, fail or retry on its error, return the result."""
         with paimon_errors(f"{self.job} on {self.table}"):  # no warehouse, bad options or cutoff
             argv = self.job_argv(context)
+        if not self.lineage_tables_from_result:
+            self._lineage_before = self._lineage_capture(None, hook=PaimonHook(paimon_conn_id=self.paimon_conn_id))
+        with paimon_errors(f"{self.job} on {self.table}"):
+            settled = self.result_in_task_process(argv)
+        if settled is not None:  # a retry whose commit landed, a small compaction: no JVM
+            return self._finish(context, settled, returncode=0)
         if self.runs_spark_submit:
             lines, returncode = self._run_spark_submit(argv)
         else:
@@ -238,6 +270,23 @@ class PaimonSparkJobOperator(BaseOperator):
             raise AirflowException(
                 f"spark_jobs {self.job} printed no JSON result (exit {returncode}):\n{tail}"
             )
+        return self._finish(context, result, returncode=returncode)
+
+    def _finish(self, context: Context, result: dict[str, Any], *, returncode: int) -> dict[str, Any]:
+        """:meth:`check_result`, keeping the result and the table's version after for OpenLineage."""
+        self._lineage_result = result
+        checked = self.check_result(context, result, returncode=returncode)
+        if not self.lineage_tables_from_result:
+            self._lineage_after = self._lineage_capture(None, hook=PaimonHook(paimon_conn_id=self.paimon_conn_id))
+        return checked
+
+    def result_in_task_process(self, argv: list[str]) -> dict[str, Any] | None:
+        """The job's result when the task process settles it without starting the job (see
+        :mod:`paimon_airflow.operators.in_process`); None: run the job."""
+        return None
+
+    def check_result(self, context: Context, result: dict[str, Any], *, returncode: int) -> dict[str, Any]:
+        """Fail or retry on the job's error line; else log and return the result."""
         if returncode != 0 or result.get("status") != "ok":
             raise_for_job_error(self.job, result, returncode=returncode)
         self.log.info("%s on %s: %s", self.job, self.table, result)
@@ -323,6 +372,24 @@ def _flag_value(args: Sequence[str], flag: str) -> str | None:
     return None
 
 
+def _blank_none(value: Any) -> str:
+    """A rendered optional template: ``None``, ``"None"`` and blanks are "not given"."""
+    text = "" if value is None else str(value).strip()
+    return "" if text == "None" else text
+
+
+def _flag(value: bool | str | None, name: str) -> bool:
+    """A flag, also as a rendered template (``"True"``/``"false"``)."""
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes"):
+        return True
+    if text in ("false", "0", "no", "", "none"):
+        return False
+    raise PaimonTerminalFailure(f"{name} must be true or false, got {value!r}")
+
+
 def _option_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -343,6 +410,12 @@ class PaimonIngestOperator(PaimonSparkJobOperator):
     def __init__(self, *, table: str, job_args: Sequence[str] | None = None, **kwargs: Any) -> None:
         super().__init__(job="ingest", table=table, job_args=job_args, **kwargs)
 
+    def result_in_task_process(self, argv: list[str]) -> dict[str, Any] | None:
+        """A retry or re-run whose commit landed: the job's no-op result, without a JVM."""
+        from paimon_airflow.operators.in_process import committed_ingest_result
+
+        return committed_ingest_result(PaimonHook(paimon_conn_id=self.paimon_conn_id), argv)
+
 
 class PaimonCompactOperator(PaimonSparkJobOperator):
     """Dedicated compaction of one table (``compact`` job) through spark-submit.
@@ -353,7 +426,16 @@ class PaimonCompactOperator(PaimonSparkJobOperator):
     registry's "no compaction for this table"); templated. The commit user and identifier come
     from the task instance (``--commit_user``/``--commit_identifier``), so a retry of a
     compaction whose commit landed commits nothing. ``mode='local'``: the job compacts in
-    threads in a plain subprocess (no JVM; small tables).
+    threads in a plain subprocess (no JVM; small tables). ``partition_idle_time`` (e.g.
+    ``'1 d'``) and ``dry_run`` are templated too. A retry whose commit landed, an empty plan, a
+    dry run or a plan rewriting at most ``in_process_max_bytes`` (default 64 MiB) is settled in
+    the task process: no JVM, no subprocess (:mod:`paimon_airflow.operators.in_process`).
+
+    One compactor per table across DAGs: the task holds the table's compaction lease
+    (:func:`paimon_airflow.utils.lease.compaction_lease`) while the job runs (a dry run takes
+    none). Held by another task: ``if_busy`` ``skip`` (default), ``wait`` (up to ``lease_wait``)
+    or ``fail``. A lease left by a dead task expires after ``lease_ttl`` (default the task's
+    ``execution_timeout``, else 6 h); a retry of the same task instance takes it back at once.
     """
 
     template_fields: Sequence[str] = (
@@ -361,6 +443,8 @@ class PaimonCompactOperator(PaimonSparkJobOperator):
         "partitions",
         "where",
         "compact_strategy",
+        "partition_idle_time",
+        "compact_dry_run",
         "mode",
     )
 
@@ -372,12 +456,22 @@ class PaimonCompactOperator(PaimonSparkJobOperator):
         compact_strategy: str | None = None,
         where: str | None = None,
         options: Mapping[str, str] | None = None,
-        dry_run: bool = False,
+        dry_run: bool | str = False,
         mode: str | None = None,
+        partition_idle_time: str | None = None,
+        if_busy: IfBusy = "skip",
+        lease_ttl: dt.timedelta | None = None,
+        lease_wait: dt.timedelta = dt.timedelta(hours=1),
+        in_process_max_bytes: int = DEFAULT_IN_PROCESS_MAX_BYTES,
         job_args: Sequence[str] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(job="compact", table=table, job_args=job_args, **kwargs)
+        self.in_process_max_bytes = in_process_max_bytes
+        self.partition_idle_time = partition_idle_time
+        self.if_busy: IfBusy = if_busy
+        self.lease_ttl = lease_ttl
+        self.lease_wait = lease_wait
         self.mode = mode
         self.partitions = partitions
         self.compact_strategy = compact_strategy
@@ -389,7 +483,21 @@ class PaimonCompactOperator(PaimonSparkJobOperator):
         """Skip for strategy ``none``; else run the ``compact`` job."""
         if str(self.compact_strategy or "").strip().lower() == "none":
             raise AirflowSkipException(f"{self.table}: compaction 'none'")
-        return super().execute(context)
+        if _flag(self.compact_dry_run, "dry_run"):
+            return super().execute(context)
+        from paimon_airflow.utils.lease import compaction_lease
+
+        hook = PaimonHook(paimon_conn_id=self.paimon_conn_id)
+        with compaction_lease(
+            hook.get_catalog().file_io,
+            hook.warehouse,
+            str(self.table).strip(),
+            holder=run_key(context),
+            ttl=self.lease_ttl or self.execution_timeout,
+            if_busy=self.if_busy,
+            wait=self.lease_wait,
+        ):
+            return super().execute(context)
 
     def job_argv(self, context: Context) -> list[str]:
         argv = super().job_argv(context)
@@ -404,9 +512,12 @@ class PaimonCompactOperator(PaimonSparkJobOperator):
             argv += ["--compact_strategy", strategy]
         if self.where:
             argv += ["--where", str(self.where)]
+        idle = _blank_none(self.partition_idle_time)
+        if idle:
+            argv += ["--partition_idle_time", idle]
         if self.options:
             argv += ["--options", ",".join(f"{k}={v}" for k, v in sorted(self.options.items()))]
-        if self.compact_dry_run:
+        if _flag(self.compact_dry_run, "dry_run"):
             argv.append("--dry-run")
         elif "--commit_user" not in argv and "--commit-user" not in argv:
             # the same on every try: a retry of a compaction whose commit landed commits nothing
@@ -415,6 +526,15 @@ class PaimonCompactOperator(PaimonSparkJobOperator):
         if mode:
             argv += ["--mode", mode]
         return argv
+
+    def result_in_task_process(self, argv: list[str]) -> dict[str, Any] | None:
+        """A retry whose commit landed, an empty plan, a dry run or a plan rewriting at most
+        ``in_process_max_bytes`` (unless ``use_spark_submit=True``): compacted here, no JVM."""
+        from paimon_airflow.operators.in_process import small_compaction_result
+
+        max_bytes = 0 if self.use_spark_submit else self.in_process_max_bytes
+        hook = PaimonHook(paimon_conn_id=self.paimon_conn_id)
+        return small_compaction_result(hook, argv, max_bytes=max_bytes)
 
     @property
     def runs_spark_submit(self) -> bool:

@@ -1,0 +1,94 @@
+"""What the Spark job operators settle in the task process, before (or instead of) a spark-submit.
+
+A spark-submit starts a JVM (seconds; 10 s and more on a busy 2-core machine) even for a job that
+then does nothing, so the operators first ask the table, in the task process, through
+``paimon_core`` (the job's own parse of its arguments, the same table calls the job makes):
+
+* :func:`committed_ingest_result`: a retry or re-run of an ``ingest`` whose commit landed (its
+  commit user already committed its identifier: the snapshot scan of the commit path's
+  ``is_committed``) returns the job's no-op result (``already_committed: true``) at once.
+* :func:`small_compaction_result`: a ``compact`` that is already committed (a retry), has nothing
+  to compact (empty plan), is a dry run, or whose plan rewrites at most ``max_bytes`` runs here,
+  as the job's ``--mode local`` does (threads in this process; the same plan, commit user and
+  identifier); a bigger one returns None and goes to Spark.
+
+Both return None when they cannot decide (a bad argument, a missing table): the job then runs as
+before and reports it. Results carry ``in_task_process: true``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from paimon_airflow.hooks.paimon import PaimonHook
+
+__all__ = ["DEFAULT_IN_PROCESS_MAX_BYTES", "committed_ingest_result", "small_compaction_result"]
+
+#: A compaction rewriting at most this many bytes runs in the task process (no JVM): a few
+#: seconds of Arrow work on one core, less than a JVM start.
+DEFAULT_IN_PROCESS_MAX_BYTES = 64 * 1024 * 1024
+
+
+def committed_ingest_result(hook: PaimonHook, argv: Sequence[str]) -> dict[str, Any] | None:
+    """The ``ingest`` job's result for a run whose commit already landed, else None."""
+    from spark_jobs.common.args import UsageError
+    from spark_jobs.ingest import parse_args
+
+    started = time.monotonic()
+    try:
+        plan = parse_args(list(argv))
+    except UsageError:
+        return None  # the job reports it
+    catalog = hook.get_catalog()
+    if plan.run_id is None or not catalog.table_exists(plan.config.table):
+        return None
+    table = catalog.get_table(plan.config.table)
+    if not table.new_file_store_commit(plan.commit_user).is_committed(plan.commit_identifier):
+        return None
+    snapshot = table.snapshot_manager.latest_snapshot_of_user(plan.commit_user)
+    return {
+        "job": "ingest",
+        "status": "ok",
+        "table": plan.config.table,
+        "source": plan.source,
+        "run_id": plan.run_id,
+        "commit_user": plan.commit_user,
+        "commit_identifier": plan.commit_identifier,
+        "logical_date": plan.logical_date.isoformat() if plan.logical_date else None,
+        "overwrite": plan.overwrite,
+        "snapshot_id": snapshot.id if snapshot else None,
+        "commit_kind": getattr(snapshot.commit_kind, "value", snapshot.commit_kind) if snapshot else None,
+        "delta_record_count": snapshot.delta_record_count if snapshot else 0,
+        "total_record_count": snapshot.total_record_count if snapshot else None,
+        "already_committed": True,
+        "seconds": round(time.monotonic() - started, 3),
+        "in_task_process": True,
+    }
+
+
+def small_compaction_result(hook: PaimonHook, argv: Sequence[str], *, max_bytes: int) -> dict[str, Any] | None:
+    """The ``compact`` job's result, computed here when the compaction is small (see the module
+    docstring), else None. ``max_bytes`` 0: only retries, empty plans and dry runs."""
+    from spark_jobs import compact
+    from spark_jobs.common.args import UsageError
+
+    try:
+        args = compact.parse_args(list(argv))
+    except UsageError:
+        return None
+    catalog = hook.get_catalog()
+    if not catalog.table_exists(args.config.table):
+        return None
+    table = catalog.get_table(args.config.table)
+    if not args.dry_run:
+        # the job's own dry run: already committed (retry), or the tasks and bytes it would rewrite
+        dry = compact.call(table, dataclasses.replace(args, dry_run=True))
+        planned = sum(int(t.get("rewrite_bytes") or 0) for t in dry.get("plan") or ())
+        if not dry.get("already_committed") and dry.get("plan") and planned > max_bytes:
+            return None
+    result = dict(compact.call(table, args))  # no Spark session: the job's --mode local
+    return {**result, "job": "compact", "status": "ok", "table": args.config.table, "in_task_process": True}

@@ -1,0 +1,223 @@
+"""A per-table compaction lease: at most one dedicated compactor per table, across DAGs.
+
+Paimon wants one compactor per table at a time. Inside one DAG, ``max_active_runs=1`` and one
+mapped task per table give that; but ``paimon_maintenance``, ``paimon_compaction`` and
+``paimon_on_new_snapshot`` each compact, and an Airflow pool cannot hold a slot per table that
+is only known at run time. So the compaction operator takes a lease on the table first: a small
+JSON file in the warehouse, ``<warehouse>/_airflow/compaction-leases/<db.table>.json``, published
+with the warehouse FileIO's no-overwrite write (the same primitive that publishes a snapshot, so
+it is exactly as safe as a Paimon commit on that storage). It names its holder (the task
+instance: dag, run, task, map index) and an expiry.
+
+* Taken: the file did not exist (this call created it), or it is this task instance's own
+  (a retry after a crash takes its lease back at once), or it expired (deleted, then taken
+  with the same no-overwrite write).
+* Busy: another live holder; the caller skips, waits or fails (the operator's ``if_busy``).
+* Released when the compaction ends (also on kill), only if the file is still this holder's.
+
+The lease lives outside every ``<db>.db`` directory, so the catalog never lists it and a table's
+orphan cleanup never sees it. It is a courtesy lock, not the last line of defence: if a holder
+runs past its expiry, or two processes break the same expired lease at the same instant, two
+compactions can run, and then the COMPACT commit's conflict check (the files it read must still
+be live) makes the later one re-plan or fail; no data is lost either way.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from paimon_core.io.file_io import FileIO
+
+__all__ = [
+    "DEFAULT_LEASE_TTL",
+    "IF_BUSY",
+    "LEASE_DIR",
+    "CompactionLease",
+    "IfBusy",
+    "Lease",
+    "compaction_lease",
+]
+
+log = logging.getLogger(__name__)
+
+#: Under the warehouse root; not a ``<db>.db`` directory, so invisible to the catalog.
+LEASE_DIR = "_airflow/compaction-leases"
+
+
+@dataclass(frozen=True)
+class Lease:
+    """The content of a lease file."""
+
+    table: str
+    holder: str
+    acquired_millis: int
+    expires_millis: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def expired(self, now_millis: int) -> bool:
+        return now_millis >= self.expires_millis
+
+    @staticmethod
+    def parse(data: bytes) -> Lease | None:
+        """The lease in ``data``; ``None`` for a file that is not one (treated as expired)."""
+        try:
+            raw = json.loads(data)
+            return Lease(
+                table=str(raw["table"]),
+                holder=str(raw["holder"]),
+                acquired_millis=int(raw["acquired_millis"]),
+                expires_millis=int(raw["expires_millis"]),
+            )
+        except (ValueError, KeyError, TypeError):
+            return None
+
+
+class CompactionLease:
+    """The compaction lease of one table for one holder (see the module docs).
+
+    :param file_io: the warehouse's FileIO.
+    :param warehouse: the warehouse root path or URL.
+    :param table: ``db.table``.
+    :param holder: who takes it (the task instance's run key).
+    :param ttl_millis: how long a taken lease holds without a release.
+    :param now_millis: the clock (injected in tests).
+    """
+
+    def __init__(
+        self,
+        file_io: FileIO,
+        warehouse: str,
+        table: str,
+        *,
+        holder: str,
+        ttl_millis: int,
+        now_millis: Callable[[], int] | None = None,
+    ) -> None:
+        from paimon_core.io.file_io import join
+
+        if ttl_millis <= 0:
+            raise ValueError(f"ttl_millis must be positive, got {ttl_millis}")
+        self.file_io = file_io
+        self.table = table
+        self.holder = holder
+        self.ttl_millis = ttl_millis
+        self.now_millis = now_millis or (lambda: int(time.time() * 1000))
+        self.path = join(warehouse, LEASE_DIR, f"{table}.json")
+
+    def current(self) -> Lease | None:
+        """The lease file's content (``None``: no lease; an unreadable file reads as expired)."""
+        try:
+            data = self.file_io.read_bytes(self.path)
+        except FileNotFoundError:
+            return None
+        return Lease.parse(data) or Lease(self.table, "<unreadable>", 0, 0)
+
+    def acquire(self) -> Lease | None:
+        """Take the lease; ``None`` when taken, else the live lease of its other holder."""
+        for _ in range(3):  # a holder releasing between our write and our read: try again
+            now = self.now_millis()
+            mine = Lease(self.table, self.holder, now, now + self.ttl_millis)
+            data = json.dumps(mine.to_dict()).encode()
+            if self.file_io.try_write_atomic(self.path, data):
+                log.info(
+                    "Compaction lease of %s taken by %s until %d",
+                    self.table,
+                    self.holder,
+                    mine.expires_millis,
+                )
+                return None
+            held = self.current()
+            if held is None:
+                continue
+            if held.holder == self.holder:  # our own, left by a try that crashed: renew it
+                self.file_io.write_bytes(self.path, data, overwrite=True)
+                log.info("Compaction lease of %s renewed by its holder %s", self.table, self.holder)
+                return None
+            if not held.expired(now):
+                return held
+            if self.current() == held:  # still the same expired lease: break it
+                log.warning("Compaction lease of %s held by %s expired; breaking it", self.table, held.holder)
+                self.file_io.delete(self.path)
+        return self.current()
+
+    def release(self) -> bool:
+        """Delete the lease if it is still this holder's; whether it was."""
+        held = self.current()
+        if held is None or held.holder != self.holder:
+            return False
+        self.file_io.delete(self.path)
+        log.info("Compaction lease of %s released by %s", self.table, self.holder)
+        return True
+
+
+IfBusy = Literal["skip", "wait", "fail"]
+IF_BUSY: tuple[IfBusy, ...] = ("skip", "wait", "fail")
+#: How long a lease holds when the task sets no ``execution_timeout``.
+DEFAULT_LEASE_TTL = dt.timedelta(hours=6)
+
+
+@contextmanager
+def compaction_lease(
+    file_io: FileIO,
+    warehouse: str,
+    table: str,
+    *,
+    holder: str,
+    ttl: dt.timedelta | None = None,
+    if_busy: IfBusy = "skip",
+    wait: dt.timedelta = dt.timedelta(hours=1),
+    poll_interval: dt.timedelta = dt.timedelta(seconds=30),
+) -> Iterator[CompactionLease]:
+    """Hold ``table``'s compaction lease for the block; released after it, however it ends.
+
+    Held by another holder: ``skip`` raises :class:`AirflowSkipException` (that holder is
+    compacting the table now), ``fail`` raises :class:`AirflowException` (retried), ``wait``
+    polls every ``poll_interval`` for up to ``wait``, then raises as ``fail``.
+    """
+    from airflow.sdk.exceptions import AirflowException, AirflowSkipException
+
+    if if_busy not in IF_BUSY:
+        raise ValueError(f"if_busy must be one of {IF_BUSY}, got {if_busy!r}")
+    lease = CompactionLease(
+        file_io,
+        warehouse,
+        table,
+        holder=holder,
+        ttl_millis=int((ttl or DEFAULT_LEASE_TTL).total_seconds() * 1000),
+    )
+    deadline = time.monotonic() + wait.total_seconds()
+    while (held := lease.acquire()) is not None:
+        until = _iso(held.expires_millis)
+        busy = f"{table} is being compacted by {held.holder} (its lease runs until {until})"
+        if if_busy == "skip":
+            raise AirflowSkipException(busy)
+        if if_busy == "fail" or time.monotonic() >= deadline:
+            raise AirflowException(busy)  # retried: that compaction may be over by then
+        log.info("%s; waiting", busy)
+        time.sleep(poll_interval.total_seconds())
+    try:
+        yield lease
+    finally:
+        try:
+            lease.release()
+        except OSError:
+            log.warning(
+                "Releasing the compaction lease of %s failed; it expires by itself", table, exc_info=True
+            )
+
+
+def _iso(millis: int) -> str:
+    try:
+        return dt.datetime.fromtimestamp(millis / 1000, dt.UTC).isoformat()
+    except (OverflowError, ValueError, OSError):
+        return f"{millis} ms"

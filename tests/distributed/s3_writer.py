@@ -1,0 +1,39 @@
+"""One writer process of the concurrent-commit tests: ``commits`` commits of ``rows`` rows each.
+
+Run as ``python s3_writer.py WAREHOUSE TABLE WRITER COMMITS ROWS [CATALOG_OPTIONS_JSON]``. The S3
+endpoint and credentials come from the environment (``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``...),
+as a deployed job's would. Writer ``w`` writes ids ``[(w * commits + c) * rows, ... + rows)`` in
+commit ``c`` (identifier ``c + 1``, commit user ``writer-w``) and prints one JSON line: the
+snapshot id of each commit and the attempts they took.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pyarrow as pa
+
+from paimon_core import FileSystemCatalog
+
+
+def main(argv: list[str]) -> int:
+    warehouse, identifier, writer, commits, rows = argv[0], argv[1], int(argv[2]), int(argv[3]), int(argv[4])
+    options = json.loads(argv[5]) if len(argv) > 5 else {}
+    table = FileSystemCatalog(warehouse, options=options).get_table(identifier)
+    builder = table.new_stream_write_builder(f"writer-{writer}")
+    write, commit = builder.new_write(), builder.new_commit()
+    snapshots, attempts = [], 0
+    for c in range(commits):
+        start = (writer * commits + c) * rows
+        ids = pa.array(range(start, start + rows), pa.int64())
+        write.write_arrow(pa.table({"id": ids, "writer": pa.array([writer] * rows, pa.int32())}))
+        result = commit.commit(write.prepare_commit(), c + 1)
+        snapshots.append(result.snapshot_id)
+        attempts += result.attempts
+    print(json.dumps({"writer": writer, "snapshots": snapshots, "attempts": attempts}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

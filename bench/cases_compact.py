@@ -58,9 +58,9 @@ NOT_APPLICABLE_PLAN = {**NOT_APPLICABLE, FLOOR: "a plain Parquet directory has n
 #: Sizes of the compaction cases (``small`` ~1/1000 for the tests).
 SIZES: dict[str, dict[str, int]] = {
     "full": {"append_rows": 10_000_000, "append_commits": 50, "pk_rows": 1_000_000, "pk_runs": 10,
-             "large_keys": 4_500_000, "large_runs": 6},
+             "large_keys": 4_500_000, "large_runs": 6, "large_keys_3m": 3_000_000, "large_keys_9m": 9_000_000},
     "small": {"append_rows": 1_000, "append_commits": 5, "pk_rows": 1_000, "pk_runs": 10,
-              "large_keys": 3_000, "large_runs": 6},
+              "large_keys": 3_000, "large_runs": 6, "large_keys_3m": 2_000, "large_keys_9m": 6_000},
 }
 #: Share of the keys each later run upserts.
 UPSERT_FRACTION = 0.3
@@ -196,6 +196,9 @@ class _CompactCase(Case):
     sides: tuple[str, ...] = (OURS, FLOOR)
     not_applicable: ClassVar[dict[str, str]] = NOT_APPLICABLE
     full_only = True  # left out of the small default set (the smoke test); runnable by name
+    #: The floor reads with ``iter_batches`` and writes batch by batch (bounded memory) instead
+    #: of ``pq.read_table`` + ``pq.write_table``.
+    streaming_floor = False
     table: Path
     floor_groups: list[dict[str, Any]]
     snapshots_before: int
@@ -219,7 +222,7 @@ class _CompactCase(Case):
         if side == FLOOR:
             groups = [dict(g, output=str(run_dir / f"out-{i}.parquet")) for i, g in enumerate(self.floor_groups)]
             (run_dir / "groups.json").write_text(json.dumps(groups))
-            return {"op": "rewrite", "groups_file": str(run_dir / "groups.json")}
+            return {"op": "rewrite", "groups_file": str(run_dir / "groups.json"), "streaming": self.streaming_floor}
         fixtures.link_tree(Path(fixtures.warehouse_of(self.table)), run_dir / "wh")
         return {"op": "compact", "warehouse": str(run_dir / "wh"), "table": fixtures.TABLE,
                 "options": COMPACT_OPTIONS}
@@ -321,9 +324,12 @@ class CompactPkFull(_CompactCase):
     """Full compaction of a primary-key table whose buckets hold several overlapping sorted runs."""
 
     def __init__(self, name: str, keys_key: str, runs_key: str, options: dict[str, str],
-                 write_options: dict[str, str] | None = None) -> None:
+                 write_options: dict[str, str] | None = None, *, streaming_floor: bool = False,
+                 default: bool = True) -> None:
         super().__init__()
         self.name = name
+        self.streaming_floor = streaming_floor
+        self.default = default
         self.keys_key, self.runs_key = keys_key, runs_key
         self.options = options
         self.write_options = write_options
@@ -361,8 +367,11 @@ class CompactPkFull(_CompactCase):
                             f"deduplicate{buf}): {runs.keys} keys in {runs.runs} sorted runs per bucket (all keys, "
                             f"then {runs.runs - 1} upserts of {UPSERT_FRACTION:.0%} of the keys), {self.rows} rows / "
                             f"{self.data_bytes / 1e6:.0f} MB of input -> one run per bucket on the max level; "
-                            "floor: per bucket pq.read_table of its files + pq.write_table zstd(1) of the merged "
-                            "rows (key-value layout, loaded before the timer)")
+                            + ("floor (streaming): per bucket its files read with ParquetFile.iter_batches, the "
+                               "merged rows (key-value layout, loaded before the timer) written batch by batch with "
+                               "ParquetWriter" if self.streaming_floor else
+                               "floor: per bucket pq.read_table of its files + pq.write_table zstd(1) of the merged "
+                               "rows (key-value layout, loaded before the timer)"))
 
     def verify(self, side: str, run_dir: Path, result: dict[str, Any]) -> Verdict:
         if side == FLOOR:
@@ -466,10 +475,12 @@ class CompactManyFiles(_CompactCase):
 
     throughput = "files"
 
-    def __init__(self, name: str, *, dry_run: bool) -> None:
+    def __init__(self, name: str, *, dry_run: bool, streaming_floor: bool = False, default: bool = True) -> None:
         super().__init__()
         self.name = name
         self.dry_run = dry_run
+        self.streaming_floor = streaming_floor
+        self.default = default
         if dry_run:
             self.sides = (OURS,)
             self.not_applicable = NOT_APPLICABLE_PLAN
@@ -538,6 +549,16 @@ def compaction_cases() -> list[Case]:
         PkReadAfterCompaction(),
         AppendReadCompactedRows(),
         CompactPkFull("compact_pk_large_bucket", "large_keys", "large_runs", LARGE_OPTIONS, LARGE_WRITE_OPTIONS),
+        # By name only: the same compaction against the streaming floor, and at 2/3 and 2x the keys
+        # (peak memory must not grow with the bucket).
+        CompactPkFull("compact_pk_large_bucket_streaming_floor", "large_keys", "large_runs", LARGE_OPTIONS,
+                      LARGE_WRITE_OPTIONS, streaming_floor=True, default=False),
+        CompactPkFull("compact_pk_large_bucket_3m", "large_keys_3m", "large_runs", LARGE_OPTIONS,
+                      LARGE_WRITE_OPTIONS, default=False),
+        CompactPkFull("compact_pk_large_bucket_9m", "large_keys_9m", "large_runs", LARGE_OPTIONS,
+                      LARGE_WRITE_OPTIONS, default=False),
         CompactManyFiles("compact_plan_10k_files", dry_run=True),
         CompactManyFiles("compact_plan_commit_10k_files", dry_run=False),
+        CompactManyFiles("compact_plan_commit_10k_files_streaming_floor", dry_run=False, streaming_floor=True,
+                         default=False),
     ]

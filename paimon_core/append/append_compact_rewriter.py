@@ -39,6 +39,10 @@ logger = logging.getLogger(__name__)
 DELETION_VECTORS_ENABLED = "deletion-vectors.enabled"
 #: Rows per batch read from an input file: the most the rewrite holds in memory at once.
 READ_BATCH_ROWS = 65536
+#: The fewest rows handed to the writer at once (the batches of small files are gathered): Java's
+#: ``RollingFileWriter`` checks the target size every 1,000 records (``CHECK_ROLLING_RECORD_CNT``),
+#: so files roll no later than there, and statistics are not collected per 10-row file.
+GATHER_ROWS = 1000
 
 
 def _table_options(table: FileStoreTable) -> dict[str, str]:
@@ -72,15 +76,34 @@ def new_compact_writer(
 def _rows(
     table: FileStoreTable, bucket_path: str, files: Sequence[DataFileMeta], index: DeletionIndex | None
 ) -> Iterator[pa.Table]:
+    """The rows of ``files`` in order, as tables of at least :data:`GATHER_ROWS` rows (but the
+    last): batches of small files are gathered first, so the writer collects statistics and
+    checks the file size per 1,000 rows or more rather than per tiny file."""
     reader = DataFileReader(table.file_io, table.schema_manager_cached, table_name=table.name, batch_size=READ_BATCH_ROWS)
     schema = table.arrow_schema
     fields = list(table.schema.fields)
+    pending: list[pa.RecordBatch] = []
+    rows = 0
     for f in files:
         deletion = index.deletion_files.get(f.file_name) if index is not None else None
-        for batch in reader.read(bucket_path, f, fields, deletion=deletion):
+        for batch in reader.read(bucket_path, f, fields, deletion=deletion, streaming=True):
             if batch.num_rows:
-                # Same columns and types; this only restores the table's field nullability.
-                yield pa.Table.from_batches([pa.RecordBatch.from_arrays(batch.columns, schema=schema)])
+                pending.append(batch)
+                rows += batch.num_rows
+            if rows >= GATHER_ROWS:
+                yield _gathered(pending, schema)
+                pending, rows = [], 0
+    if pending:
+        yield _gathered(pending, schema)
+
+
+def _gathered(batches: list[pa.RecordBatch], schema: pa.Schema) -> pa.Table:
+    """``batches`` as one table of one chunk per column, with the table's field nullability (the
+    columns and types are the table's already)."""
+    if len(batches) == 1:
+        return pa.Table.from_batches([pa.RecordBatch.from_arrays(batches[0].columns, schema=schema)])
+    combined = pa.Table.from_batches(batches).combine_chunks()
+    return pa.Table.from_arrays([c.chunk(0) if c.num_chunks == 1 else c for c in combined.columns], schema=schema)
 
 
 def rewrite_append_files(

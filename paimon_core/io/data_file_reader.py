@@ -8,6 +8,14 @@ Shared by table reads, the merge-tree compaction rewriter and append compaction 
 * primary-key files can also yield the system columns ``_VALUE_KIND`` and ``_SEQUENCE_NUMBER``;
 * a deletion vector drops its row positions from the file as it is read (Java's
   ``ApplyDeletionVectorReader``).
+
+Two ways to decode a Parquet file. By default pyarrow's dataset scanner (fast for one file read
+alone; with threads it decodes ahead of a slow consumer, up to the whole file). With
+``streaming=True`` -- merges, which hold many files open at once, and compactions -- the file is
+decoded batch by batch when the consumer asks, through ``pq.ParquetFile.iter_batches`` with a
+buffered input stream of :data:`STREAM_BUFFER_BYTES` per column: the memory of an open file is a
+few MiB whatever its size (measured on a 6-run merge of 203 MB: 130 MB of Arrow memory against
+860 MB with the scanner), and opening a small file costs ~0.2 ms instead of ~0.6 ms.
 """
 
 from __future__ import annotations
@@ -16,18 +24,26 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from paimon_core.deletionvectors import DeletionFile, DeletionVector, read_deletion_vector
 from paimon_core.exceptions import DataFileNotFoundError
 from paimon_core.format.arrow_types import to_arrow_type
-from paimon_core.format.file_format import file_format_from_name, read_file
+from paimon_core.format.file_format import PARQUET, file_format_from_name, read_file
+from paimon_core.format.format_base import check_columns, corrupt, guard_read, is_decode_error
 from paimon_core.format.key_value import SEQUENCE_NUMBER, VALUE_KIND
 from paimon_core.io.file_io import FileIO, join
 from paimon_core.manifest.entries import DataFileMeta
 from paimon_core.schema.data_types import DataField
 from paimon_core.schema.table_schema import TableSchema
 
-__all__ = ["DataFileReader", "apply_deletion_vector"]
+__all__ = ["STREAM_BUFFER_BYTES", "STREAM_THREADS_MIN_FILE_BYTES", "DataFileReader", "apply_deletion_vector"]
+
+#: Bytes of a column chunk read from storage at a time by a streaming Parquet read.
+STREAM_BUFFER_BYTES = 1 << 20
+#: Streaming reads of files at least this large decode the columns of a batch in parallel
+#: (threads cost ~0.1 ms per file: a loss on tiny files, a 25% faster decode on large ones).
+STREAM_THREADS_MIN_FILE_BYTES = 4 << 20
 
 
 class DataFileReader:
@@ -60,12 +76,17 @@ class DataFileReader:
         with_seq: bool = False,
         deletion: DeletionFile | None = None,
         snapshot_id: int | None = None,
+        streaming: bool = False,
     ) -> Iterator[pa.RecordBatch]:
         """Batches of ``fields`` (then ``_VALUE_KIND``/``_SEQUENCE_NUMBER`` if asked) of one file.
 
         ``snapshot_id`` only names the snapshot in the error raised for a missing file.
+        ``streaming``: decode only as the batches are consumed, in little memory (see the module
+        docstring); Parquet only, other formats stream anyway.
         """
-        batches = self._read_columns(bucket_path, f, fields, with_kind=with_kind, with_seq=with_seq, snapshot_id=snapshot_id)
+        batches = self._read_columns(
+            bucket_path, f, fields, with_kind=with_kind, with_seq=with_seq, snapshot_id=snapshot_id, streaming=streaming
+        )
         if deletion is None:
             yield from batches
             return
@@ -83,6 +104,7 @@ class DataFileReader:
         with_kind: bool,
         with_seq: bool,
         snapshot_id: int | None,
+        streaming: bool,
     ) -> Iterator[pa.RecordBatch]:
         file_schema = self.schema_of(f.schema_id)
         by_id = {ff.id: ff for ff in file_schema.fields}
@@ -92,7 +114,11 @@ class DataFileReader:
         fmt = file_format_from_name(f.file_name)
         path = self.path_of(bucket_path, f)
         try:  # readers open the file (and read its footer) before returning: one check per file
-            batches = read_file(self.file_io, path, fmt, columns=columns + extra, batch_size=self.batch_size)
+            if streaming and fmt == PARQUET:
+                threads = f.file_size >= STREAM_THREADS_MIN_FILE_BYTES
+                batches = _stream_parquet(self.file_io, path, columns + extra, self.batch_size, use_threads=threads)
+            else:
+                batches = read_file(self.file_io, path, fmt, columns=columns + extra, batch_size=self.batch_size)
         except FileNotFoundError as missing:
             raise DataFileNotFoundError(
                 f"Data file {path} of table {self.table_name} (snapshot {snapshot_id}) does not exist: "
@@ -104,6 +130,30 @@ class DataFileReader:
         targets = [to_arrow_type(fld.type) for fld, _ in present]
         names = [fld.name for fld, _ in present] + extra
         return _conformed(batches, present, targets, names, extra)
+
+
+def _stream_parquet(
+    file_io: FileIO, path: str, columns: list[str], batch_size: int, *, use_threads: bool
+) -> Iterator[pa.RecordBatch]:
+    """Open ``path`` (footer read, ``columns`` checked) and return its batches, decoded on demand."""
+    source = file_io.arrow_filesystem().open_input_file(file_io.arrow_path(path))
+    try:
+        parquet = pq.ParquetFile(source, buffer_size=STREAM_BUFFER_BYTES, pre_buffer=False)
+        cols = check_columns(path, parquet.schema_arrow, columns)
+        batches = parquet.iter_batches(batch_size=batch_size, columns=cols, use_threads=use_threads)
+    except BaseException as e:
+        source.close()
+        if is_decode_error(e):
+            raise corrupt(path, e) from e
+        raise
+    return _closing(source, guard_read(path, batches))
+
+
+def _closing(source: pa.NativeFile, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    try:
+        yield from batches
+    finally:
+        source.close()
 
 
 def _conformed(

@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 
 from paimon_core.deletionvectors import DeletionFile
 from paimon_core.exceptions import InvalidArgumentError
+from paimon_core.format.key_value import SEQUENCE_NUMBER
 from paimon_core.io.data_file_reader import DataFileReader
 from paimon_core.manifest.entries import DataFileMeta
 from paimon_core.mergetree.merge_function import MergeFunction
@@ -55,11 +56,21 @@ def read_sorted_run(
     snapshot_id: int | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The batches of a sorted run: its files (in key order) one after another, each with its
-    deletion vector applied, as ``fields`` then ``_VALUE_KIND`` and ``_SEQUENCE_NUMBER``."""
+    deletion vector applied, as ``fields`` then ``_VALUE_KIND`` and ``_SEQUENCE_NUMBER``.
+
+    Files are read ``streaming`` (decoded as the merge asks, a few MiB per open file): a merge
+    holds one open file per run, so decoding ahead would hold the bucket in memory."""
     for i, f in enumerate(files):
         deletion = deletion_files[i] if deletion_files else None
         yield from reader.read(
-            bucket_path, f, fields, with_kind=True, with_seq=True, deletion=deletion, snapshot_id=snapshot_id
+            bucket_path,
+            f,
+            fields,
+            with_kind=True,
+            with_seq=True,
+            deletion=deletion,
+            snapshot_id=snapshot_id,
+            streaming=True,
         )
 
 
@@ -149,10 +160,38 @@ def merge_sorted_runs(
         heads = [c.take_head(n) for c, n in zip(live, counts, strict=True) if n]
         chunk = pa.Table.from_batches(heads)
         if len(heads) > 1 or not in_key_order(chunk, keys, strict=True):
-            chunk = chunk.take(pc.sort_indices(chunk, sort_keys=list(sort_keys)))
+            chunk = chunk.take(_sort_indices(chunk, sort_keys, [h.num_rows for h in heads]))
         merged: pa.Table = merge_function.merge(chunk, drop_retracts=drop_retracts)
         if merged.num_rows:
             yield merged
+
+
+# --- sorting a chunk -----------------------------------------------------------------------
+
+
+def _sort_indices(chunk: pa.Table, sort_keys: SortKeys, head_rows: Sequence[int]) -> pa.Array:
+    """``pc.sort_indices(chunk, sort_keys)``, faster for the common order: one integer key (no
+    nulls) then the sequence number, both ascending.
+
+    The chunk is the runs' key-sorted heads (of ``head_rows`` rows) one after another. Taken in
+    ascending order of their smallest sequence number, a stable sort by the key alone merges them
+    in O(n log runs); that is the answer when every two rows of one key come out in strictly
+    ascending sequence order (checked, else the general sort), as runs of one bucket do.
+    """
+    names = [k[0] for k in sort_keys]
+    if len(sort_keys) == 2 and names[1] == SEQUENCE_NUMBER and all(k[1] == "ascending" for k in sort_keys):
+        key = chunk.column(names[0])
+        if pa.types.is_integer(key.type) and key.null_count == 0 and all(n > 0 for n in head_rows):
+            values = np.asarray(key.to_numpy())
+            seq = np.asarray(chunk.column(SEQUENCE_NUMBER).to_numpy())
+            starts = np.concatenate(([0], np.cumsum(head_rows[:-1]))).astype(np.int64)
+            heads = np.argsort(np.minimum.reduceat(seq, starts), kind="stable")
+            perm = np.concatenate([np.arange(starts[h], starts[h] + head_rows[h]) for h in heads])
+            order = perm[np.argsort(values[perm], kind="stable")]
+            tied = values[order[1:]] == values[order[:-1]]
+            if not (tied & (seq[order[1:]] <= seq[order[:-1]])).any():
+                return pa.array(order)
+    return pc.sort_indices(chunk, sort_keys=list(sort_keys))
 
 
 # --- key comparison ----------------------------------------------------------------------

@@ -18,6 +18,7 @@ import pytest
 from paimon_core import FileSystemCatalog
 from paimon_core.append import order_by_sequence, plan_unaware_bucket_compaction, rewrite_append_files
 from paimon_core.append.append_compact_coordinator import AppendCompactConfig
+from paimon_core.append.append_compact_rewriter import GATHER_ROWS
 from paimon_core.io.file_io import join
 from paimon_core.manifest.entries import DataFileMeta, FileSource, ManifestEntry
 from paimon_core.schema.data_types import VarCharType
@@ -96,6 +97,19 @@ def fresh_write(catalog: FileSystemCatalog, t: FileStoreTable, inputs: Sequence[
     return list(message.new_files)
 
 
+def as_rewritten(pieces: Sequence[pa.Table]) -> list[pa.Table]:
+    """``pieces`` (one per input file) as the rewrite hands them to its writer: consecutive
+    pieces gathered until they reach ``GATHER_ROWS`` rows."""
+    out: list[pa.Table] = []
+    gathered: list[pa.Table] = []
+    for piece in pieces:
+        gathered.append(piece)
+        if sum(g.num_rows for g in gathered) >= GATHER_ROWS:
+            out.append(pa.concat_tables(gathered).combine_chunks())
+            gathered = []
+    return out + ([pa.concat_tables(gathered).combine_chunks()] if gathered else [])
+
+
 def file_rows(t: FileStoreTable, partition: bytes, bucket: int, files: Sequence[DataFileMeta]) -> list[pa.Table]:
     from paimon_core.io.data_file_reader import DataFileReader
 
@@ -133,7 +147,7 @@ def test_rewrite_each_bucket(catalog: FileSystemCatalog, bucket: int, partitione
             assert (f.level, f.file_source, f.schema_id) == (0, int(FileSource.COMPACT), t.schema.id)
         assert sum(f.row_count for f in after) == sum(f.row_count for f in files)
         # Stats, row counts and sizes exactly as a fresh write of the same rows in the same order.
-        fresh = fresh_write(catalog, t, expected_pieces)
+        fresh = fresh_write(catalog, t, as_rewritten(expected_pieces))
         assert [(f.row_count, f.value_stats, f.value_stats_cols, f.file_size) for f in after] == [
             (f.row_count, f.value_stats, f.value_stats_cols, f.file_size) for f in fresh
         ]

@@ -65,6 +65,25 @@ def table_params() -> dict[str, Param]:
     }
 
 
+def compaction_params(*, scope: str) -> dict[str, Param]:
+    """Params that override the registry's compaction settings for every table of one run;
+    ``scope`` says what they apply to in the form ("compaction of every table in this run")."""
+    return {
+        "compaction": Param(
+            None,
+            type=["null", "string"],
+            enum=[None, "full", "minor", "none"],
+            description=f"{scope} (empty: the registry's, per table)",
+        ),
+        "compaction_mode": Param(
+            None,
+            type=["null", "string"],
+            enum=[None, "distributed", "local"],
+            description="distributed (spark-submit) or local (no JVM) for every table (empty: the registry's)",
+        ),
+    }
+
+
 @task(task_id="list_tables", retries=2)
 def list_tables(fields: list[str] | None = None) -> list[dict[str, Any]]:
     """The warehouse's tables selected by the registry (and the run's Params), with their settings

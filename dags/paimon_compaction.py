@@ -39,7 +39,15 @@ from typing import Any
 
 from airflow.sdk import DAG, Param, task_group
 
-from _paimon_common import DEFAULT_ARGS, DURATION_PATTERN, SPARK_POOL, list_tables, table_health, table_params
+from _paimon_common import (
+    DEFAULT_ARGS,
+    DURATION_PATTERN,
+    SPARK_POOL,
+    compaction_params,
+    list_tables,
+    table_health,
+    table_params,
+)
 from _paimon_registry import load
 from paimon_airflow.operators.spark_job import PaimonCompactOperator
 
@@ -57,18 +65,7 @@ with DAG(
     default_args=DEFAULT_ARGS,
     params={
         **table_params(),
-        "compaction": Param(
-            None,
-            type=["null", "string"],
-            enum=[None, "full", "minor", "none"],
-            description="strategy for every table of this run (empty: the registry's, per table)",
-        ),
-        "compaction_mode": Param(
-            None,
-            type=["null", "string"],
-            enum=[None, "distributed", "local"],
-            description="distributed (spark-submit) or local (no JVM) for every table (empty: the registry's)",
-        ),
+        **compaction_params(scope="strategy for every table of this run"),
         "partition_idle_time": Param(
             None,
             type=["null", "string"],

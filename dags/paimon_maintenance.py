@@ -23,9 +23,9 @@ if str(Path(__file__).resolve().parent) not in sys.path:
 import datetime as dt
 from typing import Any
 
-from airflow.sdk import DAG, Param, task_group
+from airflow.sdk import DAG, task_group
 
-from _paimon_common import DEFAULT_ARGS, SPARK_POOL, list_tables, table_params
+from _paimon_common import DEFAULT_ARGS, SPARK_POOL, compaction_params, list_tables, table_params
 from _paimon_registry import load
 from paimon_airflow.operators.maintenance import (
     PaimonCreateTagOperator,
@@ -48,18 +48,7 @@ with DAG(
     default_args=DEFAULT_ARGS,
     params={
         **table_params(),
-        "compaction": Param(
-            None,
-            type=["null", "string"],
-            enum=[None, "full", "minor", "none"],
-            description="compaction of every table in this run (empty: the registry's, per table)",
-        ),
-        "compaction_mode": Param(
-            None,
-            type=["null", "string"],
-            enum=[None, "distributed", "local"],
-            description="distributed (spark-submit) or local (no JVM) for every table (empty: the registry's)",
-        ),
+        **compaction_params(scope="compaction of every table in this run"),
     },
     tags=["paimon", "maintenance"],
     doc_md=__doc__,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from paimon_core.exceptions import InvalidOptionError
 
-__all__ = ["UNSUPPORTED_OPTIONS", "check_supported_options"]
+__all__ = ["UNSUPPORTED_OPTIONS", "check_lookup_merge_engine", "check_supported_options"]
 
 
 @dataclass(frozen=True)
@@ -73,10 +73,32 @@ def check_supported_options(options: Mapping[str, str], *, action: str) -> None:
             "changelog-producer, not 'full-compaction'",
             key="changelog-producer",
         )
+    if engine == "first-row" and dv:  # Java's SchemaValidation.validateForDeletionVectors
+        raise InvalidOptionError(
+            f"Cannot {action}: merge-engine = 'first-row' cannot be combined with deletion-vectors.enabled = true "
+            "(the first-row merge engine never deletes old rows, so it does not need deletion vectors); "
+            "set deletion-vectors.enabled = false",
+            key="deletion-vectors.enabled",
+        )
+    check_lookup_merge_engine(options, action=action)
+
+
+def check_lookup_merge_engine(options: Mapping[str, str], *, action: str) -> None:
+    """Refuse ``changelog-producer = lookup`` without deletion vectors for engines other than
+    deduplicate and first-row (checked on create/alter/write and before a lookup compaction).
+
+    Without deletion vectors, Java reads lookup tables with ``LookupMergeFunction`` (only the
+    newest high-level row of a key counts); paimon_core's reads merge every level, which equals
+    that only for the deduplicate and first-row engines.
+    """
+    producer = (options.get("changelog-producer") or "none").strip().lower()
+    engine = (options.get("merge-engine") or "deduplicate").strip().lower()
+    dv = (options.get("deletion-vectors.enabled") or "false").strip().lower() == "true"
     if producer == "lookup" and not dv and engine not in ("deduplicate", "first-row"):
         raise InvalidOptionError(
-            f"Cannot {action}: changelog-producer = 'lookup' with the '{engine}' merge engine needs "
-            "deletion-vectors.enabled = true in paimon_core (its reads merge every level, which would count "
-            "values a lookup compaction already merged); enable deletion vectors or write this table with Flink",
+            f"Cannot {action}: changelog-producer = 'lookup' without deletion-vectors.enabled = true is supported "
+            f"by paimon_core for the deduplicate and first-row merge engines only, not '{engine}' (its reads merge "
+            "every level, which would count values a lookup compaction already merged); enable deletion vectors "
+            "or write this table with Flink",
             key="changelog-producer",
         )

@@ -20,7 +20,7 @@ from paimon_core.deletionvectors.deletion_file import DELETION_VECTORS_INDEX, De
 from paimon_core.deletionvectors.deletion_vector import CRC_SIZE, LENGTH_SIZE
 from paimon_core.deletionvectors.index_file import DV_INDEX_VERSION
 from paimon_core.exceptions import CorruptFileError
-from paimon_core.io.file_io import join
+from paimon_core.index.index_path_factory import index_file_path
 from paimon_core.manifest.entries import DeletionVectorMeta, FileKind, IndexFileMeta
 from paimon_core.manifest.index_manifest import read_index_manifest
 
@@ -31,13 +31,6 @@ if TYPE_CHECKING:
 __all__ = ["DeletionIndex", "DeletionIndexChanges"]
 
 logger = logging.getLogger(__name__)
-
-INDEX_FILE_IN_DATA_FILE_DIR = "index-file-in-data-file-dir"
-
-
-def _in_data_dir(table: FileStoreTable) -> bool:
-    return (table.options.get(INDEX_FILE_IN_DATA_FILE_DIR) or "false").lower() == "true"
-
 
 @dataclass(frozen=True)
 class DeletionIndexChanges:
@@ -70,7 +63,9 @@ class DeletionIndex:
         snap = snapshot if snapshot is not None else table.latest_snapshot()
         if snap is None or snap.index_manifest is None:
             return cls(partition, bucket)
-        unaware = table.options.bucket <= 0
+        # Only an append table without buckets keeps its vectors per partition (Java's
+        # forUnawareAppend); a dynamic-bucket (bucket = -1) primary-key table's are per bucket.
+        unaware = not table.schema.primary_keys and table.options.bucket == -1
         live: dict[str, tuple[int, IndexFileMeta]] = {}
         for e in read_index_manifest(table.file_io, table.paths.manifest_path(snap.index_manifest)):
             f = e.index_file
@@ -82,16 +77,10 @@ class DeletionIndex:
                 live[f.file_name] = (e.bucket, f)
             else:
                 live.pop(f.file_name, None)
-        in_data_dir = _in_data_dir(table)
         paths: dict[str, str] = {}
         deletions: dict[str, DeletionFile] = {}
         for name, (b, f) in live.items():
-            if f.external_path:
-                path = f.external_path
-            elif in_data_dir:
-                path = join(table.bucket_path(partition, b), name)
-            else:
-                path = table.paths.index_file_path(name)
+            path = index_file_path(table, partition, b, f)
             paths[name] = path
             for r in f.dv_ranges or ():
                 deletions[r.data_file_name] = DeletionFile(path, r.offset, r.length, r.cardinality)
@@ -147,7 +136,6 @@ class DeletionIndex:
             ranges.append(DeletionVectorMeta(r.data_file_name, len(out), r.length, r.cardinality))
             out += blob[r.offset : end]
         name = table.paths.new_index_file_name()
-        in_data_dir = _in_data_dir(table)
-        path = join(table.bucket_path(self.partition, self.bucket), name) if in_data_dir else table.paths.index_file_path(name)
+        path = index_file_path(table, self.partition, self.bucket, name)
         table.file_io.write_bytes(path, bytes(out))
         return IndexFileMeta(DELETION_VECTORS_INDEX, name, len(out), len(ranges), tuple(ranges)), path

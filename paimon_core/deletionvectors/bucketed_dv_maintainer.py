@@ -34,7 +34,7 @@ from paimon_core.deletionvectors.deletion_vector import (
 )
 from paimon_core.deletionvectors.index_file import DV_INDEX_VERSION, read_deletion_vector
 from paimon_core.exceptions import CorruptFileError
-from paimon_core.io.file_io import join
+from paimon_core.index.index_path_factory import index_file_path
 from paimon_core.manifest.entries import DeletionVectorMeta, IndexFileMeta
 
 if TYPE_CHECKING:
@@ -136,12 +136,7 @@ class BucketedDvMaintainer:
         if not ranges:
             return DeletionIndexChanges((), changes_deleted, ())
         file_name = table.paths.new_index_file_name()
-        in_data_dir = (table.options.get("index-file-in-data-file-dir") or "false").lower() == "true"
-        path = (
-            join(table.bucket_path(index.partition, index.bucket), file_name)
-            if in_data_dir
-            else table.paths.index_file_path(file_name)
-        )
+        path = index_file_path(table, index.partition, index.bucket, file_name)
         table.file_io.write_bytes(path, bytes(out))
         meta = IndexFileMeta(DELETION_VECTORS_INDEX, file_name, len(out), len(ranges), tuple(ranges))
         logger.debug(

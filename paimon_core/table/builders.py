@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from paimon_core.exceptions import InvalidArgumentError
+from paimon_core.index.index_path_factory import index_file_path
 from paimon_core.operation.commit.committer import OverwriteSpec, new_commit_user
 from paimon_core.predicate import Predicate, PredicateBuilder
 from paimon_core.results import CommitResult
@@ -51,7 +52,7 @@ def commit_keeping_landed_append(
             for f in m.compact_changelog_files:
                 table.file_io.delete(f.external_path or f"{bucket_path}/{f.file_name}")
             for i in m.compact_new_index_files:
-                table.file_io.delete(i.external_path or f"{table.paths.index_dir}/{i.file_name}")
+                table.file_io.delete(index_file_path(table, m.partition, m.bucket, i))
         logger.warning("%s", e)
         return CommitResult(
             table=table.name,

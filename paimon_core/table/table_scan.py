@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from paimon_core.deletionvectors.deletion_file import DeletionFile, deletion_files_by_bucket
-from paimon_core.io.file_io import join
+from paimon_core.index.index_path_factory import index_file_path
 from paimon_core.manifest.entries import DataFileMeta, FileKind, IndexManifestEntry, ManifestEntry
 from paimon_core.manifest.index_manifest import read_index_manifest
 from paimon_core.operation.key_filters import buckets_for, key_stats_filter
@@ -110,15 +110,9 @@ class TableScan:
             return {}
         table = self.table
         index_entries = read_index_manifest(table.file_io, table.paths.manifest_path(snapshot.index_manifest))
-        in_data_dir = _true(self.options, "index-file-in-data-file-dir")
 
         def index_path(e: IndexManifestEntry) -> str:
-            f = e.index_file
-            if f.external_path:
-                return f.external_path
-            if in_data_dir:
-                return join(table.bucket_path(e.partition, e.bucket), f.file_name)
-            return join(table.paths.index_dir, f.file_name)
+            return index_file_path(table, e.partition, e.bucket, e.index_file)
 
         buckets = {(e.partition, e.bucket) for e in entries}
         wanted = [e for e in index_entries if (e.partition, e.bucket) in buckets]

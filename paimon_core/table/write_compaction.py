@@ -33,6 +33,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from paimon_core.index.index_path_factory import index_file_path
 from paimon_core.manifest.entries import DataFileMeta, IndexFileMeta
 from paimon_core.operation.scan import ScanFilter
 from paimon_core.table.commit_message import CommitMessage
@@ -197,7 +198,7 @@ def _combine(
         for i in r.compact_deleted_index_files:
             if i.file_name in created:
                 new_index = [n for n in new_index if n.file_name != i.file_name]
-                table.file_io.delete(i.external_path or f"{table.paths.index_dir}/{i.file_name}")
+                table.file_io.delete(index_file_path(table, m.partition, m.bucket, i))
             else:
                 deleted_index.append(i)
         new_index += r.compact_new_index_files

@@ -28,7 +28,6 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from paimon_core.format.key_value import VALUE_KIND
 from paimon_core.mergetree.base import (
@@ -39,10 +38,11 @@ from paimon_core.mergetree.base import (
     KeyedMergeFunction,
     is_retract,
 )
+from paimon_core.mergetree.compact.changelog_rows import rows_equal
 from paimon_core.mergetree.errors import MergeError
 from paimon_core.mergetree.segments import key_changes, to_array
 
-__all__ = ["SEGMENT", "TOP_LEVEL", "FullChangelogMergeFunctionWrapper", "rows_equal"]
+__all__ = ["SEGMENT", "TOP_LEVEL", "FullChangelogMergeFunctionWrapper"]
 
 #: Per input row: whether it comes from a max-level file (added by the rewriter's reader).
 TOP_LEVEL = "_PAIMON_TOP_LEVEL"
@@ -150,22 +150,3 @@ class FullChangelogMergeFunctionWrapper:
             order = np.argsort(np.concatenate([o for _, o in parts]), kind="stable")
             table = table.take(pa.array(order))
         self.pending.append(table)
-
-
-def rows_equal(a: pa.Table, b: pa.Table, names: Sequence[str]) -> BoolArray:
-    """Per row: whether ``a`` and ``b`` hold equal values in every column of ``names`` (two nulls
-    are equal). Nested columns, which Arrow's ``equal`` kernel does not compare, are compared as
-    Python values."""
-    n = a.num_rows
-    same = np.ones(n, dtype=np.bool_)
-    for name in names:
-        x, y = to_array(a.column(name)), to_array(b.column(name))
-        if pa.types.is_nested(x.type):
-            same &= np.array(
-                [u == v for u, v in zip(x.to_pylist(), y.to_pylist(), strict=True)], dtype=np.bool_
-            )
-            continue
-        eq = pc.fill_null(pc.equal(x, y), False)
-        both_null = pc.and_(pc.is_null(x), pc.is_null(y))
-        same &= np.asarray(pc.or_(eq, both_null).to_numpy(zero_copy_only=False), dtype=np.bool_)
-    return same

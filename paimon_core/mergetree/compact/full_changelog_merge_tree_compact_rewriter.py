@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from paimon_core.exceptions import InvalidArgumentError
 from paimon_core.manifest.entries import DataFileMeta, FileSource
+from paimon_core.mergetree.compact.changelog_rows import row_deduplicate_fields
 from paimon_core.mergetree.compact.compact_task_plan import CompactStep, RewriteStep, UpgradeStep
 from paimon_core.mergetree.compact.full_changelog_merge_function_wrapper import (
     TOP_LEVEL,
@@ -46,10 +47,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-ROW_DEDUPLICATE = "changelog-producer.row-deduplicate"
-ROW_DEDUPLICATE_IGNORE_FIELDS = "changelog-producer.row-deduplicate-ignore-fields"
-
-
 def changelog_producer(table: FileStoreTable) -> str:
     return (table.options.options.get("changelog-producer") or "none").strip().lower()
 
@@ -68,12 +65,9 @@ class FullChangelogMergeTreeCompactRewriter(MergeTreeCompactRewriter):
         super().__init__(table, partition, bucket, batch_rows=batch_rows)
         opts = table.options.options
         self.max_level = max_level
-        ignored = {x.strip() for x in opts.get(ROW_DEDUPLICATE_IGNORE_FIELDS, "").split(",") if x.strip()}
-        unknown = sorted(ignored - {f.name for f in self.fields})
-        if unknown:
-            raise InvalidArgumentError(f"{ROW_DEDUPLICATE_IGNORE_FIELDS} names unknown field(s) {unknown}")
-        self.row_deduplicate = opts.get(ROW_DEDUPLICATE, "false").strip().lower() == "true"
-        self.compare_names = [f.name for f in self.fields if f.name not in ignored]
+        compare = row_deduplicate_fields(opts, self.fields)
+        self.row_deduplicate = compare is not None
+        self.compare_names = compare or []
         self.changelog_prefix = opts.get("changelog-file.prefix", "changelog-")
         #: changelog files written so far (the message's ``compact_changelog_files``)
         self.changelog_files: list[DataFileMeta] = []

@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 from paimon_core.deletionvectors.bucketed_dv_maintainer import BucketedDvMaintainer
 from paimon_core.format.key_value import VALUE_KIND
 from paimon_core.mergetree.base import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE, KeyedMergeFunction
+from paimon_core.mergetree.compact.changelog_rows import rows_equal
 from paimon_core.mergetree.lookup_levels import LEVEL, LookupLevels, LookupResult
 from paimon_core.mergetree.segments import key_changes, to_array
 
@@ -61,21 +62,6 @@ def _with_column(table: pa.Table, name: str, values: npt.NDArray[np.generic], ty
     if i >= 0:
         return table.set_column(i, pa.field(name, type_), arr)
     return table.append_column(pa.field(name, type_), arr)
-
-
-def values_equal(a: pa.Table, b: pa.Table, names: Sequence[str]) -> npt.NDArray[np.bool_]:
-    """Row by row: whether ``a`` and ``b`` agree on every column of ``names`` (nulls equal).
-    Columns whose type has no equality kernel (nested types) count as different."""
-    eq = np.ones(a.num_rows, dtype=np.bool_)
-    for name in names:
-        x, y = to_array(a.column(name)), to_array(b.column(name))
-        try:
-            same = pc.fill_null(pc.equal(x, y), False)
-        except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):
-            return np.zeros(a.num_rows, dtype=np.bool_)
-        both_null = pc.and_(pc.is_null(x), pc.is_null(y))
-        eq &= np.asarray(pc.or_(same, both_null).to_numpy(zero_copy_only=False), dtype=np.bool_)
-    return eq
 
 
 class LookupChangelogMergeFunctionWrapper:
@@ -167,7 +153,9 @@ class LookupChangelogMergeFunctionWrapper:
         found = self.lookup.lookup(keys, self.start_level)
         self.looked_up += keys.num_rows
         self.found += found.count
-        if self.dv_maintainer is not None and found.count:
+        # First-row keeps the row already stored and drops the new one: nothing to delete (Java
+        # refuses first-row with deletion vectors; a table configured so anyway loses no row).
+        if self.dv_maintainer is not None and found.count and not self.first_row:
             order = np.argsort(found.file_index, kind="stable")
             files = found.file_index[order]
             positions = found.positions[order]
@@ -212,7 +200,7 @@ class LookupChangelogMergeFunctionWrapper:
         update = contain0 & before_add & after_add
         if self.row_deduplicate_fields is not None and update.any() and before is not None:
             which = np.flatnonzero(update)
-            same = values_equal(
+            same = rows_equal(
                 before.take(pa.array(before_row[which])),
                 merged.take(pa.array(after_row[which])),
                 self.row_deduplicate_fields,

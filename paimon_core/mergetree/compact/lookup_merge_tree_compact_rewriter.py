@@ -31,9 +31,9 @@ import pyarrow as pa
 from paimon_core.append.append_deletion_index import DeletionIndex, DeletionIndexChanges
 from paimon_core.deletionvectors.bucketed_dv_maintainer import BucketedDvMaintainer
 from paimon_core.deletionvectors.deletion_file import DeletionFile
-from paimon_core.exceptions import InvalidOptionError
-from paimon_core.io.file_io import join
+from paimon_core.index.index_path_factory import index_file_path
 from paimon_core.manifest.entries import DataFileMeta, FileSource
+from paimon_core.mergetree.compact.changelog_rows import row_deduplicate_fields
 from paimon_core.mergetree.compact.compact_task_plan import RewriteStep, UpgradeStep
 from paimon_core.mergetree.compact.lookup_changelog_merge_function_wrapper import (
     LookupChangelogMergeFunctionWrapper,
@@ -44,6 +44,7 @@ from paimon_core.mergetree.lookup_levels import LEVEL, LookupLevels
 from paimon_core.mergetree.merge_options import engine_of
 from paimon_core.mergetree.merge_reader import merge_sorted_runs
 from paimon_core.mergetree.sorted_run import SortedRun
+from paimon_core.options_support import check_lookup_merge_engine
 from paimon_core.table.commit_message import CommitMessage
 
 if TYPE_CHECKING:
@@ -62,8 +63,6 @@ logger = logging.getLogger(__name__)
 
 DELETION_VECTORS_ENABLED = "deletion-vectors.enabled"
 CHANGELOG_PRODUCER = "changelog-producer"
-ROW_DEDUPLICATE = "changelog-producer.row-deduplicate"
-ROW_DEDUPLICATE_IGNORE_FIELDS = "changelog-producer.row-deduplicate-ignore-fields"
 CHANGELOG_FILE_PREFIX = "changelog-file.prefix"
 
 
@@ -77,23 +76,10 @@ def uses_lookup_rewriter(options: dict[str, str]) -> bool:
 
 
 def check_lookup_compaction_supported(table: FileStoreTable) -> None:
-    """Refuse what paimon_core cannot compact with lookup exactly.
-
-    Without deletion vectors, Java reads lookup tables with ``LookupMergeFunction`` (only the
-    newest high-level row of a key counts); paimon_core's reads merge every level, which equals
-    that only for the deduplicate and first-row engines.
-    """
-    opts = table.options.options
-    if _true(opts, DELETION_VECTORS_ENABLED):
-        return
-    engine = engine_of(opts)
-    if engine not in ("deduplicate", "first-row"):
-        raise InvalidOptionError(
-            f"Table {table.name}: changelog-producer = 'lookup' without deletion-vectors.enabled is supported "
-            f"by paimon_core for the deduplicate and first-row merge engines only, not '{engine}' (its reads "
-            "would count values the lookup compaction already merged); enable deletion vectors or compact it with Flink",
-            key=CHANGELOG_PRODUCER,
-        )
+    """Refuse what paimon_core cannot compact with lookup exactly (the rule of
+    :func:`~paimon_core.options_support.check_lookup_merge_engine`, for tables another engine
+    created, or options given to this job only)."""
+    check_lookup_merge_engine(table.options.options, action=f"compact table {table.name}")
 
 
 class LookupMergeTreeCompactRewriter(MergeTreeCompactRewriter):
@@ -118,10 +104,7 @@ class LookupMergeTreeCompactRewriter(MergeTreeCompactRewriter):
         self.first_row = self.engine == "first-row"
         self.produce_changelog = (opts.get(CHANGELOG_PRODUCER) or "").strip().lower() == "lookup"
         self.no_sequence_field = not (opts.get("sequence.field") or "").strip()
-        self.row_deduplicate_fields: list[str] | None = None
-        if _true(opts, ROW_DEDUPLICATE):
-            ignored = {x.strip() for x in (opts.get(ROW_DEDUPLICATE_IGNORE_FIELDS) or "").split(",") if x.strip()}
-            self.row_deduplicate_fields = [f.name for f in self.fields if f.name not in ignored]
+        self.row_deduplicate_fields = row_deduplicate_fields(opts, self.fields)
         # Java: values are looked up for a changelog, a non-deduplicate engine or a sequence field;
         # first-row only asks whether the key exists.
         with_values = not self.first_row and (
@@ -237,12 +220,13 @@ class LookupMergeTreeCompactRewriter(MergeTreeCompactRewriter):
         files = writer.close() if writer is not None else []
         if wrapper is not None:
             logger.debug(
-                "Lookup compaction of %s bucket %d into level %d: %d key(s) looked up, %d found",
+                "Lookup compaction of %s bucket %d into level %d: %d key(s) looked up, %d found, %d lookup file(s) read",
                 self.table.name,
                 self.bucket,
                 output_level,
                 wrapper.looked_up,
                 wrapper.found,
+                self.lookup_levels.files_read,
             )
         return files
 
@@ -308,17 +292,10 @@ def deletion_index_after(table: FileStoreTable, task: CompactTask, result: Commi
         return start
     gone = {i.file_name for i in result.compact_deleted_index_files}
     files = [f for f in start.index_files if f.file_name not in gone] + list(result.compact_new_index_files)
-    in_data_dir = (table.options.get("index-file-in-data-file-dir") or "false").lower() == "true"
     paths: dict[str, str] = {}
     deletions: dict[str, DeletionFile] = {}
     for f in files:
-        path = start.paths.get(f.file_name) or f.external_path
-        if path is None:
-            path = (
-                join(table.bucket_path(task.partition, task.bucket), f.file_name)
-                if in_data_dir
-                else table.paths.index_file_path(f.file_name)
-            )
+        path = start.paths.get(f.file_name) or index_file_path(table, task.partition, task.bucket, f)
         paths[f.file_name] = path
         for r in f.dv_ranges or ():
             deletions[r.data_file_name] = DeletionFile(path, r.offset, r.length, r.cardinality)

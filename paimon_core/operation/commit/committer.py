@@ -31,7 +31,12 @@ from paimon_core.manifest.manifest_list import write_manifest_list
 from paimon_core.manifest.merger import merge_entries, merge_manifests
 from paimon_core.manifest.partition_stats import PartitionCodec
 from paimon_core.operation.commit.changes import Changes, collect_changes, row_delta
-from paimon_core.operation.commit.conflicts import KeyOf, check_index_conflicts, check_no_conflicts
+from paimon_core.operation.commit.conflicts import (
+    KeyOf,
+    check_deletion_vector_conflicts,
+    check_index_conflicts,
+    check_no_conflicts,
+)
 from paimon_core.operation.scan import FileStoreScan, ScanFilter
 from paimon_core.options import CoreOptions
 from paimon_core.paths import PathFactory
@@ -95,6 +100,7 @@ class FileStoreCommit:
         self.scan = FileStoreScan(file_io, paths, self.codec)
         bucket = self.options.bucket
         self.total_buckets = bucket if bucket > 0 else -1
+        self._deletion_vectors = (self.options.options.get("deletion-vectors.enabled") or "false").strip().lower() == "true"
         self._key_of: KeyOf | None = None
         if schema.primary_keys:
             from paimon_core.mergetree.keys import binary_key_of
@@ -328,6 +334,9 @@ class FileStoreCommit:
             check_no_conflicts(
                 base, changes, snapshot_id=latest.id, key_of=self._key_of, check_buckets=kind != CommitKind.OVERWRITE
             )
+            if self._deletion_vectors and latest.index_manifest is not None:
+                latest_index = read_index_manifest(self.file_io, self.paths.manifest_path(latest.index_manifest))
+                check_deletion_vector_conflicts(latest_index, changes, index_changes, snapshot_id=latest.id)
         new_id = latest.id + 1 if latest is not None else 1
         written: list[str] = []
         try:
@@ -411,6 +420,12 @@ class FileStoreCommit:
                 snapshot_id=new_id,
             ) from e
         if not published:
+            # "Taken" may be our own publish: an HTTP client retrying a conditional PUT whose first
+            # try landed gets 412 (or S3's 409 while it is in flight). Never clean up a landed snapshot.
+            existing = self.snapshot_manager.try_snapshot(new_id)
+            if existing is not None and existing.uuid == snapshot.uuid:
+                logger.warning("Publish of snapshot %d reported 'taken' but the snapshot is ours", new_id)
+                return new_id
             logger.debug("Snapshot %d of %s taken by another commit; retrying", new_id, self.table_name)
             self._cleanup(written)
             return None

@@ -1,6 +1,6 @@
 """Conflict detection before a snapshot is published (Java's ``ConflictDetection``).
 
-Three checks, each failing the commit with a :class:`CommitConflictError` that names the files:
+Four checks, each failing the commit with a :class:`CommitConflictError` that names the files:
 
 * **File deletion conflicts**: a DELETE entry (compaction input, overwrite, delete) whose file
   the base snapshot no longer has, or an ADD of a file that is already live.
@@ -9,6 +9,9 @@ Three checks, each failing the commit with a :class:`CommitConflictError` that n
 * **LSM conflicts** (primary-key tables): after the changes, two files of one partition and bucket
   at the same level >= 1 overlap in key range. Levels >= 1 are sorted runs; an overlap means two
   compactions of the same bucket raced and both landed on top of the same base.
+* **Deletion vectors** (tables with ``deletion-vectors.enabled``): a data file the commit removes
+  still has a vector in an index file the commit keeps (:func:`check_deletion_vector_conflicts`),
+  and DV index changes that race another commit's (:func:`check_index_conflicts`).
 """
 
 from __future__ import annotations
@@ -137,14 +140,16 @@ def check_index_conflicts(
                 snapshot_id=snapshot_id,
                 conflict="index-deletion",
             )
-    owner: dict[tuple[bytes, int, str], str] = {}
+    # Data file names are unique within a partition; a partition's vectors may sit in any bucket's
+    # index files (an unaware-bucket append table writes them all under one bucket).
+    owner: dict[tuple[bytes, str], str] = {}
     after = [e for e in previous if e.index_file.file_name not in deleted]
     after += [e for e in changes if e.kind == FileKind.ADD]
     for e in after:
         if e.index_file.index_type != DELETION_VECTORS:
             continue
         for r in e.index_file.dv_ranges or ():
-            key = (e.partition, e.bucket, r.data_file_name)
+            key = (e.partition, r.data_file_name)
             other = owner.setdefault(key, e.index_file.file_name)
             if other != e.index_file.file_name:
                 raise CommitConflictError(
@@ -154,4 +159,44 @@ def check_index_conflicts(
                     file_name=r.data_file_name,
                     snapshot_id=snapshot_id,
                     conflict="index-deletion",
+                )
+
+
+def check_deletion_vector_conflicts(
+    latest_index: Sequence[IndexManifestEntry],
+    changes: Sequence[ManifestEntry],
+    index_changes: Sequence[IndexManifestEntry],
+    *,
+    snapshot_id: int | None,
+) -> None:
+    """A data file this commit removes (a compaction's input) must not have a deletion vector in
+    the latest snapshot's index that this commit leaves behind: such a vector was added by a
+    concurrent commit (a writer's lookup marked a row of the file superseded) after this commit's
+    plan read the file, so the rewritten rows would bring the superseded row back. The commit is
+    abandoned (a compaction re-plans on the new latest snapshot)."""
+    removed = {(e.partition, e.file.file_name) for e in changes if e.kind == FileKind.DELETE}
+    if not removed:
+        return
+    dropped = {e.index_file.file_name for e in index_changes if e.kind == FileKind.DELETE}
+    live: dict[str, IndexManifestEntry] = {}
+    for e in latest_index:
+        if e.index_file.index_type != DELETION_VECTORS:
+            continue
+        if e.kind == FileKind.ADD:
+            live[e.index_file.file_name] = e
+        else:
+            live.pop(e.index_file.file_name, None)
+    for name, e in live.items():
+        if name in dropped:
+            continue
+        for r in e.index_file.dv_ranges or ():
+            if (e.partition, r.data_file_name) in removed:
+                raise CommitConflictError(
+                    f"Deletion vector conflicts detected: data file {r.data_file_name} (bucket {e.bucket}) is removed "
+                    f"by this commit but has a deletion vector in index file {name} that a concurrent commit added "
+                    f"(latest snapshot {snapshot_id}); the rows it deletes would come back. This commit is abandoned "
+                    "and the table is unchanged",
+                    file_name=r.data_file_name,
+                    snapshot_id=snapshot_id,
+                    conflict="deletion-vector",
                 )

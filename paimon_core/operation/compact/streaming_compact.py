@@ -184,6 +184,10 @@ class StreamingCompaction:
             state.pending = failed or set()
             state.last_seen = None if failed is None else latest.id
             state.last_activity = self.clock.now_millis()
+            if (failed is None or failed) and not self.stop_event.is_set():
+                # the round conflicted: a writer keeps changing these buckets, give it the
+                # discovery interval before trying them again (no busy loop of re-plans)
+                self.sleep(self.discovery_interval_ms / 1000.0)
             return None  # new snapshots may have come in meanwhile: the next round polls at once
         if latest is not None:
             state.last_seen = latest.id

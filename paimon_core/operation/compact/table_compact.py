@@ -26,8 +26,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from paimon_core.deletionvectors.deletion_file import DELETION_VECTORS_INDEX
 from paimon_core.exceptions import CommitConflictError
-from paimon_core.manifest.entries import DataFileMeta
+from paimon_core.index.index_path_factory import index_file_path
+from paimon_core.manifest.entries import DataFileMeta, FileKind
+from paimon_core.manifest.index_manifest import read_index_manifest
 from paimon_core.operation.commit.committer import new_commit_user
 from paimon_core.operation.compact.compact_planner import CompactPlan, CompactPlanner, CompactRequest
 from paimon_core.operation.compact.compact_task import CompactTask, run_compact_task
@@ -90,9 +93,8 @@ def delete_written(table: FileStoreTable, messages: Sequence[CommitMessage]) -> 
                 table.file_io.delete(f.external_path or f"{bucket_path}/{f.file_name}")
         for f in m.compact_changelog_files:
             table.file_io.delete(f.external_path or f"{bucket_path}/{f.file_name}")
-        index_dir = table.paths.index_dir
         for i in m.compact_new_index_files:
-            table.file_io.delete(i.external_path or f"{index_dir}/{i.file_name}")
+            table.file_io.delete(index_file_path(table, m.partition, m.bucket, i))
 
 
 @dataclass(frozen=True)
@@ -184,6 +186,7 @@ class TableCompact:
             return _replace(base, tasks=len(plan.tasks), elapsed_ms=_ms(started))
         done = _Done(list(plan.tasks), self.executor(self.table, plan.tasks))
         bucket_files = dict(plan.bucket_files)
+        bucket_vectors = self._vector_files(plan.snapshot_id, plan.tasks)
         rounds = 0
         while True:
             messages = [m for m in done.messages if not m.is_empty()]
@@ -197,15 +200,46 @@ class TableCompact:
                     delete_written(self.table, done.messages)
                     raise
                 logger.warning("Compaction of %s conflicted (%s); re-planning the changed buckets", self.table.name, conflict)
-                done = self._replan(request, bucket_files, done)
+                done = self._replan(request, bucket_files, bucket_vectors, done)
         result = self._result(base, done, commit, rounds)
         return _replace(result, elapsed_ms=_ms(started))
 
+    def _vector_files(self, snapshot_id: int | None, tasks: Sequence[CompactTask]) -> dict[tuple[bytes, int], frozenset[str]]:
+        """Per task's bucket: the DV index files holding its vectors in ``snapshot_id`` (empty
+        without deletion vectors). A bucket whose vectors changed (a writer's lookup marked rows
+        of its files) is re-planned like one whose files changed."""
+        keys = {(t.partition, t.bucket) for t in tasks}
+        out: dict[tuple[bytes, int], set[str]] = {k: set() for k in keys}
+        opts = self.table.options.options
+        if snapshot_id is None or (opts.get("deletion-vectors.enabled") or "false").strip().lower() != "true":
+            return {k: frozenset(v) for k, v in out.items()}
+        snapshot = self.table.snapshot_manager.snapshot(snapshot_id)
+        if snapshot.index_manifest is not None:
+            unaware = not self.table.schema.primary_keys and self.table.options.bucket == -1
+            by_partition: dict[bytes, list[set[str]]] = {}
+            for (p, _), names in out.items():
+                by_partition.setdefault(p, []).append(names)
+            for e in read_index_manifest(self.table.file_io, self.table.paths.manifest_path(snapshot.index_manifest)):
+                if e.index_file.index_type != DELETION_VECTORS_INDEX or e.kind != FileKind.ADD:
+                    continue
+                if unaware:
+                    for names in by_partition.get(e.partition, ()):
+                        names.add(e.index_file.file_name)
+                elif (e.partition, e.bucket) in out:
+                    out[(e.partition, e.bucket)].add(e.index_file.file_name)
+        return {k: frozenset(v) for k, v in out.items()}
+
     def _replan(
-        self, request: CompactRequest, bucket_files: dict[tuple[bytes, int], frozenset[str]], done: _Done
+        self,
+        request: CompactRequest,
+        bucket_files: dict[tuple[bytes, int], frozenset[str]],
+        bucket_vectors: dict[tuple[bytes, int], frozenset[str]],
+        done: _Done,
     ) -> _Done:
-        """Keep the tasks of buckets unchanged since planning; re-plan and re-run the others."""
+        """Keep the tasks of buckets unchanged (files and vectors) since planning; re-plan and
+        re-run the others."""
         latest = self.table.latest_snapshot()
+        vectors = self._vector_files(latest.id if latest is not None else None, done.tasks)
         keys = frozenset((t.partition, t.bucket) for t in done.tasks)
         live: dict[tuple[bytes, int], set[str]] = {k: set() for k in keys}
         flt = ScanFilter(partitions=frozenset(p for p, _ in keys))
@@ -216,7 +250,7 @@ class TableCompact:
         changed: set[tuple[bytes, int]] = set()
         for task, message in zip(done.tasks, done.messages, strict=True):
             key = (task.partition, task.bucket)
-            if live[key] == set(bucket_files.get(key, frozenset())):
+            if live[key] == set(bucket_files.get(key, frozenset())) and vectors[key] == bucket_vectors.get(key, frozenset()):
                 kept.tasks.append(task)
                 kept.messages.append(message)
             else:
@@ -225,6 +259,7 @@ class TableCompact:
         if changed:
             fresh = self.planner.plan(request, only=frozenset(changed))
             bucket_files.update(fresh.bucket_files)
+            bucket_vectors.update(self._vector_files(fresh.snapshot_id, fresh.tasks))
             if fresh.tasks:
                 kept.tasks += fresh.tasks
                 kept.messages += self.executor(self.table, fresh.tasks)

@@ -156,3 +156,30 @@ def test_bad_arguments_are_refused(local_warehouse: str) -> None:
     t.compact(commit_user="batch-user")  # a batch identifier (Long.MAX_VALUE) for this user
     with pytest.raises(InvalidArgumentError, match="its own commit user"):
         StreamingCompaction(t, commit_user="batch-user", max_rounds=1).run()
+
+
+def test_a_conflicting_round_waits_the_discovery_interval_before_retrying(local_warehouse: str) -> None:
+    """Buckets a writer keeps changing under every round are retried after the discovery
+    interval, not at once (no busy loop of re-plans)."""
+    from paimon_core.operation.compact.compact_task import CompactTask
+    from paimon_core.operation.compact.table_compact import local_executor
+
+    t = _table(local_warehouse)
+    for k in range(4):
+        _write(t, k)
+    base = local_executor(1)
+
+    def interfering(table: FileStoreTable, tasks: Sequence[CompactTask]) -> list[CommitMessage]:
+        out = base(table, tasks)
+        t.compact(compact_strategy="full")  # removes what the round read: its commit conflicts
+        for k in range(9, 12):  # and the buckets need compacting again
+            _write(t, k)
+        return out
+
+    waits: list[float] = []
+    result = StreamingCompaction(
+        t, commit_user="sc", executor=interfering, discovery_interval_ms=250, sleep=waits.append, max_rounds=1
+    ).run()
+    assert result.conflicts == 1 and result.commits == 0
+    assert waits == [0.25]
+    assert unreferenced_files(t) == set()

@@ -315,6 +315,11 @@ class CoreOptions:
         return (self.options.get("ignore-update-before", "false")).strip().lower() == "true"
 
     @property
+    def deletion_vectors_enabled(self) -> bool:
+        """``deletion-vectors.enabled``: reads apply DV index files; PK compaction maintains them."""
+        return self._bool("deletion-vectors.enabled", False)
+
+    @property
     def merge_engine(self) -> str:
         return self.options.get(MERGE_ENGINE, "deduplicate")
 

@@ -239,7 +239,7 @@ def run_lookup_compact_task(table: FileStoreTable, task: CompactTask) -> CommitM
     check_lookup_compaction_supported(table)
     opts = table.options.options
     dv: BucketedDvMaintainer | None = None
-    if _true(opts, DELETION_VECTORS_ENABLED):
+    if table.options.deletion_vectors_enabled:
         dv = (
             BucketedDvMaintainer(table, task.deletion_index)
             if task.deletion_index is not None
@@ -285,7 +285,7 @@ def run_lookup_compact_task(table: FileStoreTable, task: CompactTask) -> CommitM
 def deletion_index_after(table: FileStoreTable, task: CompactTask, result: CommitMessage) -> DeletionIndex | None:
     """The bucket's vectors once ``result`` (of ``task``) lands, for a further compaction of the
     bucket before it is committed; None for tables without deletion vectors."""
-    if not _true(table.options.options, DELETION_VECTORS_ENABLED):
+    if not table.options.deletion_vectors_enabled:
         return None
     start = task.deletion_index or DeletionIndex.load(table, task.partition, task.bucket)
     if not result.compact_new_index_files and not result.compact_deleted_index_files:

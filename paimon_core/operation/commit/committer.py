@@ -100,7 +100,7 @@ class FileStoreCommit:
         self.scan = FileStoreScan(file_io, paths, self.codec)
         bucket = self.options.bucket
         self.total_buckets = bucket if bucket > 0 else -1
-        self._deletion_vectors = (self.options.options.get("deletion-vectors.enabled") or "false").strip().lower() == "true"
+        self._deletion_vectors = self.options.deletion_vectors_enabled
         self._key_of: KeyOf | None = None
         if schema.primary_keys:
             from paimon_core.mergetree.keys import binary_key_of

@@ -300,7 +300,7 @@ class MergeTreeBucketPlanner:
         self.min_file_size = compaction_file_size(self.opts)
         self.force_keep_delete = force_keep_delete(self.opts)
         self.force_rewrite = self.opts.get("compaction.force-rewrite-all-files", "false").lower() == "true"
-        self.dv_maintained = self.opts.get("deletion-vectors.enabled", "false").strip().lower() == "true"
+        self.dv_maintained = table.options.deletion_vectors_enabled
 
     def plan(
         self,

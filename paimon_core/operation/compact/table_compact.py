@@ -210,8 +210,7 @@ class TableCompact:
         of its files) is re-planned like one whose files changed."""
         keys = {(t.partition, t.bucket) for t in tasks}
         out: dict[tuple[bytes, int], set[str]] = {k: set() for k in keys}
-        opts = self.table.options.options
-        if snapshot_id is None or (opts.get("deletion-vectors.enabled") or "false").strip().lower() != "true":
+        if snapshot_id is None or not self.table.options.deletion_vectors_enabled:
             return {k: frozenset(v) for k, v in out.items()}
         snapshot = self.table.snapshot_manager.snapshot(snapshot_id)
         if snapshot.index_manifest is not None:

@@ -61,7 +61,7 @@ def partition_string(table: FileStoreTable, partition: bytes) -> str:
 
 def _deleted_counts(table: FileStoreTable) -> dict[bytes, int | None]:
     """Deleted rows per partition from the snapshot's deletion-vector index files."""
-    if table.options.options.get("deletion-vectors.enabled", "false").strip().lower() != "true":
+    if not table.options.deletion_vectors_enabled:
         return {}
     snapshot = try_travel_or_latest(table)
     if snapshot is None or snapshot.index_manifest is None:

@@ -128,6 +128,10 @@ class CommitRetriesExhaustedError(CommitError, TransientError):
     """The commit lost the race for a snapshot id too many times."""
 
 
+class LockAcquireTimeoutError(CommitError, TransientError):
+    """The commit lock (``lock.enabled``) was not acquired within ``lock-acquire-timeout``."""
+
+
 class CommitStateUnknownError(CommitError, TerminalError):
     """The commit may or may not have been published (I/O failed while publishing)."""
 

@@ -58,14 +58,23 @@ class FileSystemCatalog:
         storage_options: Mapping[str, Any] | None = None,
         clock: Clock = SYSTEM_CLOCK,
         commit_lock: Lock | None = None,
+        options: Mapping[str, str] | None = None,
     ) -> None:
         """``commit_lock``: a lock shared by every committer of this warehouse, for object
-        stores without an atomic exclusive create (see README "Storage and commit safety")."""
+        stores without an atomic exclusive create (see README "Storage and commit safety").
+        ``options``: catalog options; ``lock.enabled`` = true with ``lock.type`` = jdbc and
+        ``uri`` builds a :class:`~paimon_core.catalog.jdbc_lock.JdbcCatalogLock` (one lock row
+        per table) when no ``commit_lock`` is given."""
         if not warehouse:
             raise InvalidArgumentError("A warehouse path or URL is required")
         self.warehouse = warehouse.rstrip("/") or "/"
         self.file_io = file_io or load_file_io(self.warehouse, dict(storage_options or {}))
         self.clock = clock
+        self.options = dict(options or {})
+        if commit_lock is None and self.options.get("lock.enabled", "false").lower() != "false":
+            from paimon_core.catalog.jdbc_lock import commit_lock_from_options
+
+            commit_lock = commit_lock_from_options(self.options)
         self.commit_lock = commit_lock
 
     # --- databases ----------------------------------------------------------------------
@@ -162,9 +171,11 @@ class FileSystemCatalog:
             if not self.database_exists(db):
                 raise DatabaseNotFoundError(f"Database '{db}' does not exist in {self.warehouse}", database=db)
             raise TableNotFoundError(f"Table '{identifier}' does not exist in {self.warehouse}", table=identifier)
-        return FileStoreTable(
-            self.file_io, path, schema, name=identifier, clock=self.clock, commit_lock=self.commit_lock
-        )
+        lock = self.commit_lock
+        for_table = getattr(lock, "for_table", None)  # a lock keyed per table (JdbcCatalogLock)
+        if callable(for_table):
+            lock = for_table(identifier)
+        return FileStoreTable(self.file_io, path, schema, name=identifier, clock=self.clock, commit_lock=lock)
 
     def drop_table(self, identifier: str, *, ignore_if_not_exists: bool = False) -> None:
         if not self.table_exists(identifier):

@@ -96,7 +96,8 @@ class ClusterJobs:
 def finish(
     proc: subprocess.Popen[str], *, timeout: float = JOB_TIMEOUT, check: bool = True
 ) -> dict[str, Any]:
-    """Wait for a job process; parse its last stdout line as JSON (``returncode`` added)."""
+    """Wait for a job process; parse its last stdout line as JSON (``returncode`` and the
+    driver's ``stderr`` added)."""
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -108,7 +109,7 @@ def finish(
         raise AssertionError(f"job failed (rc={proc.returncode}):\n{out[-2000:]}\n{err[-6000:]}")
     result: dict[str, Any] = json.loads(lines[-1]) if lines else {}
     result["returncode"] = proc.returncode
-    result["stderr_tail"] = err[-3000:]
+    result["stderr"] = err
     return result
 
 

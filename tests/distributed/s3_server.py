@@ -62,6 +62,12 @@ def _serve(port: int, *, conditional_put: bool) -> None:
     app = _S3Semantics(DomainDispatcherApplication(create_backend_app), conditional_put=conditional_put)
     server = make_server("127.0.0.1", port, app, threaded=True, request_handler=MotoRequestHandler)
     print(f"PORT {server.server_port}", flush=True)
+
+    def exit_with_parent() -> None:  # stdin is the parent's pipe: EOF when the parent is gone
+        sys.stdin.read()
+        os._exit(0)
+
+    threading.Thread(target=exit_with_parent, daemon=True).start()
     server.serve_forever()
 
 
@@ -79,7 +85,7 @@ class S3Server:
         if not self.conditional_put:
             argv.append("--no-conditional-put")
         env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-        self._proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=env)
+        self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         deadline = time.monotonic() + timeout
         assert self._proc.stdout is not None
         line = self._proc.stdout.readline()  # blocks until the server listens (or dies)
@@ -133,8 +139,9 @@ class S3Server:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None:
+                pipe.close()
 
     def __enter__(self) -> S3Server:
         return self.start()

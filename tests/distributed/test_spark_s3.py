@@ -82,7 +82,7 @@ def _run_jobs(server: S3Server, *jobs: list[str]) -> list[dict[str, Any]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "SPARK_MASTER"))}
     env.update(server.env(), PYTHONPATH=str(ROOT), SPARK_LOCAL_IP="127.0.0.1")
     argv = [sys.executable, "-c", _DRIVER, *(json.dumps([*job, "--master", "local[2]"]) for job in jobs)]
-    proc = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
     return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
 
@@ -91,26 +91,27 @@ def test_ingest_compact_and_orphan_clean_on_s3_read_by_pypaimon(s3: S3Server, tm
     wh = s3.url(f"wh-{uuid.uuid4().hex[:8]}")
     a, b = _source(tmp_path / "a.parquet", 0, ROWS), _source(tmp_path / "b.parquet", ROWS, ROWS)
     common = ["--warehouse", wh, "--table", "db.ev"]
-    ingest = ["ingest", *common, "--partition-by", "dt", "--bucket", "2", "--table-option", "bucket-key=id"]
+    ingest = ["ingest", *common, "--partition-by", "dt", "--primary-key", "id,dt", "--bucket", "2"]
     results = _run_jobs(s3, [*ingest, "--source", str(a)], [*ingest, "--source", str(b)], ["compact", *common])
     assert [r["status"] for r in results] == ["ok", "ok", "ok"], results
     table = FileSystemCatalog(wh, storage_options=s3.storage_options()).get_table("db.ev")
     snapshots = list(table.snapshot_manager.snapshots())
-    assert [s.commit_kind for s in snapshots] == ["APPEND", "APPEND", "COMPACT"]
+    assert [s.commit_kind for s in snapshots] == ["APPEND", "APPEND", "COMPACT"], results
     files = table.new_file_store_scan().live_entries(snapshots[-1])
     assert len(files) == 6  # 3 partitions x 2 buckets, one file each after compaction
     assert sorted(table.to_arrow().column("id").to_pylist()) == list(range(2 * ROWS))
 
-    # a file a crashed writer left behind, and one the compaction replaced: both unreferenced
+    # a file a crashed writer left behind (the files compaction replaced stay: snapshots 1-2 use them)
     orphan = f"{table.path}/dt=2024-01-01/bucket-0/data-{uuid.uuid4()}-0.parquet"
     table.file_io.write_bytes(orphan, b"left by a failed task")
     before = len(table.file_io.list_files(f"{table.path}/dt=2024-01-01/bucket-0"))
-    older = str(int(time.time() * 1000) + 60_000)  # S3 stamps real times: everything is older
+    time.sleep(2)  # S3 stamps real (whole-second) times: everything written so far is older than this
+    older = str(int(time.time() * 1000) - 500)
     (cleaned,) = _run_jobs(s3, ["remove_orphan_files", *common, "--older-than", older, "--force"])
     assert cleaned["status"] == "ok", cleaned
     assert not table.file_io.exists(orphan)
     after = len(table.file_io.list_files(f"{table.path}/dt=2024-01-01/bucket-0"))
-    assert after == 1 < before  # the live compacted file alone
+    assert after == before - 1
     assert sorted(table.to_arrow().column("id").to_pylist()) == list(range(2 * ROWS))
 
     # pypaimon, its own process and S3 client, reads the same bucket
@@ -132,6 +133,6 @@ def test_native_writer_is_refused_on_s3_with_the_reason(s3: S3Server, tmp_path: 
     env.update(s3.env(), PYTHONPATH=str(ROOT), SPARK_LOCAL_IP="127.0.0.1")
     argv = [sys.executable, "-c", _DRIVER]
     argv.append(json.dumps(["ingest", "--warehouse", wh, "--table", "db.t", "--source", str(src), "--writer", "native"]))
-    proc = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert proc.returncode != 0
     assert "object store" in proc.stdout + proc.stderr

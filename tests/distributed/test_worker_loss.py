@@ -98,6 +98,7 @@ def test_worker_killed_during_ingest(
     )
     _kill_when_busy(both_workers, 0, proc)
     result = finish(proc, check=False)
+    assert "Lost executor" in result["stderr"], result["stderr"][-3000:]  # the kill hit the running job
 
     after = sorted_rows(pypaimon.read(wh, "db.t"), "id", "v")
     expected_after = sorted({**dict(before), **{i: 1.0 + i * 0.5 for i in range(1000, 201_000)}}.items())
@@ -126,6 +127,7 @@ def test_worker_killed_during_compaction(
     proc = cluster_jobs.popen("compact", "--warehouse", wh, "--table", "db.t")
     _kill_when_busy(both_workers, 1, proc)
     result = finish(proc, check=False)
+    assert "Lost executor" in result["stderr"], result["stderr"][-3000:]
 
     table = FileSystemCatalog(wh).get_table("db.t")
     latest = table.snapshot_manager.latest_snapshot()

@@ -51,7 +51,7 @@ from spark_jobs.common.session import parse_conf_pairs
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["IngestPlan", "commit_user_for", "main", "parse_args", "run", "source_format"]
+__all__ = ["IngestPlan", "commit_user_for", "committed_result", "main", "parse_args", "run", "source_format"]
 
 logger = logging.getLogger(__name__)
 
@@ -281,30 +281,10 @@ def run(spark: SparkSession, plan: IngestPlan) -> dict[str, Any]:
     from spark_jobs.datasource.write import write_table
 
     started = time.monotonic()
-    result: dict[str, Any] = {
-        "job": JOB,
-        "status": "ok",
-        "table": plan.config.table,
-        "source": plan.source,
-        "run_id": plan.run_id,
-        "commit_user": plan.commit_user,
-        "commit_identifier": plan.commit_identifier,
-        "logical_date": plan.logical_date.isoformat() if plan.logical_date else None,
-        "overwrite": plan.overwrite,
-    }
+    result = _plan_fields(plan)
     if _already_committed(plan):
         logger.info("Run %s of %s is already committed: nothing to do", plan.run_id, plan.config.table)
-        snapshot = (
-            _catalog(plan)
-            .get_table(plan.config.table)
-            .snapshot_manager.latest_snapshot_of_user(plan.commit_user)
-        )
-        return {
-            **result,
-            **_snapshot_fields(snapshot),
-            "already_committed": True,
-            "seconds": round(time.monotonic() - started, 3),
-        }
+        return committed_result(plan, _catalog(plan).get_table(plan.config.table), started=started)
     catalog = _catalog(plan)
     table = catalog.get_table(plan.config.table) if catalog.table_exists(plan.config.table) else None
     df = _with_logical_date(read_source(spark, plan), plan, table)
@@ -332,6 +312,30 @@ def run(spark: SparkSession, plan: IngestPlan) -> dict[str, Any]:
         **result,
         **_snapshot_fields(snapshot),
         "already_committed": False,
+        "seconds": round(time.monotonic() - started, 3),
+    }
+
+
+def _plan_fields(plan: IngestPlan) -> dict[str, Any]:
+    return {
+        "job": JOB,
+        "status": "ok",
+        "table": plan.config.table,
+        "source": plan.source,
+        "run_id": plan.run_id,
+        "commit_user": plan.commit_user,
+        "commit_identifier": plan.commit_identifier,
+        "logical_date": plan.logical_date.isoformat() if plan.logical_date else None,
+        "overwrite": plan.overwrite,
+    }
+
+
+def committed_result(plan: IngestPlan, table: FileStoreTable, *, started: float) -> dict[str, Any]:
+    """The result of a run whose commit already landed in ``table`` (nothing is written again)."""
+    return {
+        **_plan_fields(plan),
+        **_snapshot_fields(table.snapshot_manager.latest_snapshot_of_user(plan.commit_user)),
+        "already_committed": True,
         "seconds": round(time.monotonic() - started, 3),
     }
 

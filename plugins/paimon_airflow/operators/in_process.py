@@ -36,7 +36,7 @@ DEFAULT_IN_PROCESS_MAX_BYTES = 64 * 1024 * 1024
 def committed_ingest_result(hook: PaimonHook, argv: Sequence[str]) -> dict[str, Any] | None:
     """The ``ingest`` job's result for a run whose commit already landed, else None."""
     from spark_jobs.common.args import UsageError
-    from spark_jobs.ingest import parse_args
+    from spark_jobs.ingest import committed_result, parse_args
 
     started = time.monotonic()
     try:
@@ -49,25 +49,7 @@ def committed_ingest_result(hook: PaimonHook, argv: Sequence[str]) -> dict[str, 
     table = catalog.get_table(plan.config.table)
     if not table.new_file_store_commit(plan.commit_user).is_committed(plan.commit_identifier):
         return None
-    snapshot = table.snapshot_manager.latest_snapshot_of_user(plan.commit_user)
-    return {
-        "job": "ingest",
-        "status": "ok",
-        "table": plan.config.table,
-        "source": plan.source,
-        "run_id": plan.run_id,
-        "commit_user": plan.commit_user,
-        "commit_identifier": plan.commit_identifier,
-        "logical_date": plan.logical_date.isoformat() if plan.logical_date else None,
-        "overwrite": plan.overwrite,
-        "snapshot_id": snapshot.id if snapshot else None,
-        "commit_kind": getattr(snapshot.commit_kind, "value", snapshot.commit_kind) if snapshot else None,
-        "delta_record_count": snapshot.delta_record_count if snapshot else 0,
-        "total_record_count": snapshot.total_record_count if snapshot else None,
-        "already_committed": True,
-        "seconds": round(time.monotonic() - started, 3),
-        "in_task_process": True,
-    }
+    return {**committed_result(plan, table, started=started), "in_task_process": True}
 
 
 def small_compaction_result(hook: PaimonHook, argv: Sequence[str], *, max_bytes: int) -> dict[str, Any] | None:

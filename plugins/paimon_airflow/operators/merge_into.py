@@ -17,24 +17,15 @@ from typing import TYPE_CHECKING, Any
 
 from paimon_airflow.operators.spark_job import PaimonSparkJobOperator
 from paimon_airflow.utils.errors import PaimonTerminalFailure
+from spark_jobs.common.merge_spec import ARG_NAMES
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
 __all__ = ["MERGE_ARGUMENTS", "PaimonMergeIntoOperator"]
 
-#: Paimon's merge_into arguments after the target table, in order.
-MERGE_ARGUMENTS = (
-    "target_alias",
-    "source_sqls",
-    "source_table",
-    "merge_condition",
-    "matched_upsert_condition",
-    "matched_upsert_setting",
-    "not_matched_insert_condition",
-    "not_matched_insert_values",
-    "matched_delete_condition",
-)
+#: Paimon's merge_into arguments after the target table, in order (the job's own list).
+MERGE_ARGUMENTS = ARG_NAMES[1:]
 
 
 def _truthy(value: bool | str | None) -> bool:

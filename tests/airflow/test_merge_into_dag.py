@@ -122,3 +122,12 @@ def test_operator_retry_of_a_landed_merge_runs_no_job(paimon_warehouse: str) -> 
     ctx: Any = task_context("2026-01-02", dag_id="d", run_id="r1", task_id="m")
     out = render_and_execute(op, ctx)  # no spark-submit: the source table does not even exist
     assert out["already_committed"] is True and out["snapshot_id"] == 1 and out["status"] == "ok", out
+
+
+def test_operator_argument_list_is_the_jobs() -> None:
+    """The operator's parse-time copy of Paimon's argument list equals the job's own."""
+    from paimon_airflow.operators.merge_into import MERGE_ARGUMENTS
+    from spark_jobs.common.merge_spec import ARG_NAMES
+
+    assert ARG_NAMES[0] == "target_table"
+    assert tuple(MERGE_ARGUMENTS) == tuple(ARG_NAMES[1:])

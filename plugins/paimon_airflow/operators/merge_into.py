@@ -17,15 +17,26 @@ from typing import TYPE_CHECKING, Any
 
 from paimon_airflow.operators.spark_job import PaimonSparkJobOperator
 from paimon_airflow.utils.errors import PaimonTerminalFailure
-from spark_jobs.common.merge_spec import ARG_NAMES
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
 __all__ = ["MERGE_ARGUMENTS", "PaimonMergeIntoOperator"]
 
-#: Paimon's merge_into arguments after the target table, in order (the job's own list).
-MERGE_ARGUMENTS = ARG_NAMES[1:]
+#: Paimon's merge_into arguments after the target table, in order. Spelled out rather than taken
+#: from ``spark_jobs.common.merge_spec.ARG_NAMES``: that import pulls in paimon_core, and the
+#: merge_into DAG reads this at parse time (tests/airflow/test_merge_into_dag.py checks they agree).
+MERGE_ARGUMENTS = (
+    "target_alias",
+    "source_sqls",
+    "source_table",
+    "merge_condition",
+    "matched_upsert_condition",
+    "matched_upsert_setting",
+    "not_matched_insert_condition",
+    "not_matched_insert_values",
+    "matched_delete_condition",
+)
 
 
 def _truthy(value: bool | str | None) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
 import pyarrow as pa
@@ -48,7 +48,7 @@ def cmd_create_table(args: argparse.Namespace) -> None:
     catalog = FileSystemCatalog(args.warehouse)
     db, _ = parse_identifier(args.table)
     catalog.create_database(db, ignore_if_exists=True)
-    schema = pq.read_schema(args.schema_from)
+    schema = _open_parquet(args.schema_from).schema_arrow
     t = catalog.create_table(
         args.table,
         schema,
@@ -67,9 +67,27 @@ def cmd_write(args: argparse.Namespace) -> None:
         overwrite = _kv(args.overwrite_partition)
     elif args.overwrite:
         overwrite = True
-    reader = pq.ParquetFile(args.file).iter_batches(batch_size=256 * 1024)
-    source = pa.RecordBatchReader.from_batches(pq.read_schema(args.file), reader)
+    parquet = _open_parquet(args.file)
+    source = pa.RecordBatchReader.from_batches(parquet.schema_arrow, _batches(parquet, args.file))
     _emit(table.write_arrow(source, overwrite=overwrite).to_dict())
+
+
+def _open_parquet(path: str) -> pq.ParquetFile:
+    """The Parquet file at ``path``; InvalidArgumentError naming the path if it is not one."""
+    try:
+        return pq.ParquetFile(path)
+    except FileNotFoundError:
+        raise InvalidArgumentError(f"Input file {path} does not exist", path=path) from None
+    except (pa.ArrowException, OSError) as e:
+        raise InvalidArgumentError(f"Input file {path} is not a valid Parquet file: {e}", path=path) from None
+
+
+def _batches(parquet: pq.ParquetFile, path: str) -> Iterator[pa.RecordBatch]:
+    """The file's batches; a damaged page is reported with the file's path."""
+    try:
+        yield from parquet.iter_batches(batch_size=256 * 1024)
+    except (pa.ArrowException, OSError) as e:
+        raise InvalidArgumentError(f"Input file {path} is not a valid Parquet file: {e}", path=path) from None
 
 
 def cmd_read(args: argparse.Namespace) -> None:

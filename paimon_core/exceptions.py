@@ -101,6 +101,11 @@ class CorruptFileError(TerminalError):
     """A metadata file (snapshot, schema, manifest...) cannot be parsed."""
 
 
+class MetadataFileNotFoundError(CorruptFileError, FileNotFoundError):
+    """A manifest list, manifest or index manifest a snapshot or tag names is missing (the table
+    is damaged, or an expiry removed it while it was read). Also a ``FileNotFoundError``."""
+
+
 class SnapshotNotFoundError(TerminalError):
     """The requested snapshot does not exist (never written, or expired)."""
 
@@ -158,3 +163,32 @@ class DataFileNotFoundError(TerminalError, FileNotFoundError):
 class OrphanCleanAbortedError(TerminalError):
     """Orphan clean stopped before deleting anything: it could not read what the table
     references (a corrupt or missing metadata file, a branch without schema)."""
+
+
+class UnsafePathError(CorruptFileError):
+    """Metadata names a file outside the table directory and its external data paths (a ``..``
+    segment, an absolute path or another location where a bare file name belongs). Nothing
+    is read or deleted through it. ``path`` is the offending value; ``snapshot_id`` names the
+    snapshot or tag whose metadata held it, when known."""
+
+
+class SnapshotExpiredWhileReadingError(TransientError):
+    """A file of the snapshot an operation started from (a writer's restore, a commit's base) is
+    gone because a concurrent expiry, rollback or orphan clean removed that snapshot, and the
+    re-reads from newer snapshots lost the same race every time. ``path`` is the missing file,
+    ``snapshot_id`` the snapshot it belonged to. Retrying the operation starts from the latest
+    snapshot."""
+
+
+class CommitFilesMissingError(CommitError, TransientError):
+    """A file the commit adds (data, changelog or index file written by this job) is gone before
+    the commit published: nothing was committed. Usually an orphan clean whose ``older_than`` was
+    shorter than the write took (``force``). ``path`` is the first missing file; rerun the write."""
+
+
+class BranchNotFoundError(TerminalError):
+    """The requested branch does not exist (no ``branch/branch-<name>`` directory)."""
+
+
+class BranchAlreadyExistsError(TerminalError):
+    """A branch of that name already exists."""

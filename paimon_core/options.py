@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 from paimon_core.exceptions import InvalidOptionError
 from paimon_core.options_catalog import OPTION_ALIASES, OPTION_KINDS
+from paimon_core.options_validation import parse_int_option
 
 # --- keys and defaults used by paimon_core (names exactly as Paimon's) -----------
 BUCKET = "bucket"
@@ -150,10 +151,7 @@ def _check_value(key: str, value: str, kind: str, enum_values: tuple[str, ...]) 
         if value.lower() not in ("true", "false"):
             raise InvalidOptionError(f"Option '{key}' must be true or false, got {value!r}", key=key)
     elif kind in ("int", "long"):
-        try:
-            int(value)
-        except ValueError:
-            raise InvalidOptionError(f"Option '{key}' must be an integer, got {value!r}", key=key) from None
+        parse_int_option(key, value)  # the Java int/long range and the option's minimum
     elif kind == "double":
         try:
             float(value)
@@ -169,10 +167,6 @@ def _check_value(key: str, value: str, kind: str, enum_values: tuple[str, ...]) 
         )
 
 
-#: Counts where a negative value has no meaning (durations are non-negative by their syntax).
-_NON_NEGATIVE_INTS = frozenset({COMMIT_MAX_RETRIES})
-
-
 def validate_options(options: Mapping[str, str]) -> None:
     """Reject unknown keys and malformed values, naming the offending option."""
     for key, value in options.items():
@@ -186,9 +180,6 @@ def validate_options(options: Mapping[str, str]) -> None:
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             raise InvalidOptionError(f"Unknown table option '{key}'{hint}", key=key)
         _check_value(key, value, *spec)
-    for key in _NON_NEGATIVE_INTS & options.keys():
-        if int(options[key]) < 0:
-            raise InvalidOptionError(f"Option '{key}' must be 0 or more, got {options[key]!r}", key=key)
     if METADATA_STATS_MODE in options:
         _check_stats_mode(options[METADATA_STATS_MODE], METADATA_STATS_MODE)
     for key, value in options.items():
@@ -216,12 +207,7 @@ class CoreOptions:
 
     def _int(self, key: str, default: int) -> int:
         v = self.options.get(key)
-        if v is None:
-            return default
-        try:
-            return int(v)
-        except ValueError:
-            raise InvalidOptionError(f"Option '{key}' must be an integer, got {v!r}", key=key) from None
+        return default if v is None else parse_int_option(key, v)
 
     def _bool(self, key: str, default: bool) -> bool:
         v = self.options.get(key)
@@ -271,6 +257,15 @@ class CoreOptions:
     @property
     def manifest_merge_min_count(self) -> int:
         return self._int(MANIFEST_MERGE_MIN_COUNT, MANIFEST_MERGE_MIN_COUNT_DEFAULT)
+
+    @property
+    def commit_strict_mode_last_safe_snapshot(self) -> int | None:
+        """``commit.strict-mode.last-safe-snapshot``: None when unset (or negative), as Java."""
+        v = self.options.get("commit.strict-mode.last-safe-snapshot")
+        if v is None:
+            return None
+        n = parse_int_option("commit.strict-mode.last-safe-snapshot", v)
+        return n if n >= 0 else None
 
     @property
     def commit_max_retries(self) -> int:
@@ -326,7 +321,7 @@ class CoreOptions:
     # --- maintenance: snapshot / changelog expiry, consumers, tags ----------------------
     @property
     def snapshot_num_retained_min(self) -> int:
-        return self._int("snapshot.num-retained.min", 10)
+        return self._at_most("snapshot.num-retained.min", 10, "snapshot.num-retained.max", self.snapshot_num_retained_max)
 
     @property
     def snapshot_num_retained_max(self) -> int:
@@ -346,7 +341,19 @@ class CoreOptions:
 
     @property
     def changelog_num_retained_min(self) -> int:
-        return self._int("changelog.num-retained.min", self.snapshot_num_retained_min)
+        return self._at_most(
+            "changelog.num-retained.min", self.snapshot_num_retained_min, "changelog.num-retained.max",
+            self.changelog_num_retained_max,
+        )
+
+    def _at_most(self, key: str, default: int, max_key: str, maximum: int) -> int:
+        """Option ``key``, which must not be larger than option ``max_key`` (Java's SchemaValidation)."""
+        n = self._int(key, default)
+        if n > maximum:
+            raise InvalidOptionError(
+                f"Option '{key}' ({n}) should not be larger than '{max_key}' ({maximum})", key=key, value=str(n)
+            )
+        return n
 
     @property
     def changelog_num_retained_max(self) -> int:
@@ -420,3 +427,40 @@ class CoreOptions:
     @property
     def tag_automatic_completion(self) -> bool:
         return self._bool("tag.automatic-completion", False)
+
+    # --- partitions: expiry (Java PartitionExpire) and mark-done -------------------------
+    @property
+    def partition_expiration_time_ms(self) -> int | None:
+        """``partition.expiration-time``: None (the default) turns partition expiry off."""
+        v = self.options.get("partition.expiration-time")
+        return None if v is None else parse_duration_ms(v, key="partition.expiration-time")
+
+    @property
+    def partition_expiration_check_interval_ms(self) -> int:
+        return self._duration("partition.expiration-check-interval", 3_600_000)
+
+    @property
+    def partition_expiration_strategy(self) -> str:
+        return self.options.get("partition.expiration-strategy", "values-time").strip().lower()
+
+    @property
+    def partition_expiration_max_num(self) -> int:
+        return self._int("partition.expiration-max-num", 100)
+
+    @property
+    def partition_timestamp_formatter(self) -> str | None:
+        return self.options.get("partition.timestamp-formatter")
+
+    @property
+    def partition_timestamp_pattern(self) -> str | None:
+        return self.options.get("partition.timestamp-pattern")
+
+    @property
+    def end_input_check_partition_expire(self) -> bool:
+        return self._bool("end-input.check-partition-expire", False)
+
+    @property
+    def partition_mark_done_actions(self) -> list[str]:
+        """``partition.mark-done-action`` (default ``success-file``), comma-separated."""
+        v = self.options.get("partition.mark-done-action", "success-file")
+        return [a.strip().lower() for a in v.split(",") if a.strip()]

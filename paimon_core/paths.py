@@ -7,6 +7,10 @@ Layout under the table root::
     index/index-<uuid>-<n>           tag/tag-<name>   consumer/consumer-<id>
     changelog/changelog-N            statistics/      branch/branch-<name>/...
     k1=v1/k2=v2/bucket-N/data-<uuid>-<n>.parquet
+
+Names read from metadata (manifest lists, manifests, index and data files, tags, consumers) only
+become paths here, and each is checked on the way (see :mod:`paimon_core.path_confinement`): a
+bare file name, or an external path under the table or its ``data-file.external-paths``.
 """
 
 from __future__ import annotations
@@ -15,9 +19,11 @@ import itertools
 import threading
 import uuid
 from collections.abc import Sequence
+from typing import cast
 
 from paimon_core.data.internal import escape_path_name, partition_dir_value
 from paimon_core.io.file_io import join
+from paimon_core.path_confinement import check_file_name, confine
 from paimon_core.schema.data_types import DataField
 
 SNAPSHOT_DIR = "snapshot"
@@ -48,6 +54,16 @@ BUCKET_PREFIX = "bucket-"
 POSTPONE_BUCKET_DIR = "bucket-postpone"
 POSTPONE_BUCKET = -2
 DB_SUFFIX = ".db"
+#: The default branch: its metadata lives in the table directory itself (Java's DEFAULT_MAIN_BRANCH).
+MAIN_BRANCH = "main"
+
+
+def branch_path(table_path: str, branch: str) -> str:
+    """The directory of a branch's metadata: the table path itself for ``main``, else
+    ``branch/branch-<name>`` (Java's ``BranchManager.branchPath``; the name is checked)."""
+    if branch == MAIN_BRANCH:
+        return table_path.rstrip("/")
+    return join(table_path, BRANCH_DIR, check_file_name(f"{BRANCH_PREFIX}{branch}", kind="branch directory"))
 
 
 def bucket_dir_name(bucket: int) -> str:
@@ -56,10 +72,28 @@ def bucket_dir_name(bucket: int) -> str:
 
 
 class PathFactory:
-    """Names every file of one table. One instance per writer/committer (it owns a uuid)."""
+    """Names every file of one table. One instance per writer/committer (it owns a uuid).
 
-    def __init__(self, table_path: str, *, data_file_prefix: str = "data-", file_format: str = "parquet") -> None:
+    ``branch``: whose ``snapshot/``, ``schema/``, ``tag/``, ``consumer/`` and ``changelog/``
+    these are (under :attr:`branch_root`); manifests, index, statistics and data files always
+    live in the table's own directories, shared by every branch (Java's layout).
+    """
+
+    def __init__(
+        self,
+        table_path: str,
+        *,
+        data_file_prefix: str = "data-",
+        file_format: str = "parquet",
+        external_roots: Sequence[str] = (),
+        branch: str = MAIN_BRANCH,
+    ) -> None:
         self.table_path = table_path.rstrip("/")
+        self.branch = branch
+        #: Where this branch's snapshot, schema, tag, consumer and changelog directories live.
+        self.branch_root = branch_path(self.table_path, branch)
+        #: Where a path from metadata may point: the table and its ``data-file.external-paths``.
+        self.roots = (self.table_path, *external_roots)
         self.data_file_prefix = data_file_prefix
         self.file_format = file_format
         self._uuid = str(uuid.uuid4())
@@ -75,6 +109,8 @@ class PathFactory:
             "table_path": self.table_path,
             "data_file_prefix": self.data_file_prefix,
             "file_format": self.file_format,
+            "external_roots": self.roots[1:],
+            "branch": self.branch,
         }
 
     def __setstate__(self, state: dict[str, object]) -> None:
@@ -82,6 +118,8 @@ class PathFactory:
             str(state["table_path"]),
             data_file_prefix=str(state["data_file_prefix"]),
             file_format=str(state["file_format"]),
+            external_roots=cast("tuple[str, ...]", state.get("external_roots", ())),
+            branch=str(state.get("branch", MAIN_BRANCH)),
         )
 
     def _next(self, counter: itertools.count[int]) -> int:
@@ -91,14 +129,14 @@ class PathFactory:
     # --- metadata directories --------------------------------------------------
     @property
     def snapshot_dir(self) -> str:
-        return join(self.table_path, SNAPSHOT_DIR)
+        return join(self.branch_root, SNAPSHOT_DIR)
 
     def snapshot_path(self, snapshot_id: int) -> str:
         return join(self.snapshot_dir, f"{SNAPSHOT_PREFIX}{snapshot_id}")
 
     @property
     def schema_dir(self) -> str:
-        return join(self.table_path, SCHEMA_DIR)
+        return join(self.branch_root, SCHEMA_DIR)
 
     def schema_path(self, schema_id: int) -> str:
         return join(self.schema_dir, f"{SCHEMA_PREFIX}{schema_id}")
@@ -108,7 +146,8 @@ class PathFactory:
         return join(self.table_path, MANIFEST_DIR)
 
     def manifest_path(self, name: str) -> str:
-        return join(self.manifest_dir, name)
+        """A manifest, manifest list or index manifest (``name`` from metadata: checked)."""
+        return join(self.manifest_dir, check_file_name(name, kind="manifest"))
 
     def new_manifest_name(self) -> str:
         return f"{MANIFEST_PREFIX}{self._uuid}-{self._next(self._manifest_counter)}"
@@ -127,29 +166,32 @@ class PathFactory:
         return f"{INDEX_PREFIX}{self._uuid}-{self._next(self._index_counter)}"
 
     def index_file_path(self, name: str) -> str:
-        return join(self.index_dir, name)
+        return join(self.index_dir, check_file_name(name, kind="index file"))
 
     @property
     def tag_dir(self) -> str:
-        return join(self.table_path, TAG_DIR)
+        return join(self.branch_root, TAG_DIR)
 
     def tag_path(self, name: str) -> str:
-        return join(self.tag_dir, f"{TAG_PREFIX}{name}")
+        return join(self.tag_dir, check_file_name(f"{TAG_PREFIX}{name}", kind="tag file"))
 
     @property
     def consumer_dir(self) -> str:
-        return join(self.table_path, CONSUMER_DIR)
+        return join(self.branch_root, CONSUMER_DIR)
 
     def consumer_path(self, consumer_id: str) -> str:
-        return join(self.consumer_dir, f"{CONSUMER_PREFIX}{consumer_id}")
+        return join(self.consumer_dir, check_file_name(f"{CONSUMER_PREFIX}{consumer_id}", kind="consumer file"))
 
     @property
     def changelog_dir(self) -> str:
-        return join(self.table_path, CHANGELOG_DIR)
+        return join(self.branch_root, CHANGELOG_DIR)
 
     @property
     def statistics_dir(self) -> str:
         return join(self.table_path, STATISTICS_DIR)
+
+    def statistics_path(self, name: str) -> str:
+        return join(self.statistics_dir, check_file_name(name, kind="statistics file"))
 
     @property
     def branch_dir(self) -> str:
@@ -176,9 +218,17 @@ class PathFactory:
         return f"{pre}{self._uuid}-{self._next(self._data_counter)}.{ext}"
 
     def data_file_path(self, partition_path: str, bucket: int, file_name: str, external_path: str | None = None) -> str:
+        return self.file_in_dir(self.bucket_path(partition_path, bucket), file_name, external_path)
+
+    def file_in_dir(self, directory: str, file_name: str, external_path: str | None = None, *, kind: str = "data file") -> str:
+        """``directory/file_name``, or ``external_path`` when set (from metadata: both checked)."""
         if external_path:
-            return external_path
-        return join(self.bucket_path(partition_path, bucket), file_name)
+            return self.confine(external_path, kind=kind)
+        return join(directory, check_file_name(file_name, kind=kind))
+
+    def confine(self, path: str, *, kind: str) -> str:
+        """``path`` resolved, if under the table or its external data paths; else UnsafePathError."""
+        return confine(path, self.roots, kind=kind)
 
 
 def partition_dir(

@@ -141,6 +141,12 @@ class FileSystemCatalog:
         """Create a table from an Arrow schema (or Paimon fields) and return it."""
         db, name = parse_identifier(identifier)
         _check_name("table", name)
+        if SYSTEM_TABLE_SPLITTER in name:
+            raise InvalidArgumentError(
+                f"Cannot create table {identifier!r}: '{SYSTEM_TABLE_SPLITTER}' marks a system table "
+                f"('table{SYSTEM_TABLE_SPLITTER}snapshots'), a table's own name must not contain it",
+                table=identifier,
+            )
         if not self.database_exists(db):
             raise DatabaseNotFoundError(
                 f"Database '{db}' does not exist in {self.warehouse}; create it first", database=db
@@ -162,7 +168,15 @@ class FileSystemCatalog:
         return self.get_table(identifier)
 
     def get_table(self, identifier: str) -> FileStoreTable:
-        """Load a table; TableNotFoundError if it does not exist."""
+        """Load a table; TableNotFoundError if it does not exist.
+
+        ``db.t$branch_x`` loads branch ``x`` of ``db.t`` (BranchNotFoundError if it has none)."""
+        from paimon_core.branch.branch_names import SYSTEM_BRANCH_PREFIX
+
+        branch_suffix = f"{SYSTEM_TABLE_SPLITTER}{SYSTEM_BRANCH_PREFIX}"
+        if branch_suffix in identifier:
+            base, branch = identifier.split(branch_suffix, 1)
+            return self.get_table(base).switch_to_branch(branch)
         db, name = parse_identifier(identifier)
         path = self.table_path(identifier)
         manager = SchemaManager(self.file_io, PathFactory(path), clock=self.clock)

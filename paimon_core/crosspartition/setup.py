@@ -90,13 +90,21 @@ def new_global_index_assigner(
     def bootstrap() -> list[BootstrapSplit]:
         if whole_table:  # every old row goes: nothing to look up
             return []
-        return bootstrap_keys(
-            table,
-            table.snapshot_manager.latest_snapshot(),
-            key_names=key_names,
-            skip_partition=in_scope,
-            index_ttl_ms=parse_duration_ms(ttl, key=INDEX_TTL) if ttl else None,
-            parallelism=int(options.get(BOOTSTRAP_PARALLELISM, str(BOOTSTRAP_PARALLELISM_DEFAULT))),
+        from paimon_core.operation.stale_snapshot import read_from_latest
+
+        # the latest snapshot may be expired while its files are read: start again from the new one
+        return read_from_latest(
+            table.snapshot_manager,
+            lambda latest: bootstrap_keys(
+                table,
+                latest,
+                key_names=key_names,
+                skip_partition=in_scope,
+                index_ttl_ms=parse_duration_ms(ttl, key=INDEX_TTL) if ttl else None,
+                parallelism=int(options.get(BOOTSTRAP_PARALLELISM, str(BOOTSTRAP_PARALLELISM_DEFAULT))),
+            ),
+            table=table.name,
+            what="Bootstrapping the cross-partition key index",
         )
 
     return GlobalIndexAssigner(

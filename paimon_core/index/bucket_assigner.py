@@ -49,18 +49,13 @@ class DynamicBucketConfig:
     def from_options(options: Mapping[str, str]) -> DynamicBucketConfig:
         """Parse and check the options; InvalidOptionError names the bad one and the fix."""
 
+        from paimon_core.options_validation import parse_int_option
+
         def _int(key: str, default: int) -> int:
             raw = options.get(key)
-            if raw is None:
-                return default
-            try:
-                return int(raw)
-            except ValueError:
-                raise InvalidOptionError(f"Option '{key}' must be an integer, got {raw!r}", key=key) from None
+            return default if raw is None else parse_int_option(key, raw)  # Java range, minimum
 
-        target = _int(TARGET_ROW_NUM, TARGET_ROW_NUM_DEFAULT)
-        if target <= 0:
-            raise InvalidOptionError(f"Option '{TARGET_ROW_NUM}' must be > 0, got {target}", key=TARGET_ROW_NUM)
+        target = _int(TARGET_ROW_NUM, TARGET_ROW_NUM_DEFAULT)  # >= 1
         max_buckets = _int(MAX_BUCKETS, -1)
         if max_buckets != -1 and not 1 <= max_buckets <= MAX_DYNAMIC_BUCKETS:
             raise InvalidOptionError(

@@ -28,6 +28,7 @@ from paimon_core.manifest.entries import IndexFileMeta, IndexManifestEntry
 from paimon_core.manifest.index_manifest import read_index_manifest
 from paimon_core.paths import PathFactory
 from paimon_core.schema.data_types import DataField
+from paimon_core.snapshot.snapshot import Snapshot
 from paimon_core.snapshot.snapshot_manager import SnapshotManager
 
 HASH_INDEX = "HASH"
@@ -67,6 +68,7 @@ class HashIndexMaintainer:
         key_fields: Sequence[DataField],
         assigner: DynamicBucketAssigner,
         overwrite: bool = False,
+        table_name: str = "",
     ) -> None:
         self.file_io = file_io
         self.paths = paths
@@ -76,28 +78,53 @@ class HashIndexMaintainer:
         self.overwrite = overwrite
         self._indexes: dict[bytes, PartitionIndex] = {}
         self._files: dict[tuple[bytes, int], IndexFileMeta] = {}
+        self.table_name = table_name
+        #: the snapshot the writer restores from (the latest at its first partition; a newer one
+        #: once that snapshot is expired under it) and its HASH entries by partition
+        self._restored: Snapshot | None = None
         self._entries: dict[bytes, list[IndexManifestEntry]] | None = None
 
-    def _hash_entries(self) -> dict[bytes, list[IndexManifestEntry]]:
-        """HASH entries of the latest snapshot by partition, read once per writer."""
-        if self._entries is None:
-            self._entries = {}
-            latest = self.snapshot_manager.latest_snapshot()
-            if latest is not None and latest.index_manifest and not self.overwrite:
-                for e in read_index_manifest(self.file_io, self.paths.manifest_path(latest.index_manifest)):
+    def _hash_entries(self, snapshot: Snapshot | None) -> dict[bytes, list[IndexManifestEntry]]:
+        """HASH entries of ``snapshot`` by partition, read once per snapshot."""
+        if self._entries is None or snapshot is not self._restored:
+            entries: dict[bytes, list[IndexManifestEntry]] = {}
+            if snapshot is not None and snapshot.index_manifest and not self.overwrite:
+                for e in read_index_manifest(self.file_io, self.paths.manifest_path(snapshot.index_manifest)):
                     if e.index_file.index_type == HASH_INDEX:
-                        self._entries.setdefault(e.partition, []).append(e)
+                        entries.setdefault(e.partition, []).append(e)
+            self._restored, self._entries = snapshot, entries
         return self._entries
 
     def partition_index(self, partition: bytes) -> PartitionIndex:
+        """The partition's index, loaded at first use from the snapshot the writer restores from.
+
+        A concurrent commit plus expiry may delete that snapshot's index manifest or HASH files
+        before they are read: the load then starts again from the latest snapshot
+        (:func:`~paimon_core.operation.stale_snapshot.read_from_latest`).
+        """
         index = self._indexes.get(partition)
         if index is not None:
             return index
-        per_bucket: dict[int, npt.NDArray[np.int32]] = {}
-        for e in self._hash_entries().get(partition, []):
-            per_bucket[e.bucket] = read_hash_index(self.file_io, self.paths.index_file_path(e.index_file.file_name))
-            self._files[(partition, e.bucket)] = e.index_file
-        index = PartitionIndex.load(per_bucket)
+        from paimon_core.operation.stale_snapshot import read_from_latest
+
+        def load(snapshot: Snapshot | None) -> dict[int, tuple[IndexFileMeta, npt.NDArray[np.int32]]]:
+            return {
+                e.bucket: (e.index_file, read_hash_index(self.file_io, self.paths.index_file_path(e.index_file.file_name)))
+                for e in self._hash_entries(snapshot).get(partition, [])
+            }
+
+        restored = self._entries is not None  # later partitions start from the same snapshot
+        files = read_from_latest(
+            self.snapshot_manager,
+            load,
+            table=self.table_name,
+            what="Restoring the dynamic bucket index",
+            first=self._restored,
+            start_from_latest=not restored,
+        )
+        for bucket, (meta, _) in files.items():
+            self._files[(partition, bucket)] = meta
+        index = PartitionIndex.load({bucket: hashes for bucket, (_, hashes) in files.items()})
         self._indexes[partition] = index
         return index
 

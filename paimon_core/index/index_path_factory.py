@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from paimon_core.io.file_io import join
 from paimon_core.manifest.entries import IndexFileMeta
 
 if TYPE_CHECKING:
@@ -32,10 +31,10 @@ def index_file_path(table: FileStoreTable, partition: bytes, bucket: int, file: 
     ``(partition, bucket)``."""
     if isinstance(file, IndexFileMeta):
         if file.external_path:
-            return file.external_path
+            return table.paths.confine(file.external_path, kind="index file")
         name = file.file_name
     else:
         name = file
     if index_file_in_data_dir(table.options.options):
-        return join(table.bucket_path(partition, bucket), name)
+        return table.paths.file_in_dir(table.bucket_path(partition, bucket), name, kind="index file")
     return table.paths.index_file_path(name)

@@ -12,6 +12,8 @@ import posixpath
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
+from paimon_core.exceptions import CorruptFileError
+
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
 
@@ -37,6 +39,10 @@ class FileIO(abc.ABC):
     #: True when :meth:`try_write_atomic` is a real no-overwrite publish that two
     #: processes (or machines) can race on safely.
     atomic_publish_is_safe: bool = True
+    #: ``try_write_atomic`` returning False proves another writer created the file (a local
+    #: link/O_EXCL). False for stores whose client may retry a request that already landed (HTTP
+    #: conditional PUTs): "exists" may then be this writer's own file, still in flight.
+    publish_taken_is_definite: bool = False
 
     @abc.abstractmethod
     def read_bytes(self, path: str) -> bytes:
@@ -94,12 +100,21 @@ class FileIO(abc.ABC):
         return strip_scheme(path)
 
     def read_text(self, path: str) -> str:
-        """Read a UTF-8 file."""
-        return self.read_bytes(path).decode("utf-8")
+        """Read a UTF-8 file (:class:`CorruptFileError` naming it when it is not UTF-8)."""
+        data = self.read_bytes(path)
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise CorruptFileError(f"File {path} is not UTF-8 text: {e}", path=path) from e
 
     def overwrite_text(self, path: str, text: str) -> None:
         """Replace a small UTF-8 file (hint files such as LATEST) atomically."""
         self.write_bytes(path, text.encode("utf-8"), overwrite=True)
+
+    def write_hint(self, path: str, text: str) -> None:
+        """Replace an advisory file that readers verify (the LATEST hint) atomically, without
+        forcing it to stable storage: losing it in a crash only costs a listing."""
+        self.overwrite_text(path, text)
 
     def list_files(self, path: str) -> list[FileStatus]:
         """Files (not directories) directly under a directory."""
@@ -108,6 +123,11 @@ class FileIO(abc.ABC):
     def list_dirs(self, path: str) -> list[FileStatus]:
         """Directories directly under a directory."""
         return [s for s in self.list_status(path) if s.is_dir]
+
+    def rename(self, src: str, dst: str) -> None:
+        """Move a file to a new name that must not exist yet (``FileExistsError`` otherwise).
+        A rename on a file system; on an object store a server-side copy and a delete."""
+        raise NotImplementedError(f"{type(self).__name__} cannot rename files")
 
 
 def strip_scheme(path: str) -> str:

@@ -28,6 +28,7 @@ from paimon_core.exceptions import StorageDriverMissingError
 from paimon_core.io.file_io import FileIO, FileStatus, strip_scheme
 
 _S3 = frozenset({"s3", "s3a"})
+_LOCAL_EXCLUSIVE_CREATE = frozenset({"memory", "file", "local"})
 _SAFE_EXCLUSIVE_CREATE = frozenset({"memory", "gcs", "gs", "file", "local"}) | _S3
 #: fsspec storage options we default differently: s3fs caches directory listings per process,
 #: so another process's new snapshot (or a deleted file) would stay invisible to ``exists``/``ls``.
@@ -72,6 +73,8 @@ class FsspecFileIO(FileIO):
             ) from None
         safe = protocol in _SAFE_EXCLUSIVE_CREATE
         self.atomic_publish_is_safe = safe and (protocol not in _S3 or _s3fs_sends_if_none_match())
+        # in-process exclusive creates never retry over a network: "exists" was someone else's file
+        self.publish_taken_is_definite = protocol in _LOCAL_EXCLUSIVE_CREATE
 
     # fsspec filesystems are cached per thread and rebuilt after unpickling.
     def __getstate__(self) -> dict[str, Any]:
@@ -174,6 +177,12 @@ class FsspecFileIO(FileIO):
 
     def get_file_size(self, path: str) -> int:
         return int(self.fs.size(self._p(path)))
+
+    def rename(self, src: str, dst: str) -> None:
+        d = self._p(dst)
+        if self.fs.exists(d):
+            raise FileExistsError(d)
+        self.fs.mv(self._p(src), d)
 
     def arrow_filesystem(self) -> pafs.FileSystem:
         return pafs.PyFileSystem(pafs.FSSpecHandler(self.fs))

@@ -23,6 +23,7 @@ class LocalFileIO(FileIO):
     """FileIO over the local file system (paths or ``file://`` URLs)."""
 
     atomic_publish_is_safe = True
+    publish_taken_is_definite = True
 
     def __getstate__(self) -> dict[str, object]:
         return {}
@@ -38,14 +39,28 @@ class LocalFileIO(FileIO):
         d, name = os.path.split(p)
         return os.path.join(d, f".{name}.{uuid.uuid4()}.tmp")
 
-    def _write_tmp(self, p: str, data: bytes) -> str:
+    def _write_tmp(self, p: str, data: bytes, *, sync: bool = True) -> str:
         os.makedirs(os.path.dirname(p) or ".", exist_ok=True)
         tmp = self._tmp_for(p)
         with open(tmp, "wb") as f:
             f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+            if sync:
+                f.flush()
+                os.fsync(f.fileno())
         return tmp
+
+    def write_hint(self, path: str, text: str) -> None:
+        """Temp file + rename, no fsync: readers verify the hint (see ``SnapshotManager``)."""
+        if type(self).write_bytes is not LocalFileIO.write_bytes:  # a subclass watching its writes
+            super().write_hint(path, text)
+            return
+        p = self._p(path)
+        tmp = self._write_tmp(p, text.encode("utf-8"), sync=False)
+        try:
+            os.replace(tmp, p)
+        except BaseException:
+            _silent_unlink(tmp)
+            raise
 
     def read_bytes(self, path: str) -> bytes:
         with open(self._p(path), "rb") as f:
@@ -129,6 +144,12 @@ class LocalFileIO(FileIO):
 
     def get_file_size(self, path: str) -> int:
         return os.path.getsize(self._p(path))
+
+    def rename(self, src: str, dst: str) -> None:
+        s, d = self._p(src), self._p(dst)
+        os.makedirs(os.path.dirname(d) or ".", exist_ok=True)
+        os.link(s, d)  # FileExistsError if taken: never replaces a file
+        os.unlink(s)
 
     def arrow_filesystem(self) -> pafs.FileSystem:
         return pafs.LocalFileSystem()

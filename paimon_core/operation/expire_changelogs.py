@@ -23,7 +23,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from paimon_core.exceptions import InvalidArgumentError
+from paimon_core.exceptions import InvalidArgumentError, UnsafePathError
 from paimon_core.operation.changelog_deletion import ChangelogDeletion
 from paimon_core.operation.file_deletion_base import (
     EntrySkipper,
@@ -34,6 +34,7 @@ from paimon_core.operation.file_deletion_base import (
     find_skipping_tags,
     read_tagged_snapshots,
 )
+from paimon_core.path_confinement import check_snapshot_names, naming_snapshot
 from paimon_core.results import _ToDict
 from paimon_core.snapshot.changelog_manager import ChangelogManager
 from paimon_core.snapshot.snapshot import Snapshot
@@ -157,6 +158,8 @@ class ExpireChangelogs:
             deletion = ChangelogDeletion(self.table, deleter)
             try:
                 skipping: set[str] | None = deletion.manifest_skipping_set(keep, tolerate_missing=True)
+            except UnsafePathError:
+                raise
             except Exception as e:  # noqa: BLE001 - keep every manifest rather than guess
                 logger.info("Not deleting changelog manifests of %s: %s", self.table.name, e)
                 skipping = None
@@ -172,15 +175,17 @@ class ExpireChangelogs:
                     if cached is None or cached[0] != tags[idx].id:
                         cached = (tags[idx].id, self._skipper(deletion, tags[idx]))
                     skip = cached[1]
-                if skip is not None:
-                    deleter.add_all(deletion.plan_data(changelog, skip))
+                # Plan all of this changelog before deleting any of it (UnsafePathError stops here).
+                with naming_snapshot(cid, what="changelog"):
+                    check_snapshot_names(changelog, what="changelog")
+                    data = deletion.plan_data(changelog, skip) if skip is not None else []
+                    children, parents = (
+                        deletion.plan_manifests(changelog, skipping, recent) if skipping is not None else ([], [])
+                    )
+                for step in (data, children, parents):
+                    deleter.add_all(step)
                     deleter.flush()
                 if skipping is not None:
-                    children, parents = deletion.plan_manifests(changelog, skipping, recent)
-                    deleter.add_all(children)
-                    deleter.flush()
-                    deleter.add_all(parents)
-                    deleter.flush()
                     recent.advance()
                 if deleter.delete_now("changelog_meta", cm.changelog_path(cid)):
                     expired.append(cid)
@@ -216,6 +221,8 @@ class ExpireChangelogs:
     def _skipper(self, deletion: ChangelogDeletion, tag: Snapshot) -> EntrySkipper | None:
         try:
             return deletion.data_file_skipper([tag])
+        except UnsafePathError:
+            raise
         except Exception as e:  # noqa: BLE001 - never delete what an unreadable tag may use
             logger.warning("Cannot read the files of tag snapshot %d of %s: %s", tag.id, self.table.name, e)
             return None

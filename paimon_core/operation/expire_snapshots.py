@@ -19,7 +19,9 @@ decoupled) -> empty directories (optional) -> manifests, index files and statist
 retained end snapshot and the tags do not use, children before the lists naming them ->
 snapshot files in id order (first copied to ``changelog/changelog-N`` when decoupled) ->
 the EARLIEST hint again (it may have been missing). Long ranges run as consecutive chunks, each a complete expiry up to a
-retained chunk end, so memory stays bounded by the chunk size and one tag's file set.
+retained chunk end, so memory stays bounded by the chunk size and one tag's file set. A chunk
+is planned in full before its first change: a name in its metadata that points outside the
+table raises :class:`UnsafePathError` naming the snapshot, and the chunk is left untouched.
 
 Gaps in the snapshot sequence and concurrent expiries are survived: a snapshot or file
 that is already gone is skipped; if the end snapshot itself is missing, expiry retains from
@@ -35,7 +37,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from paimon_core.exceptions import InvalidArgumentError
+from paimon_core.exceptions import InvalidArgumentError, UnsafePathError
 from paimon_core.io.file_io import join
 from paimon_core.operation.file_deletion_base import (
     DEFAULT_BATCH_SIZE,
@@ -47,7 +49,8 @@ from paimon_core.operation.file_deletion_base import (
     find_skipping_tags,
     read_tagged_snapshots,
 )
-from paimon_core.operation.snapshot_deletion import SnapshotDeletion
+from paimon_core.operation.snapshot_deletion import Planned, SnapshotDeletion
+from paimon_core.path_confinement import check_snapshot_names, naming_snapshot
 from paimon_core.paths import EARLIEST
 from paimon_core.results import _ToDict
 from paimon_core.snapshot.changelog_manager import ChangelogManager
@@ -318,6 +321,9 @@ class ExpireSnapshots:
         expiring = snaps[:-1]
         # Re-read the tags for every chunk: a tag created or deleted meanwhile is seen soon.
         tags = [snap for snap, _ in read_tagged_snapshots(self.table)]
+        # Plan the whole chunk before changing anything: a path from metadata that points
+        # outside the table (UnsafePathError) stops the run with this chunk untouched.
+        data, changelogs, manifests = self._plan_chunk(snaps, tags, run)
         # 0. the EARLIEST hint first: from here on readers start at the retained chunk end and
         # never see a snapshot whose files this chunk is about to delete (Paimon issue #6978).
         # A crash leaves snapshot files below the hint; the next run finishes them.
@@ -325,44 +331,15 @@ class ExpireSnapshots:
             self.snapshot_manager.commit_earliest_hint(end_snap.id)
 
         # 1. data files that snapshots in (begin, end] marked deleted
-        for snap in snaps[1:]:
-            idx = find_previous(tags, snap.id)
-            skip = (lambda _e: False) if idx < 0 else self._tag_skipper(tags[idx], run)
-            if skip is None:
-                logger.info(
-                    "Not deleting data files of snapshot %d of %s: tag snapshot %d cannot be read",
-                    snap.id,
-                    self.table.name,
-                    tags[idx].id,
-                )
-                continue
-            deleter.add_all(deletion.plan_deleted_data(snap, skip))
+        deleter.add_all(data)
         deleter.flush()
         # 2. changelog files of the expired snapshots
-        if not deletion.changelog_decoupled:
-            for snap in expiring:
-                deleter.add_all(deletion.plan_added_in_changelog(snap))
-            deleter.flush()
+        deleter.add_all(changelogs)
+        deleter.flush()
         deletion.clean_empty_directories()
-
-        # 3. manifests, index files, statistics nothing retained uses
-        try:
-            skipping: set[str] | None = deletion.manifest_skipping_set(
-                [*find_skipping_tags(tags, snaps[0].id, end_snap.id), end_snap]
-            )
-        except Exception as e:  # noqa: BLE001 - keep every manifest rather than guess
-            logger.info("Not deleting manifests of %s: cannot build the skipping set: %s", self.table.name, e)
-            skipping = None
-        if skipping is not None:
-            recent = RecentNames()
-            parents = []
-            for snap in expiring:
-                children, lists = deletion.plan_manifests(snap, skipping, recent)
-                deleter.add_all(children)
-                parents += lists
-                recent.advance()
-            deleter.flush()
-            deleter.add_all(parents)
+        # 3. manifests, index files, statistics nothing retained uses: children, then lists
+        for step in manifests:
+            deleter.add_all(step)
             deleter.flush()
 
         # 4. snapshot files, in id order
@@ -376,6 +353,52 @@ class ExpireSnapshots:
         if not run.dry_run:
             self.snapshot_manager.commit_earliest_hint(end_snap.id)
 
+    def _plan_chunk(
+        self, snaps: list[Snapshot], tags: list[Snapshot], run: _Run
+    ) -> tuple[Planned, Planned, list[Planned]]:
+        """(data files, changelog files, [manifest children, manifest parents]) of a chunk."""
+        deletion = run.deletion
+        end_snap = snaps[-1]
+        expiring = snaps[:-1]
+        for snap in snaps:
+            check_snapshot_names(snap)
+        data: Planned = []
+        for snap in snaps[1:]:
+            idx = find_previous(tags, snap.id)
+            skip = (lambda _e: False) if idx < 0 else self._tag_skipper(tags[idx], run)
+            if skip is None:
+                logger.info(
+                    "Not deleting data files of snapshot %d of %s: tag snapshot %d cannot be read",
+                    snap.id,
+                    self.table.name,
+                    tags[idx].id,
+                )
+                continue
+            with naming_snapshot(snap.id):
+                data += deletion.plan_deleted_data(snap, skip)
+        changelogs: Planned = []
+        if not deletion.changelog_decoupled:
+            for snap in expiring:
+                with naming_snapshot(snap.id):
+                    changelogs += deletion.plan_added_in_changelog(snap)
+        try:
+            skipping = deletion.manifest_skipping_set([*find_skipping_tags(tags, snaps[0].id, end_snap.id), end_snap])
+        except UnsafePathError:
+            raise
+        except Exception as e:  # noqa: BLE001 - keep every manifest rather than guess
+            logger.info("Not deleting manifests of %s: cannot build the skipping set: %s", self.table.name, e)
+            return data, changelogs, []
+        recent = RecentNames()
+        children: Planned = []
+        parents: Planned = []
+        for snap in expiring:
+            with naming_snapshot(snap.id):
+                c, p = deletion.plan_manifests(snap, skipping, recent)
+            children += c
+            parents += p
+            recent.advance()
+        return data, changelogs, [children, parents]
+
     def _tag_skipper(self, tag: Snapshot, run: _Run) -> EntrySkipper | None:
         """Skips the files of the nearest earlier tag (cached: ids only grow); None if unreadable."""
         if run.skipper_cache is not None and run.skipper_cache[0] == tag.id:
@@ -384,6 +407,8 @@ class ExpireSnapshots:
         skipper: EntrySkipper | None
         try:
             skipper = run.deletion.data_file_skipper([tag])
+        except UnsafePathError:
+            raise
         except Exception as e:  # noqa: BLE001 - never delete what an unreadable tag may use
             logger.warning("Cannot read the files of tag snapshot %d of %s: %s", tag.id, self.table.name, e)
             skipper = None

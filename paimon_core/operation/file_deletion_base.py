@@ -9,6 +9,10 @@ index files and statistics nothing retained references any more. Two rules decid
   to delete are tolerant: a manifest already deleted (by a concurrent or crashed run) leaves
   nothing to delete through it. A failed delete (other than "already gone") propagates, so
   the run stops before the next, dependent step and a re-run finishes the job.
+* **Never outside the table.** Every name becomes a path through the table's
+  :class:`~paimon_core.paths.PathFactory`, which refuses names and external paths that point
+  outside the table (:class:`UnsafePathError`). That error is never taken for "delete less":
+  it propagates from every tolerant read, and callers plan before they delete.
 * **Bounded memory.** Paths stream through :class:`FileDeleter`, which deletes in batches on
   a small thread pool; nothing holds every path of a run.
 """
@@ -23,12 +27,13 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
-from paimon_core.exceptions import InvalidArgumentError
+from paimon_core.exceptions import InvalidArgumentError, UnsafePathError
 from paimon_core.io.file_io import FileIO, join
 from paimon_core.manifest.entries import FileKind, IndexFileMeta, ManifestEntry, ManifestFileMeta
 from paimon_core.manifest.index_manifest import read_index_manifest
 from paimon_core.manifest.manifest_file import read_manifest_file
 from paimon_core.manifest.manifest_list import read_manifest_list
+from paimon_core.path_confinement import check_file_name, naming_snapshot
 from paimon_core.snapshot.snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -43,6 +48,8 @@ FileKey = tuple[bytes, int, str]  # (partition, bucket, file name): level-agnost
 EntrySkipper = Callable[[ManifestEntry], bool]
 
 DEFAULT_BATCH_SIZE = 1000
+#: Categories living in the table's shared directories, which other branches may reference.
+_SHARED: frozenset[str] = frozenset({"data", "changelog", "manifest", "index", "statistics"})
 SAMPLE_LIMIT = 20
 
 
@@ -73,6 +80,8 @@ class FileDeleter:
         self.sample: list[str] = []
         self._pending: list[tuple[Category, str, int]] = []
         self._pool: ThreadPoolExecutor | None = None
+        #: Names of files other branches reference: never deleted here (set by FileDeletionBase).
+        self.keep: frozenset[str] | None = None
 
     def __enter__(self) -> FileDeleter:
         return self
@@ -112,6 +121,10 @@ class FileDeleter:
         batch, self._pending = self._pending, []
         if not batch:
             return
+        if self.keep:
+            batch = [b for b in batch if b[0] not in _SHARED or posixpath.basename(b[1]) not in self.keep]
+            if not batch:
+                return
         if self.dry_run:
             done: Iterable[bool] = [True] * len(batch)
         elif len(batch) == 1 or self.parallelism == 1:
@@ -198,28 +211,34 @@ class FileDeletionBase:
         self.file_io = table.file_io
         self.paths = table.paths
         self.deleter = deleter
+        if deleter.keep is None:  # files other branches reference stay: read before any change
+            from paimon_core.branch.branch_files import files_of_other_branches
+
+            deleter.keep = files_of_other_branches(table)
         self.clean_empty_dirs = table.options.snapshot_clean_empty_directories
         self._deletion_buckets: set[tuple[bytes, int]] = set()
         self.bucket_dir = lru_cache(maxsize=4096)(table.bucket_path)
 
     # --- paths ---------------------------------------------------------------------
     def data_file_path(self, e: ManifestEntry) -> str:
-        return e.file.external_path or join(self.bucket_dir(e.partition, e.bucket), e.file.file_name)
+        return self.paths.file_in_dir(self.bucket_dir(e.partition, e.bucket), e.file.file_name, e.file.external_path)
 
     def data_file_paths(self, e: ManifestEntry) -> list[str]:
         """The data file and its extra files (which sit next to it: Java's ``toAlignedPath``)."""
         path = self.data_file_path(e)
         parent = posixpath.dirname(path)
-        return [path, *(join(parent, x) for x in e.file.extra_files)]
+        return [path, *(self.paths.file_in_dir(parent, x, kind="extra file") for x in e.file.extra_files)]
 
     def manifest_path(self, name: str) -> str:
         return self.paths.manifest_path(name)
 
     def index_file_path(self, meta: IndexFileMeta) -> str:
-        return meta.external_path or self.paths.index_file_path(meta.file_name)
+        if meta.external_path:
+            return self.paths.confine(meta.external_path, kind="index file")
+        return self.paths.index_file_path(meta.file_name)
 
     def statistics_path(self, name: str) -> str:
-        return join(self.paths.statistics_dir, name)
+        return self.paths.statistics_path(name)
 
     # --- reading -------------------------------------------------------------------
     def read_manifest_list(self, name: str) -> list[ManifestFileMeta]:
@@ -230,6 +249,8 @@ class FileDeletionBase:
         may have deleted it: there is then nothing left to delete through it)."""
         try:
             return self.read_manifest_list(name)
+        except UnsafePathError:
+            raise
         except Exception as e:  # noqa: BLE001 - any failure only means "delete less"
             logger.warning("Cannot read manifest list %s of %s: %s", name, self.paths.table_path, e)
             return []
@@ -240,14 +261,15 @@ class FileDeletionBase:
     def live_file_keys(self, snapshot: Snapshot) -> set[FileKey]:
         """Every data file of a snapshot or tag; raises when any of its manifests is unreadable."""
         live: set[tuple[bytes, int, int, str]] = set()
-        for list_name in (snapshot.base_manifest_list, snapshot.delta_manifest_list):
-            for meta in self.read_manifest_list(list_name):
-                for e in self.read_manifest(meta.file_name):
-                    key = (e.partition, e.bucket, e.file.level, e.file.file_name)
-                    if e.kind == FileKind.ADD:
-                        live.add(key)
-                    else:
-                        live.discard(key)
+        with naming_snapshot(snapshot.id):
+            for list_name in (snapshot.base_manifest_list, snapshot.delta_manifest_list):
+                for meta in self.read_manifest_list(list_name):
+                    for e in self.read_manifest(meta.file_name):
+                        key = (e.partition, e.bucket, e.file.level, e.file.file_name)
+                        if e.kind == FileKind.ADD:
+                            live.add(key)
+                        else:
+                            live.discard(key)
         return {(p, b, name) for p, b, _, name in live}
 
     def data_file_skipper(self, snapshots: Iterable[Snapshot]) -> EntrySkipper:
@@ -265,27 +287,31 @@ class FileDeletionBase:
         gone (Java's ``ChangelogDeletion.manifestSkippingSet``)."""
         skipping: set[str] = set()
         for snap in snapshots:
-            for list_name in (snap.base_manifest_list, snap.delta_manifest_list):
-                try:
-                    metas = self.read_manifest_list(list_name)
-                except FileNotFoundError:
-                    if not tolerate_missing:
-                        raise
-                    continue
-                skipping.add(list_name)
-                skipping.update(m.file_name for m in metas)
-            if snap.index_manifest is not None:
-                try:
-                    index_entries = read_index_manifest(self.file_io, self.manifest_path(snap.index_manifest))
-                except FileNotFoundError:
-                    if not tolerate_missing:
-                        raise
-                    index_entries = []
-                skipping.add(snap.index_manifest)
-                skipping.update(e.index_file.file_name for e in index_entries)
-            if snap.statistics is not None:
-                skipping.add(snap.statistics)
+            with naming_snapshot(snap.id):
+                self._add_skipping(snap, skipping, tolerate_missing)
         return skipping
+
+    def _add_skipping(self, snap: Snapshot, skipping: set[str], tolerate_missing: bool) -> None:
+        for list_name in (snap.base_manifest_list, snap.delta_manifest_list):
+            try:
+                metas = self.read_manifest_list(list_name)
+            except FileNotFoundError:
+                if not tolerate_missing:
+                    raise
+                continue
+            skipping.add(list_name)
+            skipping.update(m.file_name for m in metas)
+        if snap.index_manifest is not None:
+            try:
+                index_entries = read_index_manifest(self.file_io, self.manifest_path(snap.index_manifest))
+            except FileNotFoundError:
+                if not tolerate_missing:
+                    raise
+                index_entries = []
+            skipping.add(snap.index_manifest)
+            skipping.update(e.index_file.file_name for e in index_entries)
+        if snap.statistics is not None:
+            skipping.add(check_file_name(snap.statistics, kind="statistics file"))
 
     # --- planning --------------------------------------------------------------------
     def plan_deleted_in_delta(
@@ -303,6 +329,8 @@ class FileDeletionBase:
                         added.add(path)
                     else:
                         deleted[path] = entry
+        except UnsafePathError:
+            raise
         except Exception as err:  # noqa: BLE001 - cancel rather than guess
             logger.warning(
                 "Cannot read the delta of snapshot %d of %s, not deleting its files: %s",
@@ -328,6 +356,8 @@ class FileDeletionBase:
         for meta in self.try_read_manifest_list(snapshot.changelog_manifest_list):
             try:
                 entries = self.read_manifest(meta.file_name)
+            except UnsafePathError:
+                raise
             except Exception as e:  # noqa: BLE001 - already deleted: nothing to do through it
                 logger.info("Cannot read changelog manifest %s: %s", meta.file_name, e)
                 continue
@@ -361,6 +391,8 @@ class FileDeletionBase:
         if name is not None:
             try:
                 entries = read_index_manifest(self.file_io, self.manifest_path(name))
+            except UnsafePathError:
+                raise
             except Exception as e:  # noqa: BLE001 - gone or unreadable: delete nothing through it
                 logger.info("Cannot read index manifest %s of %s: %s", name, self.paths.table_path, e)
                 entries = None

@@ -39,16 +39,19 @@ from paimon_core.io.file_io import FileIO, join
 from paimon_core.manifest.index_manifest import read_index_manifest
 from paimon_core.manifest.manifest_file import read_manifest_file
 from paimon_core.manifest.manifest_list import read_manifest_list
+from paimon_core.path_confinement import check_file_name
 from paimon_core.paths import (
     BRANCH_DIR,
     BRANCH_PREFIX,
     CHANGELOG_PREFIX,
     INDEX_DIR,
+    MAIN_BRANCH,
     MANIFEST_DIR,
     SNAPSHOT_PREFIX,
     STATISTICS_DIR,
     TAG_PREFIX,
     PathFactory,
+    branch_path,
 )
 from paimon_core.snapshot.snapshot import Snapshot
 
@@ -70,7 +73,6 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 R = TypeVar("R")
 
-MAIN_BRANCH = "main"
 _SNAPSHOT_FILE = re.compile(rf"^{re.escape(SNAPSHOT_PREFIX)}\d+$")
 _CHANGELOG_FILE = re.compile(rf"^{re.escape(CHANGELOG_PREFIX)}\d+$")
 
@@ -90,13 +92,6 @@ def is_changelog_file(name: str) -> bool:
 
 
 # --- branches -------------------------------------------------------------------------
-
-
-def branch_path(table_path: str, branch: str) -> str:
-    """The directory of a branch's metadata (the table path itself for ``main``)."""
-    if branch == MAIN_BRANCH:
-        return table_path.rstrip("/")
-    return join(table_path, BRANCH_DIR, f"{BRANCH_PREFIX}{branch}")
 
 
 def list_branches(file_io: FileIO, table_path: str) -> list[str]:
@@ -262,7 +257,7 @@ class ReferenceReader:
 
     def _read(self, reader: Callable[[FileIO, str], T], name: str, root: RootRefs) -> T | None:
         """``reader(file_io, manifest_dir/name)``; None when it is missing because the root vanished."""
-        path = join(self.manifest_dir, name)
+        path = join(self.manifest_dir, check_file_name(name, kind="manifest"))
         try:
             return _retry(lambda: reader(self.file_io, path), self.retries)
         except FileNotFoundError:

@@ -1,8 +1,9 @@
 """Deleting tags and the files only they used (Java's ``TagDeletion`` + ``TagManager.deleteTag``).
 
 For each tag: when its snapshot still exists, only the tag file goes (snapshot expiry will
-clean the files later). Otherwise the tag file goes first, then, unless another tag names
-the same snapshot, the data files, manifests, index files and statistics that neither
+clean the files later). Otherwise its files are planned (every name checked: one pointing
+outside the table raises ``UnsafePathError`` with nothing deleted), the tag file goes, then,
+unless another tag names the same snapshot, the data files, manifests, index files and statistics that neither
 neighbour uses: the nearest older tag or snapshot, and the nearest newer one (the next tag
 or the earliest snapshot). A file's life is a contiguous run of snapshots, so anything a
 farther tag or a live snapshot uses, a neighbour uses too. When a neighbour cannot be read,
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from paimon_core.exceptions import InvalidArgumentError
+from paimon_core.exceptions import InvalidArgumentError, UnsafePathError
 from paimon_core.manifest.entries import FileKind, ManifestEntry
 from paimon_core.operation.file_deletion_base import (
     Category,
@@ -28,6 +29,7 @@ from paimon_core.operation.file_deletion_base import (
     RecentNames,
     read_tagged_snapshots,
 )
+from paimon_core.path_confinement import check_snapshot_names, naming_snapshot
 from paimon_core.results import _ToDict
 from paimon_core.snapshot.snapshot import Snapshot
 
@@ -116,11 +118,14 @@ def delete_tags(
     table: FileStoreTable, names: str | Sequence[str], *, dry_run: bool = False
 ) -> DeleteTagResult:
     """Delete tags and the files only they used. Every tag must exist (checked first:
-    ``TagNotFoundError`` names the missing one and nothing is deleted)."""
+    ``TagNotFoundError`` names the missing one and nothing is deleted), and a tag whose files
+    may go must name none outside the table (``UnsafePathError``, nothing deleted)."""
     tag_names = parse_tag_names(names)
     tags = {}
     for name in tag_names:
         tags[name] = table.tag_manager.get(name)  # TagNotFoundError before anything changes
+        if not table.snapshot_manager.snapshot_exists(tags[name].id):  # its files may go: names checked first
+            check_snapshot_names(tags[name], what=f"tag '{name}' of snapshot")
     removed: list[str] = []
     kept: list[str] = []
     with FileDeleter(table.file_io, dry_run=dry_run) as deleter:
@@ -181,32 +186,54 @@ def _delete_one(
     # Read every tag before deleting this one's file (tags are found by their files).
     tagged = read_tagged_snapshots(table, exclude=removed)
     same_snapshot = [names for snap, names in tagged if snap.id == tag.id]
-    deleter.delete_now("tag", tag_path)
     if same_snapshot and len(same_snapshot[0]) > 1:
+        deleter.delete_now("tag", tag_path)
         return True  # another tag still names this snapshot
-    try:
-        neighbours = _neighbours(table, tag, [snap for snap, _ in tagged if snap.id != tag.id])
-        skip = deletion.data_file_skipper(neighbours)
-        skipping = deletion.manifest_skipping_set(neighbours)
-    except Exception as e:  # noqa: BLE001 - keep every file rather than guess
-        logger.warning(
-            "Deleted tag %s of %s but kept its files: a neighbour cannot be read: %s", name, table.name, e
-        )
+    # Plan every file before deleting the tag file: a name that points outside the table
+    # (UnsafePathError) stops here with nothing deleted.
+    with naming_snapshot(tag.id, what=f"tag '{name}' of snapshot"):
+        planned = _plan_files(table, deletion, name, tag, [snap for snap, _ in tagged if snap.id != tag.id])
+    deleter.delete_now("tag", tag_path)
+    if planned is None:
         return False
-    try:
-        deleter.add_all(deletion.plan_tag_data_files(tag, skip))
-    except Exception as e:  # noqa: BLE001 - its own manifests are gone: nothing to find
-        logger.warning(
-            "Cannot read the files of tag %s of %s, leaving them to orphan cleanup: %s", name, table.name, e
-        )
+    data, children, parents = planned
+    deleter.add_all(data)
     deleter.flush()
     deletion.clean_empty_directories()
-    children, parents = deletion.plan_manifests(tag, skipping)
     deleter.add_all(children)
     deleter.flush()
     deleter.add_all(parents)
     deleter.flush()
     return True
+
+
+def _plan_files(
+    table: FileStoreTable, deletion: TagDeletion, name: str, tag: Snapshot, others: list[Snapshot]
+) -> tuple[Planned, Planned, Planned] | None:
+    """(data files, manifest children, manifest parents) only this tag used; None when a
+    neighbour cannot be read (then every file is kept)."""
+    try:
+        neighbours = _neighbours(table, tag, others)
+        skip = deletion.data_file_skipper(neighbours)
+        skipping = deletion.manifest_skipping_set(neighbours)
+    except UnsafePathError:
+        raise
+    except Exception as e:  # noqa: BLE001 - keep every file rather than guess
+        logger.warning(
+            "Deleting tag %s of %s but keeping its files: a neighbour cannot be read: %s", name, table.name, e
+        )
+        return None
+    data: Planned = []
+    try:
+        data = deletion.plan_tag_data_files(tag, skip)
+    except UnsafePathError:
+        raise
+    except Exception as e:  # noqa: BLE001 - its own manifests are gone: nothing to find
+        logger.warning(
+            "Cannot read the files of tag %s of %s, leaving them to orphan cleanup: %s", name, table.name, e
+        )
+    children, parents = deletion.plan_manifests(tag, skipping)
+    return data, children, parents
 
 
 __all__ = ["DeleteTagResult", "TagDeletion", "delete_tags", "parse_tag_names"]

@@ -6,7 +6,9 @@ from paimon_core.exceptions import SchemaError
 from paimon_core.format.format_options import AvroSettings, OrcSettings, ParquetSettings
 from paimon_core.options import CoreOptions, validate_options
 from paimon_core.options_support import check_supported_options
+from paimon_core.options_validation import check_option_values
 from paimon_core.schema.data_types import ArrayType, DataType, MapType, RowType
+from paimon_core.schema.option_checks import check_field_names, check_options_against_schema
 from paimon_core.schema.table_schema import TableSchema
 
 
@@ -22,6 +24,7 @@ def validate_table_schema(schema: TableSchema) -> None:
         raise SchemaError(f"Duplicate column names: {', '.join(dupes)}")
     if not names:
         raise SchemaError("A table needs at least one column")
+    check_field_names(names)
     for key_kind, keys in (("partition key", schema.partition_keys), ("primary key", schema.primary_keys)):
         if len(set(keys)) != len(keys):
             raise SchemaError(f"Duplicate {key_kind} columns: {list(keys)}")
@@ -34,9 +37,8 @@ def validate_table_schema(schema: TableSchema) -> None:
     validate_options(schema.options)
     check_supported_options(schema.options, action="create or alter the table")
     opts = CoreOptions(schema.options)
+    check_option_values(opts)  # bucket range, retention min <= max, dynamic-bucket.*
     bucket = opts.bucket
-    if bucket == 0 or bucket < -2:
-        raise SchemaError(f"Option 'bucket' must be -1 (dynamic/unaware), -2 (postpone) or > 0; got {bucket}")
     if schema.primary_keys:
         if set(schema.partition_keys) - set(schema.primary_keys) and bucket != -1:
             raise SchemaError(
@@ -61,6 +63,7 @@ def validate_table_schema(schema: TableSchema) -> None:
             raise SchemaError(f"Bucket key '{bk}' cannot be a partition key")
         if _is_nested(schema.field(bk).type):
             raise SchemaError(f"Bucket key '{bk}' has a nested type; not allowed")
+    check_options_against_schema(schema, opts)
     fmt = opts.file_format
     if fmt not in ("parquet", "orc", "avro"):
         raise SchemaError(f"Option 'file.format' must be parquet, orc or avro; got {fmt!r}")

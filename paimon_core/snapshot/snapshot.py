@@ -53,6 +53,36 @@ _KEYS: tuple[tuple[str, str, bool], ...] = (
     ("operation", "operation", True),
 )
 _REQUIRED = [k for k, _, opt in _KEYS if not opt and k != "version"]
+_STR_ATTRS = frozenset(
+    {"base_manifest_list", "delta_manifest_list", "changelog_manifest_list", "index_manifest", "statistics",
+     "commit_user", "uuid", "writer_version", "operation"}
+)
+_INT_ATTRS = frozenset(
+    {"version", "base_manifest_list_size", "delta_manifest_list_size", "changelog_manifest_list_size",
+     "delta_record_count", "changelog_record_count", "watermark", "next_row_id"}
+)
+
+
+_REQUIRED_ATTRS = frozenset(attr for _, attr, opt in _KEYS if not opt)
+
+
+def _check_types(kwargs: dict[str, Any]) -> None:
+    """TypeError naming the key whose JSON value has the wrong type."""
+    for attr, v in kwargs.items():
+        if v is None:
+            if attr in _REQUIRED_ATTRS:
+                raise TypeError(f"{attr} must not be null")
+            continue
+        if attr in _STR_ATTRS and not isinstance(v, str):
+            raise TypeError(f"{attr} must be a string, got {v!r}")
+        if attr in _INT_ATTRS and (not isinstance(v, int) or isinstance(v, bool)):
+            raise TypeError(f"{attr} must be an integer, got {v!r}")
+    props = kwargs.get("properties")
+    if props is not None and not isinstance(props, dict):
+        raise TypeError(f"properties must be an object, got {props!r}")
+    tct = kwargs.get("tag_create_time")
+    if tct is not None and not (isinstance(tct, list) and all(isinstance(x, int) for x in tct)):
+        raise TypeError(f"tagCreateTime must be a list of integers, got {tct!r}")
 
 
 @dataclass(frozen=True)
@@ -124,6 +154,7 @@ class Snapshot:
             kwargs["tag_create_time"] = obj.get("tagCreateTime")
             ttr = obj.get("tagTimeRetained")
             kwargs["tag_time_retained"] = None if ttr is None else str(ttr)
+            _check_types(kwargs)
             return Snapshot(**kwargs)
         except (TypeError, ValueError) as e:
             raise CorruptFileError(f"Corrupt snapshot file {path}: {e}", path=path) from e

@@ -78,10 +78,11 @@ class SnapshotManager:
     def _read_hint(self, name: str) -> int | None:
         path = f"{self.paths.snapshot_dir}/{name}"
         try:
-            text = self.file_io.read_text(path).strip()
+            text = self.file_io.read_bytes(path).decode("ascii", errors="replace").strip()
         except FileNotFoundError:
             return None
-        return int(text) if text.isdigit() else None
+        # A hint that is not a number is ignored (Java falls back to listing the directory).
+        return int(text) if text.isascii() and text.isdigit() else None
 
     def latest_snapshot_id(self) -> int | None:
         """The newest snapshot id, or None for an empty table."""
@@ -140,15 +141,21 @@ class SnapshotManager:
         return None
 
     def commit_latest_hint(self, snapshot_id: int) -> None:
-        self._write_hint(LATEST, snapshot_id)
+        # LATEST is only a hint (verified against the files, walked forward when stale): it
+        # need not be durable. EARLIEST is durable: expiry relies on it before deleting.
+        self._write_hint(LATEST, snapshot_id, durable=False)
 
     def commit_earliest_hint(self, snapshot_id: int) -> None:
         self._write_hint(EARLIEST, snapshot_id)
 
-    def _write_hint(self, name: str, snapshot_id: int) -> None:
+    def _write_hint(self, name: str, snapshot_id: int, *, durable: bool = True) -> None:
         # Hints are advisory: a failure to write one must never fail a commit.
+        path = f"{self.paths.snapshot_dir}/{name}"
         try:
-            self.file_io.overwrite_text(f"{self.paths.snapshot_dir}/{name}", str(snapshot_id))
+            if durable:
+                self.file_io.overwrite_text(path, str(snapshot_id))
+            else:
+                self.file_io.write_hint(path, str(snapshot_id))
         except OSError as e:  # pragma: no cover - depends on storage failures
             logger.warning("Could not update %s hint to %d: %s", name, snapshot_id, e)
 

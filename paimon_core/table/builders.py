@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from paimon_core.exceptions import InvalidArgumentError
 from paimon_core.index.index_path_factory import index_file_path
 from paimon_core.operation.commit.committer import OverwriteSpec, new_commit_user
+from paimon_core.options_validation import check_maintenance_options
 from paimon_core.predicate import Predicate, PredicateBuilder
 from paimon_core.results import CommitResult
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
@@ -20,6 +21,7 @@ from paimon_core.table.table_scan import TableScan
 from paimon_core.table.table_write import TableWrite
 
 if TYPE_CHECKING:
+    from paimon_core.operation.partition_expire import PartitionExpire
     from paimon_core.table.table import FileStoreTable
 
 logger = logging.getLogger(__name__)
@@ -65,22 +67,37 @@ def commit_keeping_landed_append(
         )
 
 
+def _new_partition_expire(table: FileStoreTable) -> PartitionExpire | None:
+    """The writer's partition expiry (None: off); a bad strategy or formatter fails here."""
+    if table.options.write_only:
+        return None
+    from paimon_core.operation.partition_expire import PartitionExpire
+
+    return PartitionExpire.from_options(table)
+
+
 class BatchTableCommit:
     """Commits the messages of one batch job as one snapshot."""
 
     def __init__(
         self, table: FileStoreTable, commit_user: str, overwrite: OverwriteSpec | None, *, user_given: bool = False
     ) -> None:
+        check_maintenance_options(table.options, table=table.name)  # before anything lands
         self.table = table
         self.commit_user = commit_user
+        # Java's TableCommitImpl: made (and its options checked) with the commit; the check
+        # interval runs from here
+        self._partition_expire = _new_partition_expire(table)
         self.overwrite = overwrite
         self.user_given = user_given
         self._done = False
+        self._identifier = BATCH_COMMIT_IDENTIFIER
 
     def commit(self, messages: Sequence[CommitMessage], commit_identifier: int = BATCH_COMMIT_IDENTIFIER) -> CommitResult:
         if self._done:
             raise InvalidArgumentError("A BatchTableCommit commits once; create a new write builder for the next batch")
         self._done = True
+        self._identifier = commit_identifier
         # A generated batch commit user is fresh and commits once: there is no earlier commit of
         # it to look for, so skip the history walk (as Java's batch commit). A caller-given user
         # (e.g. from a job's run id) is checked, so re-running the job commits nothing twice.
@@ -98,14 +115,31 @@ class BatchTableCommit:
                     merged, commit_identifier, overwrite=self.overwrite, check_committed=self.user_given
                 ),
             )
-        return maintain_after_commit(self.table, result)
+        return maintain_after_commit(self.table, result, partition_expire=self._partition_expire)
 
     def truncate(self) -> CommitResult:
         """Remove all rows (a new OVERWRITE snapshot; old files stay for time travel)."""
         self._done = True
         return maintain_after_commit(
-            self.table, self.table.new_file_store_commit(self.commit_user).truncate(BATCH_COMMIT_IDENTIFIER)
+            self.table,
+            self.table.new_file_store_commit(self.commit_user).truncate(BATCH_COMMIT_IDENTIFIER),
+            partition_expire=self._partition_expire,
         )
+
+    def abort_unless_landed(self, messages: Sequence[CommitMessage]) -> bool:
+        """After :meth:`commit` raised: delete the messages' files unless its snapshot landed after
+        all. Returns whether they were deleted; when the history cannot be read the files stay
+        (orphan-file cleanup removes them later; deleting files a landed snapshot needs loses data)."""
+        try:
+            landed = self.table.new_file_store_commit(self.commit_user).is_committed(self._identifier)
+        except Exception as e:  # noqa: BLE001 - cannot tell: keep the files
+            logger.warning("Cannot tell whether the failed commit of %s landed (%s): keeping its files", self.table.name, e)
+            return False
+        if landed:
+            logger.warning("The failed commit of %s landed after all: keeping its files", self.table.name)
+            return False
+        self.abort(messages)
+        return True
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
         """Delete the files of messages that will never be committed."""
@@ -138,7 +172,7 @@ class BatchWriteBuilder:
         """
         if static_partition:
             codec_fields = {f.name: f for f in self.table.schema.partition_fields}
-            from paimon_core.data.internal import to_internal
+            from paimon_core.data.partition_spec import partition_spec_value
 
             spec = {}
             for k, v in static_partition.items():
@@ -146,7 +180,9 @@ class BatchWriteBuilder:
                     raise InvalidArgumentError(
                         f"'{k}' is not a partition key of {self.table.name} (partition keys: {list(codec_fields)})"
                     )
-                spec[k] = None if v is None else to_internal(v, codec_fields[k].type)
+                spec[k] = partition_spec_value(
+                    v, codec_fields[k].type, column=k, default_partition_name=self.table.options.partition_default_name
+                )
             self._overwrite = OverwriteSpec(spec, dynamic=False)
         else:
             if dynamic is None:
@@ -165,15 +201,19 @@ class StreamTableCommit:
     """Commits with a caller-chosen identifier; an identifier already committed is a no-op."""
 
     def __init__(self, table: FileStoreTable, commit_user: str) -> None:
+        check_maintenance_options(table.options, table=table.name)  # before anything lands
         self.table = table
         self.commit_user = commit_user
+        # Java's TableCommitImpl: made (and its options checked) with the commit; the check
+        # interval runs from here
+        self._partition_expire = _new_partition_expire(table)
 
     def commit(self, messages: Sequence[CommitMessage], commit_identifier: int) -> CommitResult:
         committer = self.table.new_file_store_commit(self.commit_user)
         result = commit_keeping_landed_append(
             self.table, messages, lambda: committer.commit(messages, commit_identifier)
         )
-        return maintain_after_commit(self.table, result)
+        return maintain_after_commit(self.table, result, partition_expire=self._partition_expire)
 
     def is_committed(self, commit_identifier: int) -> bool:
         return self.table.new_file_store_commit(self.commit_user).is_committed(commit_identifier)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from paimon_core.exceptions import SchemaMismatchError
+from paimon_core.exceptions import InvalidArgumentError, SchemaMismatchError
 from paimon_core.format.arrow_types import to_arrow_schema
 from paimon_core.schema.data_types import (
     BinaryType,
@@ -19,6 +19,33 @@ from paimon_core.schema.data_types import (
     VarCharType,
 )
 from paimon_core.schema.table_schema import TableSchema
+
+_EXPECTED = "a pyarrow.Table, a pyarrow.RecordBatch, a pyarrow.RecordBatchReader or an iterable of RecordBatches"
+
+
+def _hint(value: object) -> str:
+    if isinstance(value, Mapping):
+        return " (for a dict of columns use pyarrow.table(data) or pyarrow.Table.from_pylist(rows))"
+    if type(value).__name__ == "DataFrame":
+        return " (for a pandas DataFrame use pyarrow.Table.from_pandas(df))"
+    return ""
+
+
+def check_write_input(data: object, *, api: str) -> None:
+    """InvalidArgumentError saying what ``api`` expects when ``data`` cannot be Arrow rows."""
+    if isinstance(data, (pa.Table, pa.RecordBatch, pa.RecordBatchReader)):
+        return
+    if data is None or isinstance(data, (str, bytes, Mapping)) or not isinstance(data, Iterable) or _hint(data):
+        raise InvalidArgumentError(f"{api} expects {_EXPECTED}; got {type(data).__name__}{_hint(data)}")
+
+
+def check_stream_item(item: object, *, api: str) -> pa.Table | pa.RecordBatch:
+    """One element of a stream given to ``api``: a RecordBatch (or Table), else InvalidArgumentError."""
+    if isinstance(item, (pa.RecordBatch, pa.Table)):
+        return item
+    raise InvalidArgumentError(
+        f"{api} expects {_EXPECTED}; the iterable yielded a {type(item).__name__}{_hint(item)}"
+    )
 
 
 def table_arrow_schema(schema: TableSchema) -> pa.Schema:
@@ -44,6 +71,7 @@ def conform(
     for field in target:
         col = table.column(field.name)
         if not col.type.equals(field.type):
+            check_nested_fields(col.type, field.type, field.name)
             try:
                 col = col.cast(field.type, safe=True)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
@@ -60,6 +88,55 @@ def conform(
         cols.append(col)
     return pa.Table.from_arrays(cols, schema=target)
 
+
+
+def check_nested_fields(have: pa.DataType, want: pa.DataType, path: str) -> None:
+    """SchemaMismatchError naming the path (``s.b``, ``l.element.b``, ``m.value.b``) of a nested
+    field the data has and the table does not, or of a NOT NULL one it lacks (a type-level walk).
+
+    Arrow's struct cast matches fields by name: it would drop the unknown field silently and
+    fill a missing nullable one with nulls. Missing nullable fields stay null, as Java's writers
+    fill them; an unknown field is an error, as an unknown top-level column is.
+    """
+    if pa.types.is_struct(have) and pa.types.is_struct(want):
+        wanted = {want.field(i).name: want.field(i) for i in range(want.num_fields)}
+        names = [have.field(i).name for i in range(have.num_fields)]
+        extra = [f"{path}.{n}" for n in names if n not in wanted]
+        if extra:
+            raise SchemaMismatchError(
+                f"Column '{path}' has nested field(s) {extra} that the table does not have "
+                f"(fields of '{path}': {list(wanted)})",
+                column=path,
+                extra=extra,
+            )
+        missing = [f"{path}.{n}" for n, f in wanted.items() if n not in names and not f.nullable]
+        if missing:
+            raise SchemaMismatchError(
+                f"Column '{path}' lacks NOT NULL nested field(s) {missing}", column=path, missing=missing
+            )
+        for i in range(have.num_fields):
+            f = have.field(i)
+            check_nested_fields(f.type, wanted[f.name].type, f"{path}.{f.name}")
+    elif _is_list(have) and _is_list(want):
+        check_nested_fields(have.value_type, want.value_type, f"{path}.element")
+    elif pa.types.is_map(have) and pa.types.is_map(want):
+        check_nested_fields(have.key_type, want.key_type, f"{path}.key")
+        check_nested_fields(have.item_type, want.item_type, f"{path}.value")
+
+
+def check_nested_columns(have: pa.Schema, want: pa.Schema) -> None:
+    """:func:`check_nested_fields` for every column of ``have`` that ``want`` has too."""
+    for f in have:
+        i = want.get_field_index(f.name)
+        if i >= 0:
+            check_nested_fields(f.type, want.field(i).type, f.name)
+
+
+def _is_list(t: pa.DataType) -> bool:
+    return bool(
+        pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t) or pa.types.is_list_view(t)
+        or pa.types.is_large_list_view(t)
+    )
 
 
 _UNIT_DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}

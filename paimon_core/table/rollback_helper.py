@@ -39,6 +39,7 @@ from paimon_core.exceptions import (
     SnapshotNotFoundError,
     TagNotFoundError,
 )
+from paimon_core.path_confinement import check_snapshot_names
 from paimon_core.results import _ToDict
 from paimon_core.snapshot.changelog_manager import ChangelogManager
 from paimon_core.tag.tag_manager import trim_to_snapshot
@@ -123,7 +124,13 @@ class RollbackHelper:
 
     # --- target ------------------------------------------------------------------------------
     def resolve(self, target: int | str) -> tuple[Snapshot, str | None]:
-        """(snapshot to roll back to, the tag it came from)."""
+        """(snapshot to roll back to, the tag it came from); its file names checked
+        (:class:`UnsafePathError` for a name pointing outside the table)."""
+        snapshot, tag = self._resolve(target)
+        check_snapshot_names(snapshot, what="snapshot" if tag is None else f"tag '{tag}' of snapshot")
+        return snapshot, tag
+
+    def _resolve(self, target: int | str) -> tuple[Snapshot, str | None]:
         if isinstance(target, bool) or not isinstance(target, int | str):
             raise InvalidArgumentError(f"Rollback target must be a snapshot id or a tag name, got {target!r}")
         if isinstance(target, int):
@@ -139,7 +146,7 @@ class RollbackHelper:
         if tag is not None:
             return trim_to_snapshot(tag), target
         if target.strip().isdigit():
-            return self.resolve(int(target.strip()))
+            return self._resolve(int(target.strip()))
         raise TagNotFoundError(f"Cannot roll back {self.table.name}: tag '{target}' does not exist", tag=target)
 
     def _latest_id(self) -> int:

@@ -8,14 +8,18 @@ from functools import lru_cache
 
 import pyarrow as pa
 
+from paimon_core.branch.branch_names import BRANCH_OPTION, branch_of_options
+from paimon_core.branch.table_branches import TableBranches
 from paimon_core.consumer.consumer_manager import ConsumerManager
-from paimon_core.exceptions import CommitStateUnknownError, InvalidOptionError
+from paimon_core.exceptions import CommitStateUnknownError, InvalidArgumentError, InvalidOptionError
 from paimon_core.format.arrow_types import to_arrow_schema
 from paimon_core.io.file_io import FileIO
 from paimon_core.manifest.partition_stats import PartitionCodec
+from paimon_core.operation.commit.commit_guard import added_file_paths
 from paimon_core.operation.commit.committer import FileStoreCommit
 from paimon_core.operation.scan import FileStoreScan
 from paimon_core.options import CoreOptions, validate_options
+from paimon_core.path_confinement import external_roots
 from paimon_core.paths import PathFactory, partition_dir
 from paimon_core.predicate import Predicate
 from paimon_core.results import CommitResult
@@ -50,7 +54,7 @@ def _warn_unsafe_store(path: str) -> None:
         )
 
 
-class FileStoreTable(TableMaintenance):
+class FileStoreTable(TableMaintenance, TableBranches):
     """One Paimon table: schema, snapshots, and factories for reads and writes."""
 
     def __init__(
@@ -72,7 +76,13 @@ class FileStoreTable(TableMaintenance):
         self.dynamic_options = dict(dynamic_options or {})
         self.clock = clock
         self.options = CoreOptions({**schema.options, **self.dynamic_options})
-        self.paths = PathFactory(self.path, data_file_prefix=self.options.data_file_prefix, file_format=self.options.file_format)
+        self.paths = PathFactory(
+            self.path,
+            data_file_prefix=self.options.data_file_prefix,
+            file_format=self.options.file_format,
+            external_roots=external_roots(self.options),
+            branch=branch_of_options(self.options.options),
+        )
         self.snapshot_manager = SnapshotManager(file_io, self.paths)
         self.schema_manager = SchemaManager(file_io, self.paths, clock=clock)
         self.tag_manager = TagManager(file_io, self.paths, clock=clock)
@@ -149,6 +159,11 @@ class FileStoreTable(TableMaintenance):
         """
         opts = dict(dynamic_options)
         validate_options(opts)
+        if BRANCH_OPTION in opts and branch_of_options(opts) != self.paths.branch:
+            # another branch: its own schema and snapshots (Java's switchToBranch)
+            rest = {k: v for k, v in opts.items() if k != BRANCH_OPTION}
+            switched = self.switch_to_branch(branch_of_options(opts))
+            return switched.copy(rest) if rest else switched
         defaults = {"bucket": "-1", "merge-engine": "deduplicate"}
         for key in IMMUTABLE_OPTIONS & opts.keys():
             if opts[key] != self.schema.options.get(key, defaults.get(key)):
@@ -198,6 +213,7 @@ class FileStoreTable(TableMaintenance):
             options=self.options,
             clock=self.clock,
             snapshot_commit=snapshot_commit,
+            added_file_paths=lambda changes: added_file_paths(self, changes),
         )
 
     def new_batch_write_builder(self, *, commit_user: str | None = None) -> BatchWriteBuilder:
@@ -228,6 +244,13 @@ class FileStoreTable(TableMaintenance):
 
     def write_arrow(self, data: pa.Table | pa.RecordBatchReader, *, overwrite: bool | Mapping[str, object] = False) -> CommitResult:
         """Write and commit in one call. Files of a failed commit are deleted again."""
+        from paimon_core.table.input_conform import check_write_input
+
+        check_write_input(data, api="write_arrow")
+        if not isinstance(overwrite, (bool, Mapping)):
+            raise InvalidArgumentError(
+                f"write_arrow: overwrite must be True/False or a partition spec dict; got {type(overwrite).__name__}"
+            )
         builder = self.new_batch_write_builder()
         if overwrite:
             builder.overwrite(overwrite if isinstance(overwrite, Mapping) else None)
@@ -244,5 +267,5 @@ class FileStoreTable(TableMaintenance):
         except CommitStateUnknownError:
             raise  # the snapshot may reference the files: never delete them
         except BaseException:
-            commit.abort(messages)
+            commit.abort_unless_landed(messages)
             raise

@@ -38,10 +38,11 @@ from paimon_core.operation.append_writer import RollingAppendWriter
 from paimon_core.operation.scan import ScanFilter
 from paimon_core.options import parse_memory_size
 from paimon_core.options_support import check_supported_options
+from paimon_core.options_validation import check_maintenance_options
 from paimon_core.paths import PathFactory, partition_dir
 from paimon_core.stats.collector import stats_modes_for
 from paimon_core.table.commit_message import CommitMessage
-from paimon_core.table.input_conform import conform
+from paimon_core.table.input_conform import check_stream_item, check_write_input, conform
 from paimon_core.table.write_split import I32, check_buckets, split_rows
 
 if TYPE_CHECKING:
@@ -81,6 +82,7 @@ class TableWrite:
         opts = self.options.options
         self.table_options = opts
         check_supported_options(opts, action=f"write table {table.name}")
+        check_maintenance_options(self.options, table=table.name)
         self.has_pk = bool(schema.primary_keys)
         self.bucket_mode = self.options.bucket  # -1: unaware/dynamic; > 0: fixed buckets
         if self.has_pk and self.bucket_mode < -1:
@@ -138,6 +140,7 @@ class TableWrite:
                 key_fields=self.key_fields,
                 assigner=DynamicBucketAssigner.from_config(DynamicBucketConfig.from_options(opts)),
                 overwrite=overwrite is not None,
+                table_name=table.name,
             )
         from paimon_core.table.write_compaction import writer_compacts
 
@@ -145,6 +148,7 @@ class TableWrite:
         self._compacts = writer_compacts(table, overwrite=overwrite is not None)
         self._writers: dict[PartitionKey, BucketWriter] = {}
         self._restored_seq: dict[bytes, dict[int, int]] = {}
+        self._overwrite = overwrite is not None
         self._closed = False
 
     # --- writing -----------------------------------------------------------------
@@ -168,6 +172,7 @@ class TableWrite:
         """
         if self._closed:
             raise InvalidArgumentError("This TableWrite was already committed or aborted; create a new one")
+        check_write_input(data, api="write_arrow")
         if isinstance(data, (pa.Table, pa.RecordBatch)):
             conformed = conform(data, self.schema, self.arrow_schema)
             given = None if buckets is None else self._check_buckets(conformed, buckets)
@@ -176,7 +181,7 @@ class TableWrite:
         if row_kinds is not None or buckets is not None:
             raise InvalidArgumentError("row_kinds and buckets can only be given with a single Table or RecordBatch")
         for batch in data:
-            self._write_table(conform(batch, self.schema, self.arrow_schema), None)
+            self._write_table(conform(check_stream_item(batch, api="write_arrow"), self.schema, self.arrow_schema), None)
 
     def delete_arrow(self, keys: pa.Table | pa.RecordBatch) -> None:
         """Delete rows by primary key (other columns may be missing: they are written as nulls).
@@ -186,6 +191,10 @@ class TableWrite:
         """
         if not self.has_pk:
             raise InvalidArgumentError(f"Table {self.table.name} has no primary key: rows cannot be deleted by key")
+        if not isinstance(keys, (pa.Table, pa.RecordBatch)):
+            raise InvalidArgumentError(
+                f"delete_arrow expects a pyarrow.Table or RecordBatch of keys; got {type(keys).__name__}"
+            )
         t = pa.Table.from_batches([keys]) if isinstance(keys, pa.RecordBatch) else keys
         missing_keys = [k for k in self.schema.primary_keys if k not in t.schema.names]
         if missing_keys:
@@ -354,12 +363,35 @@ class TableWrite:
             return 0
         seqs = self._restored_seq.get(partition)
         if seqs is None:
-            latest = self.table.snapshot_manager.latest_snapshot()
+            from paimon_core.operation.stale_snapshot import read_from_latest
+
             flt = ScanFilter(partitions=frozenset([partition]))
-            restored = self.table.new_file_store_scan().max_sequence_numbers(latest, flt)
-            seqs = {b: seq for (_, b), seq in restored.items()}
+            entries = read_from_latest(
+                self.table.snapshot_manager,
+                lambda latest: self.table.new_file_store_scan().live_entries(latest, flt),
+                table=self.table.name,
+                what="Restoring sequence numbers",
+            )
+            seqs = {}
+            for e in entries:
+                seqs[e.bucket] = max(seqs.get(e.bucket, -1), e.file.max_sequence_number)
+            if not self._overwrite:
+                self._check_bucket_count(partition, {e.total_buckets for e in entries})
             self._restored_seq[partition] = seqs
         return seqs.get(bucket, -1) + 1
+
+    def _check_bucket_count(self, partition: bytes, totals: set[int]) -> None:
+        """Java's write-time check: a partition written with another bucket count (before an
+        ``ALTER TABLE ... SET ('bucket' = ...)``, or by a rescale to another count) takes new rows
+        only after ``rescale`` (an overwrite) rewrote it; mixing counts would split keys."""
+        other = sorted(t for t in totals if t > 0 and t != self.total_buckets)
+        if self.bucket_mode > 0 and other:
+            raise InvalidArgumentError(
+                f"Partition {self.table.partition_path(partition) or '(unpartitioned)'} of {self.table.name} was "
+                f"written with {other[0]} buckets, the table now has {self.total_buckets}: rescale the partition "
+                "first (python -m spark_jobs rescale ... or an overwrite of it)",
+                partition=self.table.partition_path(partition),
+            )
 
     # --- finishing -----------------------------------------------------------------
     def prepare_commit(self) -> list[CommitMessage]:

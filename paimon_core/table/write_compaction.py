@@ -41,6 +41,7 @@ from paimon_core.table.commit_message import CommitMessage
 if TYPE_CHECKING:
     from paimon_core.append.append_deletion_index import DeletionIndex
     from paimon_core.operation.compact.compact_planner import MergeTreeBucketPlanner, Strategy
+    from paimon_core.snapshot.snapshot import Snapshot
     from paimon_core.table.table import FileStoreTable
 
 __all__ = ["compact_on_write", "writer_compacts"]
@@ -64,15 +65,30 @@ def writer_compacts(table: FileStoreTable, *, overwrite: bool) -> bool:
 
 def compact_on_write(table: FileStoreTable, messages: Sequence[CommitMessage]) -> list[CommitMessage]:
     """The messages with the compaction of each written bucket added (before/after/changelog)."""
+    written = [m for m in messages if m.new_files]
+    if not written:
+        return list(messages)
+    from paimon_core.operation.stale_snapshot import read_from_latest
+
+    # A concurrent commit plus expiry may delete restored files before they are read: start again
+    # from the latest snapshot (what a failed attempt wrote is deleted before it raises).
+    return read_from_latest(
+        table.snapshot_manager,
+        lambda latest: _compact_from(table, messages, written, latest),
+        table=table.name,
+        what="Compacting on write",
+    )
+
+
+def _compact_from(
+    table: FileStoreTable, messages: Sequence[CommitMessage], written: Sequence[CommitMessage], latest: Snapshot | None
+) -> list[CommitMessage]:
+    """:func:`compact_on_write` with the levels restored from ``latest``."""
     from paimon_core.mergetree.compact.compact_options import num_levels
     from paimon_core.operation.compact.compact_planner import MergeTreeBucketPlanner
     from paimon_core.operation.compact.table_compact import delete_written
     from paimon_core.table.full_compaction_trigger import FullCompactionTrigger, full_compaction_delta_commits
 
-    written = [m for m in messages if m.new_files]
-    if not written:
-        return list(messages)
-    latest = table.latest_snapshot()
     existing: dict[tuple[bytes, int], list[DataFileMeta]] = {}
     if latest is not None:
         flt = ScanFilter(partitions=frozenset(m.partition for m in written))

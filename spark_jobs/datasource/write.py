@@ -11,10 +11,12 @@ from pyspark.sql import DataFrame
 from paimon_core import FileSystemCatalog
 from paimon_core.exceptions import InvalidArgumentError
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
+from paimon_core.table.input_conform import check_nested_columns
 from paimon_core.table.table import FileStoreTable
 from spark_jobs.datasource.options import COMMIT_IDENTIFIER, COMMIT_USER, OVERWRITE_PARTITION, WAREHOUSE
 from spark_jobs.datasource.paimon_source import SOURCE_NAME
 from spark_jobs.datasource.routing import distribute_for_table
+from spark_jobs.datasource.types import spark_arrow_schema
 
 __all__ = ["WRITERS", "write_table"]
 
@@ -57,6 +59,8 @@ def write_table(
         raise ValueError("overwrite_partition needs mode='overwrite'")
     catalog = FileSystemCatalog(warehouse, storage_options=dict(storage_options or {}) or None)
     paimon_table = catalog.get_table(table)
+    # nested fields the table lacks: refused here, before any task runs (the tasks check again)
+    check_nested_columns(spark_arrow_schema(df.schema), paimon_table.arrow_schema)
     if writer != "datasource":
         from spark_jobs.datasource.native_files import DuplicateKeysError
         from spark_jobs.datasource.native_write import native_write_problem

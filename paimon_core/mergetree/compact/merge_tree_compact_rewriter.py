@@ -49,7 +49,9 @@ class MergeTreeCompactRewriter:
         descending = opts.get("sequence.field.sort-order", "ascending").lower() == "descending"
         self.sort_keys = sort_keys_for(self.key_names, seq_fields, sequence_descending=descending)
         self.bucket_path = table.bucket_path(partition, bucket)
-        self.reader = DataFileReader(table.file_io, table.schema_manager_cached, table_name=table.name, batch_size=batch_rows)
+        self.reader = DataFileReader(
+            table.file_io, table.schema_manager_cached, table_name=table.name, batch_size=batch_rows, paths=table.paths
+        )
         self._writers: list[RollingKeyValueFileWriter] = []
 
     def _new_writer(self, level: int) -> RollingKeyValueFileWriter:

@@ -5,7 +5,9 @@ lists, and races for ``snapshot-(latest+1)`` with a no-overwrite publish. A lost
 race deletes what the attempt wrote and retries with backoff (``commit.max-retries``,
 ``commit.min-retry-wait``, ``commit.max-retry-wait``, ``commit.timeout``). Data
 files are never deleted here. A commit user + identifier already in the history
-is a no-op, so a retried job cannot commit twice.
+is a no-op, so a retried job cannot commit twice. Before publishing, the files the commit
+adds must exist and its base snapshot must not be expired (see :mod:`.commit_guard`); a base
+whose files vanish while an attempt reads them (expired meanwhile) is a lost race.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from paimon_core.exceptions import (
     CommitConflictError,
     CommitRetriesExhaustedError,
     CommitStateUnknownError,
+    FileIOError,
     InvalidArgumentError,
+    PaimonError,
 )
 from paimon_core.io.file_io import FileIO
 from paimon_core.manifest.entries import FileKind, IndexManifestEntry, ManifestEntry, ManifestFileMeta
@@ -31,13 +35,16 @@ from paimon_core.manifest.manifest_list import write_manifest_list
 from paimon_core.manifest.merger import merge_entries, merge_manifests
 from paimon_core.manifest.partition_stats import PartitionCodec
 from paimon_core.operation.commit.changes import Changes, collect_changes, row_delta
+from paimon_core.operation.commit.commit_guard import base_expired, is_ghost, retries_exhausted_error
 from paimon_core.operation.commit.conflicts import (
     KeyOf,
     check_deletion_vector_conflicts,
     check_index_conflicts,
     check_no_conflicts,
 )
+from paimon_core.operation.commit.strict_mode import StrictModeChecker
 from paimon_core.operation.scan import FileStoreScan, ScanFilter
+from paimon_core.operation.stale_snapshot import damaged_error, is_superseded, missing_path
 from paimon_core.options import CoreOptions
 from paimon_core.paths import PathFactory
 from paimon_core.predicate import Predicate
@@ -61,10 +68,13 @@ class OverwriteSpec:
     values; files in matching partitions are replaced. ``None`` with
     ``dynamic=True``: only the partitions the new data touches are replaced.
     ``None`` with ``dynamic=False``: the whole table is replaced.
+    ``partitions``: exactly these partitions (BinaryRows) are replaced, whatever the
+    other fields say (Java's ``dropPartitions``: an OR of full partition specs).
     """
 
     static_partition: Mapping[str, object] | None = None
     dynamic: bool = True
+    partitions: frozenset[bytes] | None = None
 
 
 class FileStoreCommit:
@@ -83,6 +93,7 @@ class FileStoreCommit:
         clock: Clock = SYSTEM_CLOCK,
         snapshot_commit: SnapshotCommit | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        added_file_paths: Callable[[Changes], list[str]] | None = None,
     ) -> None:
         """``options``: the table's resolved options (schema + dynamic; default: the schema's).
         ``sleep``: how the retry loop waits (seconds), injectable for tests."""
@@ -92,6 +103,8 @@ class FileStoreCommit:
         self.schema = schema
         self.options = options if options is not None else CoreOptions(schema.options)
         self.sleep = sleep
+        #: where the files a commit adds live (the table's layout); None: not checked
+        self.added_file_paths = added_file_paths
         self.commit_user = commit_user
         self.table_name = table_name
         self.clock = clock
@@ -101,6 +114,11 @@ class FileStoreCommit:
         bucket = self.options.bucket
         self.total_buckets = bucket if bucket > 0 else -1
         self._deletion_vectors = self.options.deletion_vectors_enabled
+        self._bucket_history: bool | None = None
+        last_safe = self.options.commit_strict_mode_last_safe_snapshot
+        self._strict = (
+            StrictModeChecker(snapshot_manager, self.scan, commit_user, last_safe) if last_safe is not None else None
+        )
         self._key_of: KeyOf | None = None
         if schema.primary_keys:
             from paimon_core.mergetree.keys import binary_key_of
@@ -140,6 +158,16 @@ class FileStoreCommit:
             )
             return self._result(None, None, commit_identifier, already=True)
         changes = collect_changes(messages)
+        if self.added_file_paths is not None:
+            from paimon_core.operation.commit.commit_guard import check_added_files
+
+            check_added_files(
+                self.file_io,
+                self.added_file_paths(changes),
+                table=self.table_name,
+                commit_user=self.commit_user,
+                identifier=commit_identifier,
+            )
         snapshot_ids: list[int] = []
         attempts = 0
         kind: CommitKind | None = None
@@ -169,9 +197,10 @@ class FileStoreCommit:
                     changes.compact_index if step_kind == CommitKind.COMPACT else changes.index,
                     changes.compact_changelog if step_kind == CommitKind.COMPACT else changes.changelog,
                 )
-            except CommitConflictError as e:
+            except (CommitConflictError, CommitRetriesExhaustedError) as e:
                 if not snapshot_ids:
                     raise
+                # the first half landed; this half did not (lost to a conflict or to other commits)
                 raise CommitConflictError(
                     f"Snapshot {snapshot_ids[-1]} ({kind.value if kind else '?'}) of {self.table_name} was committed, "
                     f"but its {step_kind.value} half was not: {e}",
@@ -182,6 +211,18 @@ class FileStoreCommit:
                     failed_kind=step_kind.value,
                     snapshot_id=getattr(e, "snapshot_id", None),
                     file_name=getattr(e, "file_name", None),
+                ) from e
+            except CommitStateUnknownError:
+                raise
+            except Exception as e:
+                if not snapshot_ids:
+                    raise
+                # The first half landed and references the new files: the caller must not delete them.
+                raise CommitStateUnknownError(
+                    f"Snapshot {snapshot_ids[-1]} ({kind.value if kind else '?'}) of {self.table_name} was committed, "
+                    f"but its {step_kind.value} half failed: {type(e).__name__}: {e}; keep the written files",
+                    snapshot_id=snapshot_ids[-1],
+                    landed_snapshot_ids=tuple(snapshot_ids),
                 ) from e
             snapshot_ids.append(sid)
             attempts += n
@@ -208,6 +249,16 @@ class FileStoreCommit:
         """Remove every row (an OVERWRITE snapshot with no new files)."""
         return self.commit([], commit_identifier, overwrite=OverwriteSpec(None, dynamic=False))
 
+    def drop_partitions(
+        self, partitions: Sequence[bytes], commit_identifier: int, *, check_committed: bool = True
+    ) -> CommitResult:
+        """Drop whole partitions: one OVERWRITE snapshot deleting all their files (Java's
+        ``dropPartitions``). Old snapshots and tags still hold the files."""
+        if not partitions:
+            raise InvalidArgumentError("drop_partitions needs at least one partition")
+        spec = OverwriteSpec(None, dynamic=False, partitions=frozenset(partitions))
+        return self.commit([], commit_identifier, overwrite=spec, check_committed=check_committed)
+
     # --- internals -----------------------------------------------------------------------
     def _result(self, sid: int | None, kind: CommitKind | None, ident: int, *, already: bool) -> CommitResult:
         return CommitResult(
@@ -220,6 +271,11 @@ class FileStoreCommit:
         )
 
     def _check_overwrite_partitions(self, changes: Changes, spec: OverwriteSpec) -> None:
+        if spec.partitions is not None:
+            stray = [e.file.file_name for e in changes.append if e.kind == FileKind.ADD and e.partition not in spec.partitions]
+            if stray:
+                raise InvalidArgumentError(f"Overwriting given partitions but new file {stray[0]} is in another one")
+            return
         if not spec.static_partition:
             return
         names = [f.name for f in self.schema.partition_fields]
@@ -246,7 +302,9 @@ class FileStoreCommit:
     def _overwrite_deletes(self, latest: Snapshot | None, spec: OverwriteSpec, new: Sequence[ManifestEntry]) -> list[ManifestEntry]:
         if latest is None:
             return []
-        if spec.static_partition:
+        if spec.partitions is not None:
+            flt = ScanFilter(partitions=spec.partitions)
+        elif spec.static_partition:
             flt = ScanFilter(partition_predicate=self._static_partition_predicate(spec.static_partition))
         elif spec.dynamic and self.schema.partition_keys:
             flt = ScanFilter(partitions=frozenset(e.partition for e in new))
@@ -267,7 +325,9 @@ class FileStoreCommit:
         if latest is None or latest.index_manifest is None:
             return []
         entries = read_index_manifest(self.file_io, self.paths.manifest_path(latest.index_manifest))
-        if spec.static_partition:
+        if spec.partitions is not None:
+            entries = [e for e in entries if e.partition in spec.partitions]
+        elif spec.static_partition:
             pred = self._static_partition_predicate(spec.static_partition)
             entries = [e for e in entries if pred.test_values(self.codec.decode(e.partition))]
         elif spec.dynamic and self.schema.partition_keys:
@@ -294,23 +354,43 @@ class FileStoreCommit:
         timeout = self.options.commit_timeout_ms
         started = time.monotonic()
         attempt = 0
+        lost_to: list[int] = []  # snapshot ids other commits took first
         while True:
             attempt += 1
             latest = self.snapshot_manager.latest_snapshot()
             changes = list(entries)
             index = index_changes
-            if overwrite is not None:
-                changes = self._overwrite_deletes(latest, overwrite, entries) + changes
-                index = [*self._overwrite_index_deletes(latest, overwrite, entries), *index_changes]
-            sid = self._attempt(latest, changes, kind, identifier, properties, watermark, check_append, index, changelog)
+            try:
+                if overwrite is not None:
+                    changes = self._overwrite_deletes(latest, overwrite, entries) + changes
+                    index = [*self._overwrite_index_deletes(latest, overwrite, entries), *index_changes]
+                sid = self._attempt(latest, changes, kind, identifier, properties, watermark, check_append, index, changelog)
+            except FileNotFoundError as e:
+                # A file of `latest` is gone: it was superseded and expired while this attempt read
+                # it (a lost race: retry on the new latest), or the table is damaged (typed error).
+                if isinstance(e, PaimonError):
+                    raise
+                if latest is None:
+                    raise FileIOError(f"Commit to {self.table_name}: {e}", path=missing_path(e)) from e
+                if not is_superseded(self.snapshot_manager, latest.id):
+                    raise damaged_error(e, table=self.table_name, snapshot_id=latest.id, what="Commit") from e
+                logger.info("Snapshot %d of %s expired while a commit read it; retrying", latest.id, self.table_name)
+                sid = None
             if sid is not None:
+                if self._strict is not None:
+                    self._strict.update(sid)
                 return sid, attempt, changes
+            lost_to.append(latest.id + 1 if latest is not None else 1)
             elapsed_ms = (time.monotonic() - started) * 1000
             if attempt > max_retries or (timeout is not None and elapsed_ms > timeout):
-                raise CommitRetriesExhaustedError(
-                    f"Gave up committing to {self.table_name} after {attempt} attempts "
-                    f"({elapsed_ms:.0f} ms): other writers kept taking the next snapshot id",
+                raise retries_exhausted_error(
+                    table=self.table_name,
                     attempts=attempt,
+                    elapsed_ms=elapsed_ms,
+                    lost_to=lost_to,
+                    entries=[*entries, *changelog],
+                    commit_user=self.commit_user,
+                    identifier=identifier,
                 )
             wait = min(max_wait, min_wait * (2 ** min(attempt - 1, 20)))
             self.sleep(random.uniform(wait / 2, wait) / 1000.0)
@@ -329,6 +409,11 @@ class FileStoreCommit:
     ) -> int | None:
         """One try; the new snapshot id, or None if another commit took the id first."""
         merge_entries(changes)  # the commit itself must not add a file twice
+        if self._strict is not None:
+            self._strict.check((latest.id if latest is not None else 0) + 1, kind, {e.partition for e in changes})
+        # A table whose bucket count was ever changed (ALTER + rescale): a writer planned on the old
+        # count may race a rescale of its partition, so appends are checked too (Java's checkBucketKeepSame).
+        check_append = check_append or (kind != CommitKind.OVERWRITE and self._bucket_count_changed())
         if latest is not None and (check_append or any(e.kind == FileKind.DELETE for e in changes)):
             base = self.scan.live_entries(latest, ScanFilter(partitions=frozenset(e.partition for e in changes)))
             check_no_conflicts(
@@ -403,30 +488,44 @@ class FileStoreCommit:
         except BaseException:
             self._cleanup(written)
             raise
+        if base_expired(self.snapshot_manager, latest):  # new_id may be an expired id: never re-create it
+            logger.info("Snapshot %d of %s expired before the publish; retrying", new_id - 1, self.table_name)
+            self._cleanup(written)
+            return None
         try:
             published = self.snapshot_commit.commit(snapshot)
         except Exception as e:
-            # The publish may or may not have landed: look before deciding.
-            existing = self.snapshot_manager.try_snapshot(new_id)
-            if existing is not None and existing.uuid == snapshot.uuid:
-                logger.warning("Publish of snapshot %d reported %r but the snapshot is ours", new_id, e)
-                return new_id
-            if existing is not None:
-                self._cleanup(written)
-                return None
-            raise CommitStateUnknownError(
-                f"Publishing snapshot {new_id} of {self.table_name} failed: {e}; the commit did not land "
-                f"(no snapshot-{new_id}), retry it",
-                snapshot_id=new_id,
-            ) from e
+            return self._after_failed_publish(new_id, snapshot, written, e)
         if not published:
             # "Taken" may be our own publish: an HTTP client retrying a conditional PUT whose first
             # try landed gets 412 (or S3's 409 while it is in flight). Never clean up a landed snapshot.
             existing = self.snapshot_manager.try_snapshot(new_id)
+            if existing is None and not self.file_io.publish_taken_is_definite:
+                existing = self._await_snapshot(new_id)  # our own publish may still be in flight
             if existing is not None and existing.uuid == snapshot.uuid:
                 logger.warning("Publish of snapshot %d reported 'taken' but the snapshot is ours", new_id)
                 return new_id
+            if existing is None and not self.file_io.publish_taken_is_definite:
+                raise CommitStateUnknownError(
+                    f"Publishing snapshot {new_id} of {self.table_name} reported 'taken', but no snapshot-{new_id} "
+                    "can be read (expired meanwhile, or this commit's own publish still in flight on a store whose "
+                    "client retries): the commit may have landed, so its files are kept; check the table "
+                    "(a retry with the same commit user and identifier commits nothing twice)",
+                    snapshot_id=new_id,
+                )
             logger.debug("Snapshot %d of %s taken by another commit; retrying", new_id, self.table_name)
+            self._cleanup(written)
+            return None
+        if is_ghost(
+            self.snapshot_manager,
+            self.scan,
+            new_id=new_id,
+            base=latest,
+            delta_manifests=[m.file_name for m in delta_metas],
+            entries=changes,
+        ):
+            logger.warning("Snapshot %d of %s re-created an expired id; deleted it, retrying", new_id, self.table_name)
+            self.file_io.delete(self.snapshot_manager.snapshot_path(new_id))
             self._cleanup(written)
             return None
         logger.info(
@@ -488,6 +587,55 @@ class FileStoreCommit:
             partition_stats=self.codec.stats([e.partition for e in entries]),
             schema_id=self.schema.id,
         )
+
+    def _bucket_count_changed(self) -> bool:
+        """Whether any schema of the table has another fixed ``bucket`` than the current one (read once)."""
+        if self._bucket_history is None:
+            if self.total_buckets <= 0:
+                self._bucket_history = False
+            else:
+                from paimon_core.schema.schema_manager import SchemaManager
+
+                manager = SchemaManager(self.file_io, self.paths)
+                counts = {manager.schema(i).options.get("bucket") for i in manager.list_ids()}
+                self._bucket_history = len(counts - {str(self.total_buckets)}) > 0
+        return self._bucket_history
+
+    def _after_failed_publish(self, new_id: int, snapshot: Snapshot, written: list[str], error: Exception) -> int | None:
+        """The publish raised, so it may or may not have landed: look before deciding. Any doubt
+        (the look itself failing, or no snapshot yet while a slow PUT may still land) is a
+        :class:`CommitStateUnknownError`, after which no caller deletes the commit's files."""
+        try:
+            existing = self.snapshot_manager.try_snapshot(new_id)
+        except Exception as e:
+            raise CommitStateUnknownError(
+                f"Publishing snapshot {new_id} of {self.table_name} failed ({type(error).__name__}: {error}) and "
+                f"checking whether it landed failed too ({type(e).__name__}: {e}); the commit may have landed: "
+                "keep its files and check the table before retrying",
+                snapshot_id=new_id,
+            ) from error
+        if existing is not None and existing.uuid == snapshot.uuid:
+            logger.warning("Publish of snapshot %d reported %r but the snapshot is ours", new_id, error)
+            return new_id
+        if existing is not None:
+            self._cleanup(written)
+            return None
+        raise CommitStateUnknownError(
+            f"Publishing snapshot {new_id} of {self.table_name} failed: {error}; no snapshot-{new_id} is there "
+            "now, but a slow write may still land it: keep the commit's files; a retry with the same commit "
+            "user and identifier commits nothing twice",
+            snapshot_id=new_id,
+        ) from error
+
+    def _await_snapshot(self, snapshot_id: int) -> Snapshot | None:
+        """``snapshot-N`` once it can be read, waiting a little (a publish reported 'taken' while
+        in flight lands shortly after); None if it never shows up."""
+        for wait_ms in (10, 40, 160):
+            self.sleep(wait_ms / 1000.0)
+            existing = self.snapshot_manager.try_snapshot(snapshot_id)
+            if existing is not None:
+                return existing
+        return None
 
     def _cleanup(self, names: list[str]) -> None:
         for name in names:

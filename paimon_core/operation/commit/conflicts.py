@@ -24,6 +24,7 @@ from paimon_core.manifest.entries import FileKind, IndexManifestEntry, ManifestE
 
 #: the index type of deletion vector index files (``DeletionVectorsIndexFile.DELETION_VECTORS_INDEX``)
 DELETION_VECTORS = "DELETION_VECTORS"
+HASH = "HASH"
 
 KeyOf = Callable[[bytes], tuple[object, ...]]
 
@@ -160,6 +161,32 @@ def check_index_conflicts(
                     snapshot_id=snapshot_id,
                     conflict="index-deletion",
                 )
+    check_hash_index_conflicts(previous, changes, snapshot_id=snapshot_id)
+
+
+def check_hash_index_conflicts(
+    previous: Sequence[IndexManifestEntry], changes: Sequence[IndexManifestEntry], *, snapshot_id: int | None
+) -> None:
+    """A new HASH index file of a dynamic bucket must replace every live HASH file of its
+    (partition, bucket): the writer restored that file and its new file holds those keys plus its
+    own. A live file it does not replace was committed by a concurrent writer of the same partition
+    since the restore; publishing would drop that writer's keys from the index (later upserts of
+    them would land in a second bucket), so the commit is abandoned (Java supports one writer per
+    dynamic-bucket partition)."""
+    replaced = {(e.partition, e.bucket, e.index_file.file_name) for e in changes if e.kind == FileKind.DELETE}
+    written = {(e.partition, e.bucket) for e in changes if e.kind == FileKind.ADD and e.index_file.index_type == HASH}
+    for e in previous:
+        key = (e.partition, e.bucket)
+        if e.index_file.index_type == HASH and key in written and (*key, e.index_file.file_name) not in replaced:
+            raise CommitConflictError(
+                f"Dynamic bucket index conflict: HASH index file {e.index_file.file_name} (bucket {e.bucket}) was "
+                f"committed by a concurrent writer of the same partition (latest snapshot {snapshot_id}) after this "
+                "writer restored the index; this commit is abandoned and the table is unchanged. Write each "
+                "partition of a dynamic-bucket table from one writer at a time, then retry",
+                file_name=e.index_file.file_name,
+                snapshot_id=snapshot_id,
+                conflict="hash-index",
+            )
 
 
 def check_deletion_vector_conflicts(

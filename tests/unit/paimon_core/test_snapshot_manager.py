@@ -54,3 +54,30 @@ def test_time_lookup_binary_search(catalog: FileSystemCatalog) -> None:
     snaps = list(sm.snapshots())
     assert sm.earlier_or_equal_time_millis(snaps[2].time_millis).id >= 3
     assert sm.earlier_or_equal_time_millis(snaps[0].time_millis - 1) is None
+
+
+def test_only_the_earliest_hint_is_forced_to_disk(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """LATEST is verified by every reader (an empty or lost one only costs a listing): no fsync.
+    EARLIEST guards half-expired snapshots, and every snapshot and manifest is named by a
+    published snapshot: those are fsynced."""
+    import os
+
+    import paimon_core.io.local_io as local_io
+
+    catalog = FileSystemCatalog(str(tmp_path / "wh"))  # local: the fsyncs are LocalFileIO's
+    catalog.create_database("db", ignore_if_exists=True)
+    t = _table_with_snapshots(catalog, 1)
+    synced: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(local_io.os, "fsync", lambda fd: (synced.append(fd), real(fd))[1])
+    sm = t.snapshot_manager
+    sm.commit_latest_hint(1)
+    assert synced == [] and t.file_io.read_text(f"{t.paths.snapshot_dir}/LATEST") == "1"
+    sm.commit_earliest_hint(1)
+    assert len(synced) == 1 and t.file_io.read_text(f"{t.paths.snapshot_dir}/EARLIEST") == "1"
+    synced.clear()
+    t.write_arrow(sample_rows(2, start=50))  # manifest, base + delta lists, snapshot
+    assert len(synced) == 4
+    # an empty LATEST (what a crash can leave of an unsynced replace) is no hint at all
+    t.file_io.overwrite_text(f"{t.paths.snapshot_dir}/LATEST", "")
+    assert sm.latest_snapshot_id() == 2

@@ -1,0 +1,207 @@
+"""What a commit checks before it publishes, and how it says it gave up.
+
+* :func:`check_added_files` — every file the commit adds (data, changelog and index files its
+  writers wrote) must still exist. An orphan clean run with ``force`` and an ``older_than``
+  shorter than a write took deletes a write's files before its commit: publishing then would
+  make a snapshot that every later read fails on. One existence check per file (a ``stat`` on
+  a local disk; a ``HEAD`` per file on an object store, run 16 at a time on threads kept for the
+  process), once per commit, before the first attempt. Measured (2-core machine, loaded): local
+  1 file 0.005 ms, 1,000 files 3.3 ms; S3 API on loopback (moto) 1 file 8 ms, 10 files 46 ms,
+  200 files 1.2 s. The check narrows the window to the milliseconds between it and the publish;
+  orphan clean's cutoff (one hour unless forced, a day by default) covers the rest.
+* :func:`base_expired` / :func:`is_ghost` — a commit that read snapshot N-1, then lost N to
+  another commit, and N was expired before it published, would re-create snapshot N below
+  EARLIEST: a ghost no reader sees, which a later expiry then processes (deleting what its
+  DELETE entries name). A ``stat`` of the base before and after the publish (an expired N implies
+  an expired N-1: snapshot files go in id order) turns that into a lost race; a ghost that slips
+  through the window between the two is deleted at once.
+* :func:`retries_exhausted_error` — the error after the last lost race: how many attempts, which
+  snapshot ids other commits took, and the files this commit wrote (it did not land: the caller
+  deletes them, as ``table.write_arrow`` does, or leaves them to orphan clean).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+from paimon_core.exceptions import CommitFilesMissingError, CommitRetriesExhaustedError
+from paimon_core.io.file_io import FileIO
+from paimon_core.io.local_io import LocalFileIO
+from paimon_core.manifest.entries import FileKind, IndexManifestEntry, ManifestEntry
+from paimon_core.operation.commit.changes import Changes
+from paimon_core.operation.scan import FileStoreScan
+from paimon_core.snapshot.snapshot import Snapshot
+from paimon_core.snapshot.snapshot_manager import SnapshotManager
+
+if TYPE_CHECKING:
+    from paimon_core.table.table import FileStoreTable
+
+logger = logging.getLogger(__name__)
+
+#: parallel existence checks against a remote store
+REMOTE_CHECK_THREADS = 16
+#: fsspec stores answered in this process (checked one by one)
+IN_PROCESS_PROTOCOLS = frozenset({"memory", "file", "local"})
+#: file names listed in an error message (all of them are in the error's context)
+SHOWN = 5
+
+
+def added_file_paths(table: FileStoreTable, changes: Changes) -> list[str]:
+    """Paths of every file ``changes`` adds: data and changelog files, index files."""
+    from paimon_core.index.index_path_factory import index_file_path
+
+    out: list[str] = []
+    bucket_dirs: dict[tuple[bytes, int], str] = {}
+
+    def data(entries: Sequence[ManifestEntry]) -> None:
+        for e in entries:
+            if e.kind != FileKind.ADD:
+                continue
+            key = (e.partition, e.bucket)
+            directory = bucket_dirs.get(key)
+            if directory is None:
+                directory = bucket_dirs[key] = table.bucket_path(e.partition, e.bucket)
+            out.append(table.paths.file_in_dir(directory, e.file.file_name, e.file.external_path))
+
+    def index(entries: Sequence[IndexManifestEntry]) -> None:
+        out.extend(index_file_path(table, e.partition, e.bucket, e.index_file) for e in entries if e.kind == FileKind.ADD)
+
+    data(changes.append)
+    data(changes.compact)
+    data(changes.changelog)
+    data(changes.compact_changelog)
+    index(changes.index)
+    index(changes.compact_index)
+    return out
+
+
+def missing_files(file_io: FileIO, paths: Sequence[str]) -> list[str]:
+    """The paths that do not exist (input order)."""
+    in_process = isinstance(file_io, LocalFileIO) or getattr(file_io, "protocol", None) in IN_PROCESS_PROTOCOLS
+    if len(paths) <= 1 or in_process:  # a stat costs microseconds: threads would only add overhead
+        return [p for p in paths if not file_io.exists(p)]
+    present = list(_pool(os.getpid()).map(file_io.exists, paths))
+    return [p for p, ok in zip(paths, present, strict=True) if not ok]
+
+
+@functools.cache
+def _pool(pid: int) -> ThreadPoolExecutor:
+    """One pool per process (keyed by pid: a forked child never uses its parent's dead threads):
+    its threads keep their store clients (FsspecFileIO caches one per thread) from commit to
+    commit instead of connecting again each time."""
+    return ThreadPoolExecutor(max_workers=REMOTE_CHECK_THREADS, thread_name_prefix="paimon-commit-check")
+
+
+def check_added_files(file_io: FileIO, paths: Sequence[str], *, table: str, commit_user: str, identifier: int) -> None:
+    """Raise :class:`CommitFilesMissingError` if a file the commit adds is gone."""
+    gone = missing_files(file_io, paths)
+    if not gone:
+        return
+    shown = ", ".join(gone[:SHOWN]) + (f" and {len(gone) - SHOWN} more" if len(gone) > SHOWN else "")
+    raise CommitFilesMissingError(
+        f"Commit {commit_user}/{identifier} to {table} not published: {len(gone)} of the {len(paths)} files it "
+        f"adds are gone ({shown}), most likely deleted by an orphan clean whose older_than was shorter than this "
+        "write took. Nothing was committed; rerun the write, and keep orphan clean's older_than longer than any "
+        "write",
+        path=gone[0],
+        missing_files=tuple(gone),
+        table=table,
+        commit_user=commit_user,
+        commit_identifier=identifier,
+    )
+
+
+def base_expired(snapshot_manager: SnapshotManager, base: Snapshot | None) -> bool:
+    """Whether the snapshot a commit built on is gone (expired or rolled back) just before it
+    publishes. Snapshot files are expired in id order, so an expired ``base + 1`` implies a gone
+    ``base``: publishing ``base + 1`` now would re-create an expired id below EARLIEST, a snapshot
+    no reader sees that expiry would then process (a ghost). The commit lost the race: retry."""
+    return base is not None and not snapshot_manager.snapshot_exists(base.id)
+
+
+def is_ghost(
+    snapshot_manager: SnapshotManager,
+    scan: FileStoreScan,
+    *,
+    new_id: int,
+    base: Snapshot | None,
+    delta_manifests: Sequence[str],
+    entries: Sequence[ManifestEntry],
+) -> bool:
+    """After publishing ``new_id`` on ``base``: whether it re-created an id that was expired
+    meanwhile (the check of :func:`base_expired` and the publish raced with a whole expiry).
+
+    Cheap unless suspicious: the base still exists (one ``stat``), or no successor exists (ours is
+    the latest), means it landed. Otherwise the successor ``new_id + 1`` was built either on this
+    snapshot (its base list holds this commit's delta manifests or added files: landed) or on the
+    expired one (a ghost)."""
+    if base is None or snapshot_manager.snapshot_exists(base.id):
+        return False
+    try:
+        return _built_on_expired(snapshot_manager, scan, new_id=new_id, delta_manifests=delta_manifests, entries=entries)
+    except Exception as e:  # noqa: BLE001 - cannot tell: take it as landed (never commit twice)
+        logger.warning("Cannot tell whether snapshot %d re-created an expired id (%s); taking it as landed", new_id, e)
+        return False
+
+
+def _built_on_expired(
+    snapshot_manager: SnapshotManager,
+    scan: FileStoreScan,
+    *,
+    new_id: int,
+    delta_manifests: Sequence[str],
+    entries: Sequence[ManifestEntry],
+) -> bool:
+    successor = snapshot_manager.try_snapshot(new_id + 1)
+    if successor is None:
+        return False
+    metas = scan.read_list(successor.base_manifest_list)
+    if set(delta_manifests) & {m.file_name for m in metas}:
+        return False
+    added = {e.file.file_name for e in entries if e.kind == FileKind.ADD}
+    if not added:
+        return False  # nothing to tell by: take it as landed (never commit twice)
+    return not any(e.file.file_name in added for e in scan.read_entries(metas) if e.kind == FileKind.ADD)
+
+
+def retries_exhausted_error(
+    *,
+    table: str,
+    attempts: int,
+    elapsed_ms: float,
+    lost_to: Sequence[int],
+    entries: Sequence[ManifestEntry],
+    commit_user: str,
+    identifier: int,
+) -> CommitRetriesExhaustedError:
+    """The error after the last lost race (nothing of the commit was published)."""
+    written = tuple(e.file.file_name for e in entries if e.kind == FileKind.ADD)
+    shown = ", ".join(written[:SHOWN]) + (f" and {len(written) - SHOWN} more" if len(written) > SHOWN else "")
+    return CommitRetriesExhaustedError(
+        f"Gave up committing {commit_user}/{identifier} to {table} after {attempts} attempts ({elapsed_ms:.0f} ms): "
+        f"other commits took snapshot ids {list(lost_to)} first. Nothing was published and this commit's "
+        f"manifests were deleted; its {len(written)} data file(s) ({shown or 'none'}) are not referenced by the "
+        "table (table.write_arrow deletes them; other callers abort their messages). Retry the write, or lower "
+        "the contention (commit.max-retries, commit.timeout)",
+        attempts=attempts,
+        lost_to_snapshot_ids=tuple(lost_to),
+        written_files=written,
+        commit_user=commit_user,
+        commit_identifier=identifier,
+        table=table,
+    )
+
+
+__all__ = [
+    "added_file_paths",
+    "base_expired",
+    "check_added_files",
+    "is_ghost",
+    "missing_files",
+    "retries_exhausted_error",
+]

@@ -41,6 +41,9 @@ class TableSettings:
     tag_retention: str | None = "7 d"
     orphan_min_age_days: int = 2
     partition_idle_time: str | None = None  # compaction: only partitions idle this long ('1 d')
+    # expire_partitions step: drop partitions older than this ('30 d'); null: only tables with
+    # the option partition.expiration-time are expired (by it), the others skip the step
+    partition_expiration_time: str | None = None
 
     @staticmethod
     def parse(raw: dict[str, Any], *, where: str) -> TableSettings:
@@ -61,6 +64,11 @@ class TableSettings:
         if s.partition_idle_time is not None and not _DURATION.fullmatch(str(s.partition_idle_time)):
             raise ValueError(
                 f"{where}: partition_idle_time must be a duration like '1 d' or '12 h', got {s.partition_idle_time!r}"
+            )
+        expiration = s.partition_expiration_time
+        if expiration is not None and not _DURATION.fullmatch(str(expiration)):
+            raise ValueError(
+                f"{where}: partition_expiration_time must be a duration like '30 d', got {expiration!r}"
             )
         return s
 

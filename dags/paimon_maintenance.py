@@ -1,4 +1,5 @@
-"""``paimon_maintenance``: per table, in order: compaction, tags, snapshot expiry, orphan cleanup.
+"""``paimon_maintenance``: per table, in order: compaction, tags, partition expiry, snapshot expiry,
+orphan cleanup.
 
 One mapped task group per table (``list_tables`` at run time, filtered by the registry), so the
 steps of one table run in order while tables proceed independently; orphan cleanup of a table
@@ -7,7 +8,10 @@ single compactor per table (Paimon requires it) within this DAG, and the table's
 (see ``paimon_compaction``) across DAGs: a table another DAG is compacting right now is skipped
 here. Compaction runs in the ``paimon_spark`` pool.
 A step that fails stops that table's later steps (``none_failed``); a skipped one (compaction
-``none``, tag period ``none``) does not.
+``none``, tag period ``none``, partition expiry off) does not. Partition expiry runs only for a
+table whose registry ``partition_expiration_time`` or option ``partition.expiration-time`` is set;
+it writes an OVERWRITE snapshot, and the snapshot expiry after it removes the dropped files once no
+retained snapshot or tag holds them.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from paimon_airflow.operators.maintenance import (
     PaimonExpireTagsOperator,
     PaimonRemoveOrphanFilesOperator,
 )
+from paimon_airflow.operators.partitions import PaimonExpirePartitionsOperator
 from paimon_airflow.operators.spark_job import PaimonCompactOperator
 
 REGISTRY = load()
@@ -65,6 +70,7 @@ with DAG(
         tag_retention: Any,
         orphan_min_age_days: Any,
         partition_idle_time: Any,
+        partition_expiration_time: Any,
     ) -> None:
         """One table's maintenance, in order."""
         common: dict[str, Any] = {
@@ -90,6 +96,13 @@ with DAG(
             **common,
         )
         expire_tags = PaimonExpireTagsOperator(task_id="expire_tags", trigger_rule="none_failed", **common)
+        expire_partitions = PaimonExpirePartitionsOperator(
+            task_id="expire_partitions",
+            expiration_time=partition_expiration_time,
+            skip_when_off=True,
+            trigger_rule="none_failed",
+            **common,
+        )
         expire = PaimonExpireSnapshotsOperator(
             task_id="expire_snapshots",
             retain_max=snapshot_retain_max,
@@ -104,6 +117,6 @@ with DAG(
             trigger_rule="none_failed",
             **common,
         )
-        compact >> tag >> expire_tags >> expire >> orphans
+        compact >> tag >> expire_tags >> expire_partitions >> expire >> orphans
 
     maintain.expand_kwargs(list_tables())

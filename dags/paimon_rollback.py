@@ -1,6 +1,9 @@
 """``paimon_rollback`` (manual): roll a table back to a snapshot, tag or time, plan first.
 
-The run's form takes the table and exactly one target. The ``plan`` task always runs first as a
+The run's form takes the table and exactly one target (Paimon's ``rollback_to`` for a snapshot or
+tag, ``rollback_to_timestamp`` for a time: the newest snapshot at or before it). ``as_latest``
+runs Paimon's ``rollback_to_as_latest`` instead: a new snapshot with the target's content, later
+snapshots and tags kept (so it can be undone). The ``plan`` task always runs first as a
 dry run (what would be removed); ``mode`` decides what follows: ``plan`` stops there,
 ``apply`` rolls back, ``approve_in_ui`` waits for a person to approve the plan in the UI.
 """
@@ -28,6 +31,7 @@ TARGET = {
     "snapshot_id": "{{ params.snapshot_id if params.snapshot_id is not none else '' }}",
     "tag": "{{ params.tag or '' }}",
     "timestamp": "{{ params.timestamp or '' }}",
+    "as_latest": "{{ params.as_latest }}",
 }
 
 with DAG(
@@ -43,6 +47,12 @@ with DAG(
         "snapshot_id": Param(None, type=["null", "integer"], minimum=1, description="target snapshot id"),
         "tag": Param(None, type=["null", "string"], description="target tag"),
         "timestamp": Param(None, type=["null", "string"], description="target time (ISO-8601, UTC)"),
+        "as_latest": Param(
+            False,
+            type="boolean",
+            description="commit the target's content as a new latest snapshot, deleting nothing "
+            "(rollback_to_as_latest)",
+        ),
         "mode": mode_param(),
     },
     tags=["paimon", "manual"],

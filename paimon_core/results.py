@@ -42,3 +42,4 @@ class CommitResult(_ToDict):
     expired_snapshots: int = 0
     created_tags: tuple[str, ...] = ()
     maintenance_error: str | None = None  # the commit landed; its maintenance did not
+    expired_partitions: tuple[str, ...] = ()  # dropped by partition.expiration-time

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from paimon_core.append.append_deletion_index import DeletionIndex, DeletionIndexChanges
-from paimon_core.io.data_file_reader import DataFileReader
+from paimon_core.io.data_file_reader import DataFileReader, partition_scalars
 from paimon_core.manifest.entries import DataFileMeta, FileSource
 from paimon_core.operation.append_writer import RollingAppendWriter
 from paimon_core.stats.collector import stats_modes_for
@@ -74,19 +74,29 @@ def new_compact_writer(
 
 
 def _rows(
-    table: FileStoreTable, bucket_path: str, files: Sequence[DataFileMeta], index: DeletionIndex | None
+    table: FileStoreTable,
+    partition: bytes,
+    bucket_path: str,
+    files: Sequence[DataFileMeta],
+    index: DeletionIndex | None,
 ) -> Iterator[pa.Table]:
     """The rows of ``files`` in order, as tables of at least :data:`GATHER_ROWS` rows (but the
     last): batches of small files are gathered first, so the writer collects statistics and
     checks the file size per 1,000 rows or more rather than per tiny file."""
-    reader = DataFileReader(table.file_io, table.schema_manager_cached, table_name=table.name, batch_size=READ_BATCH_ROWS)
+    reader = DataFileReader(
+        table.file_io, table.schema_manager_cached, table_name=table.name, batch_size=READ_BATCH_ROWS, paths=table.paths
+    )
     schema = table.arrow_schema
     fields = list(table.schema.fields)
     pending: list[pa.RecordBatch] = []
     rows = 0
+    part_fields = table.schema.partition_fields
+    values = partition_scalars(part_fields, table.partition_codec.decode(partition)) if part_fields else None
     for f in files:
         deletion = index.deletion_files.get(f.file_name) if index is not None else None
-        for batch in reader.read(bucket_path, f, fields, deletion=deletion, streaming=True):
+        for batch in reader.read(
+            bucket_path, f, fields, deletion=deletion, streaming=True, partition_values=values
+        ):
             if batch.num_rows:
                 pending.append(batch)
                 rows += batch.num_rows
@@ -131,7 +141,7 @@ def rewrite_append_files(
     writer = new_compact_writer(table, partition, bucket, first_sequence_number=files[0].min_sequence_number)
     changes = DeletionIndexChanges()
     try:
-        for rows in _rows(table, bucket_path, files, deletion_index):
+        for rows in _rows(table, partition, bucket_path, files, deletion_index):
             writer.write(rows)
         if deletion_index is not None:
             changes = deletion_index.remove(table, [f.file_name for f in files])

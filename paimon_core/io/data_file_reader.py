@@ -7,7 +7,10 @@ Shared by table reads, the merge-tree compaction rewriter and append compaction 
   are found under their old name, added columns read as nulls, widened columns are cast;
 * primary-key files can also yield the system columns ``_VALUE_KIND`` and ``_SEQUENCE_NUMBER``;
 * a deletion vector drops its row positions from the file as it is read (Java's
-  ``ApplyDeletionVectorReader``).
+  ``ApplyDeletionVectorReader``);
+* a partition column missing from the file (a file migrated from a Hive-style directory, whose
+  partition values live only in its path) is filled with the split's partition value, as Java's
+  and pypaimon's readers take partition fields from the partition (``PartitionInfo``).
 
 Two ways to decode a Parquet file. By default pyarrow's dataset scanner (fast for one file read
 alone; with threads it decodes ahead of a slow consumer, up to the whole file). With
@@ -20,24 +23,31 @@ few MiB whatever its size (measured on a 6-run merge of 203 MB: 130 MB of Arrow 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from paimon_core.deletionvectors import DeletionFile, DeletionVector, read_deletion_vector
-from paimon_core.exceptions import DataFileNotFoundError
+from paimon_core.exceptions import DataFileNotFoundError, SchemaMismatchError
 from paimon_core.format.arrow_types import to_arrow_type
 from paimon_core.format.file_format import PARQUET, file_format_from_name, read_file
 from paimon_core.format.format_base import check_columns, corrupt, guard_read, is_decode_error
 from paimon_core.format.key_value import SEQUENCE_NUMBER, VALUE_KIND
 from paimon_core.io.file_io import FileIO, join
 from paimon_core.manifest.entries import DataFileMeta
+from paimon_core.paths import PathFactory
 from paimon_core.schema.data_types import DataField
 from paimon_core.schema.table_schema import TableSchema
 
-__all__ = ["STREAM_BUFFER_BYTES", "STREAM_THREADS_MIN_FILE_BYTES", "DataFileReader", "apply_deletion_vector"]
+__all__ = [
+    "STREAM_BUFFER_BYTES",
+    "STREAM_THREADS_MIN_FILE_BYTES",
+    "DataFileReader",
+    "apply_deletion_vector",
+    "partition_scalars",
+]
 
 #: Bytes of a column chunk read from storage at a time by a streaming Parquet read.
 STREAM_BUFFER_BYTES = 1 << 20
@@ -56,14 +66,19 @@ class DataFileReader:
         *,
         table_name: str,
         batch_size: int = 65536,
+        paths: PathFactory | None = None,
     ) -> None:
+        """``paths``: the table's path factory, which checks file names and confines external
+        paths to the table (every table reader passes it; without it names are taken as given)."""
         self.file_io = file_io
+        self.paths = paths
         self.schema_of = schema_of
         self.table_name = table_name
         self.batch_size = batch_size
 
-    @staticmethod
-    def path_of(bucket_path: str, f: DataFileMeta) -> str:
+    def path_of(self, bucket_path: str, f: DataFileMeta) -> str:
+        if self.paths is not None:
+            return self.paths.file_in_dir(bucket_path, f.file_name, f.external_path)
         return f.external_path or join(bucket_path, f.file_name)
 
     def read(
@@ -77,15 +92,24 @@ class DataFileReader:
         deletion: DeletionFile | None = None,
         snapshot_id: int | None = None,
         streaming: bool = False,
+        partition_values: Mapping[int, pa.Scalar] | None = None,
     ) -> Iterator[pa.RecordBatch]:
         """Batches of ``fields`` (then ``_VALUE_KIND``/``_SEQUENCE_NUMBER`` if asked) of one file.
 
         ``snapshot_id`` only names the snapshot in the error raised for a missing file.
         ``streaming``: decode only as the batches are consumed, in little memory (see the module
-        docstring); Parquet only, other formats stream anyway.
+        docstring); Parquet only, other formats stream anyway. ``partition_values`` (field id ->
+        value of the file's partition): fills those columns when the file does not hold them.
         """
         batches = self._read_columns(
-            bucket_path, f, fields, with_kind=with_kind, with_seq=with_seq, snapshot_id=snapshot_id, streaming=streaming
+            bucket_path,
+            f,
+            fields,
+            with_kind=with_kind,
+            with_seq=with_seq,
+            snapshot_id=snapshot_id,
+            streaming=streaming,
+            partition_values=partition_values or {},
         )
         if deletion is None:
             yield from batches
@@ -105,6 +129,7 @@ class DataFileReader:
         with_seq: bool,
         snapshot_id: int | None,
         streaming: bool,
+        partition_values: Mapping[int, pa.Scalar],
     ) -> Iterator[pa.RecordBatch]:
         file_schema = self.schema_of(f.schema_id)
         by_id = {ff.id: ff for ff in file_schema.fields}
@@ -113,12 +138,24 @@ class DataFileReader:
         extra = ([VALUE_KIND] if with_kind else []) + ([SEQUENCE_NUMBER] if with_seq else [])
         fmt = file_format_from_name(f.file_name)
         path = self.path_of(bucket_path, f)
+        fill: dict[int, pa.Scalar] = {}
         try:  # readers open the file (and read its footer) before returning: one check per file
-            if streaming and fmt == PARQUET:
-                threads = f.file_size >= STREAM_THREADS_MIN_FILE_BYTES
-                batches = _stream_parquet(self.file_io, path, columns + extra, self.batch_size, use_threads=threads)
-            else:
-                batches = read_file(self.file_io, path, fmt, columns=columns + extra, batch_size=self.batch_size)
+            try:
+                batches = self._open(path, fmt, f, columns + extra, streaming)
+            except SchemaMismatchError as e:
+                # Partition columns a (migrated) file does not hold come from its partition.
+                lacking = set(e.context.get("missing") or ())
+                fillable = {
+                    i: old.name
+                    for i, (fld, old) in enumerate(present)
+                    if old is not None and old.name in lacking and fld.id in partition_values
+                }
+                if not fillable or not lacking <= set(fillable.values()):
+                    raise
+                fill = {i: partition_values[present[i][0].id] for i in fillable}
+                present = [(fld, None) if i in fill else (fld, old) for i, (fld, old) in enumerate(present)]
+                columns = [old.name for _, old in present if old is not None]
+                batches = self._open(path, fmt, f, columns + extra, streaming)
         except FileNotFoundError as missing:
             raise DataFileNotFoundError(
                 f"Data file {path} of table {self.table_name} (snapshot {snapshot_id}) does not exist: "
@@ -129,7 +166,15 @@ class DataFileReader:
             ) from missing
         targets = [to_arrow_type(fld.type) for fld, _ in present]
         names = [fld.name for fld, _ in present] + extra
-        return _conformed(batches, present, targets, names, extra)
+        return _conformed(batches, present, targets, names, extra, fill)
+
+    def _open(
+        self, path: str, fmt: str, f: DataFileMeta, columns: list[str], streaming: bool
+    ) -> Iterator[pa.RecordBatch]:
+        if streaming and fmt == PARQUET:
+            threads = f.file_size >= STREAM_THREADS_MIN_FILE_BYTES
+            return _stream_parquet(self.file_io, path, columns, self.batch_size, use_threads=threads)
+        return read_file(self.file_io, path, fmt, columns=columns, batch_size=self.batch_size)
 
 
 def _stream_parquet(
@@ -162,11 +207,15 @@ def _conformed(
     targets: list[pa.DataType],
     names: list[str],
     extra: list[str],
+    fill: Mapping[int, pa.Scalar],
 ) -> Iterator[pa.RecordBatch]:
     for batch in batches:
         arrays = []
-        for (_, old), target in zip(present, targets, strict=True):
-            if old is None:
+        for i, ((_, old), target) in enumerate(zip(present, targets, strict=True)):
+            if i in fill:
+                value = fill[i]
+                arrays.append(pa.repeat(value if value.type.equals(target) else value.cast(target), batch.num_rows))
+            elif old is None:
                 arrays.append(pa.nulls(batch.num_rows, target))
             else:
                 col = batch.column(old.name)
@@ -183,3 +232,10 @@ def apply_deletion_vector(batches: Iterator[pa.RecordBatch], dv: DeletionVector)
         deleted = dv.deleted_mask(n, position)
         position += n
         yield batch.filter(pa.array(np.logical_not(deleted))) if deleted.any() else batch
+
+
+def partition_scalars(partition_fields: Sequence[DataField], values: Sequence[object]) -> dict[int, pa.Scalar]:
+    """Field id -> Arrow value of a partition (the ``partition_values`` of :meth:`DataFileReader.read`)."""
+    from paimon_core.data.internal import internal_to_arrow_scalar
+
+    return {fld.id: internal_to_arrow_scalar(v, fld.type) for fld, v in zip(partition_fields, values, strict=True)}

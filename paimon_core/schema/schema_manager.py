@@ -37,6 +37,24 @@ logger = logging.getLogger(__name__)
 IMMUTABLE_OPTIONS = {"bucket", "bucket-key", "merge-engine", "sequence.field", "partition.default-name"}
 
 
+def _check_bucket_change(old: str | None, new: str) -> None:
+    """A fixed bucket count may change (Java's ``checkAlterTableOption``); the files already written
+    keep their count until ``rescale`` rewrites their partition. Dynamic (-1) and postpone (-2)
+    bucket modes cannot be entered or left."""
+    try:
+        before, after = int(old if old is not None else "-1"), int(new)
+    except ValueError as e:
+        raise SchemaError(f"Option 'bucket' must be an integer, got {new!r}") from e
+    if before <= 0:
+        raise SchemaError(
+            f"Option 'bucket' cannot be changed on a table with bucket = {before} (only fixed bucket counts change)"
+        )
+    if after <= 0:
+        raise SchemaError(
+            f"Option 'bucket' cannot be changed from {before} to {after}: only to another fixed bucket count"
+        )
+
+
 class SchemaManager:
     """Schema files of one table."""
 
@@ -133,7 +151,9 @@ def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange]) -> Table
 
     for ch in changes:
         if isinstance(ch, SetOption):
-            if ch.key in IMMUTABLE_OPTIONS and options.get(ch.key) != ch.value:
+            if ch.key == "bucket" and options.get(ch.key) != ch.value:
+                _check_bucket_change(options.get(ch.key), ch.value)
+            elif ch.key in IMMUTABLE_OPTIONS and options.get(ch.key) != ch.value:
                 raise SchemaError(f"Option '{ch.key}' cannot be changed after the table is created")
             options[ch.key] = ch.value
         elif isinstance(ch, RemoveOption):

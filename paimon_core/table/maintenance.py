@@ -21,7 +21,10 @@ if TYPE_CHECKING:
     from paimon_core.operation.expire_snapshots import ExpireSnapshotsResult
     from paimon_core.operation.manifest_compact import CompactManifestResult
     from paimon_core.operation.orphan_files_clean import OrphanFilesCleanResult
+    from paimon_core.operation.partition_expire import PartitionExpireResult
+    from paimon_core.operation.remove_unexisting_files import RemoveUnexistingFilesResult
     from paimon_core.operation.tag_deletion import DeleteTagResult
+    from paimon_core.partition.mark_done import MarkPartitionDoneResult
     from paimon_core.snapshot.snapshot import Snapshot
     from paimon_core.table.rollback_helper import RollbackResult
     from paimon_core.table.table import FileStoreTable
@@ -87,6 +90,16 @@ class TableMaintenance:
 
         return OrphanFilesClean(self._table).clean(older_than=older_than, dry_run=dry_run, force=force)
 
+    def remove_unexisting_files(
+        self, *, dry_run: bool = False, parallelism: int | None = None
+    ) -> RemoveUnexistingFilesResult:
+        """Drop the latest snapshot's entries whose data file is gone, in one OVERWRITE commit
+        (Paimon's ``remove_unexisting_files``; for a damaged table: those rows are lost).
+        ``dry_run`` lists the missing files per partition; ``parallelism``: existence checks at once."""
+        from paimon_core.operation.remove_unexisting_files import RemoveUnexistingFiles
+
+        return RemoveUnexistingFiles(self._table, parallelism=parallelism).run(dry_run=dry_run)
+
     # --- compaction --------------------------------------------------------------------
     def compact(
         self,
@@ -137,6 +150,47 @@ class TableMaintenance:
 
         return ManifestCompact(self._table).run(dry_run=dry_run)
 
+    # --- partitions ----------------------------------------------------------------------
+    def expire_partitions(
+        self,
+        expiration_time: Duration | None = None,
+        *,
+        timestamp_formatter: str | None = None,
+        timestamp_pattern: str | None = None,
+        expire_strategy: str | None = None,
+        max_expires: int | None = None,
+        dry_run: bool = False,
+    ) -> PartitionExpireResult:
+        """Drop the partitions older than ``expiration_time`` (default: the table's
+        ``partition.expiration-time``) in one OVERWRITE commit (Paimon's ``expire_partitions``).
+        Unset arguments come from the table's ``partition.*`` options. Old snapshots and tags keep
+        the rows; their files go with snapshot expiry. ``dry_run`` lists the partitions only."""
+        from paimon_core.exceptions import InvalidArgumentError
+        from paimon_core.operation.partition_expire import PartitionExpire
+
+        table = self._table
+        expiration = expiration_time if expiration_time is not None else table.options.partition_expiration_time_ms
+        if expiration is None:
+            raise InvalidArgumentError(
+                f"expire_partitions on {table.name} needs expiration_time (or partition.expiration-time)",
+                argument="expiration_time",
+            )
+        return PartitionExpire(
+            table,
+            expiration_time=expiration,
+            strategy=expire_strategy,
+            timestamp_formatter=timestamp_formatter,
+            timestamp_pattern=timestamp_pattern,
+            max_expires=max_expires,
+        ).expire(dry_run=dry_run)
+
+    def mark_partition_done(self, partitions: str | Sequence[Mapping[str, str]]) -> MarkPartitionDoneResult:
+        """Mark partitions (``'dt=a,hh=1;dt=b'`` or specs) done by ``partition.mark-done-action``
+        (``success-file``: a ``_SUCCESS`` file in each partition directory)."""
+        from paimon_core.partition.mark_done import mark_partition_done
+
+        return mark_partition_done(self._table, partitions)
+
     # --- tags --------------------------------------------------------------------------
     def create_tag(
         self, name: str, snapshot_id: int | None = None, *, time_retained: Duration | None = None
@@ -147,24 +201,32 @@ class TableMaintenance:
         return create_tag(self._table, name, snapshot_id, time_retained=time_retained)
 
     def create_tag_from_timestamp(
-        self, name: str, timestamp: TimePoint, *, time_retained: Duration | None = None
+        self, name: str, timestamp: TimePoint, *, time_retained: Duration | None = None, dry_run: bool = False
     ) -> Snapshot:
-        """Tag the first snapshot committed at or after ``timestamp`` (Java's createTagFromTimestamp)."""
+        """Tag the first snapshot committed at or after ``timestamp`` (Java's createTagFromTimestamp).
+        ``dry_run``: check everything, return the snapshot it would tag, write nothing."""
         from paimon_core.tag.tag_operations import create_tag_from_timestamp
 
-        return create_tag_from_timestamp(self._table, name, timestamp, time_retained=time_retained)
+        return create_tag_from_timestamp(self._table, name, timestamp, time_retained=time_retained, dry_run=dry_run)
 
     def replace_tag(
-        self, name: str, snapshot_id: int | None = None, *, time_retained: Duration | None = None
+        self,
+        name: str,
+        snapshot_id: int | None = None,
+        *,
+        time_retained: Duration | None = None,
+        dry_run: bool = False,
     ) -> Snapshot:
+        """Point the existing tag ``name`` at ``snapshot_id`` (latest by default)."""
         from paimon_core.tag.tag_operations import replace_tag
 
-        return replace_tag(self._table, name, snapshot_id, time_retained=time_retained)
+        return replace_tag(self._table, name, snapshot_id, time_retained=time_retained, dry_run=dry_run)
 
-    def rename_tag(self, name: str, target: str) -> Snapshot:
+    def rename_tag(self, name: str, target: str, *, dry_run: bool = False) -> Snapshot:
+        """Rename tag ``name`` to ``target``."""
         from paimon_core.tag.tag_operations import rename_tag
 
-        return rename_tag(self._table, name, target)
+        return rename_tag(self._table, name, target, dry_run=dry_run)
 
     def delete_tag(self, names: str | Sequence[str], *, dry_run: bool = False) -> DeleteTagResult:
         """Delete tags (a comma-separated string or a list) and the files only they used."""

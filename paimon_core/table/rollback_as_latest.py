@@ -1,9 +1,9 @@
 """Non-destructive rollback (Java's ``RollbackToAsLatestProcedure`` and
 ``FileStoreCommitImpl.rollbackToAsLatest``, Paimon PR #8139).
 
-A new OVERWRITE snapshot ``latest + 1`` gets the target's content: its base manifest list is the
-latest state and its delta deletes every live file the target does not have and re-adds every
-target file the latest does not have. Schema id, index manifest (deletion vectors), watermark,
+A new OVERWRITE snapshot ``latest + 1`` gets the target's content: its base manifest list is one
+fresh manifest of the latest state's live files (as Java writes it) and its delta deletes every
+live file the target does not have and re-adds every target file the latest does not have. Schema id, index manifest (deletion vectors), watermark,
 statistics and properties are the target's; ``nextRowId`` never moves back. Later snapshots and
 tags stay. When the target is given by snapshot id, it is first tagged
 ``rollback-to-as-latest-<id>-<uuid>`` so that snapshot expiry cannot delete its files while the
@@ -19,8 +19,8 @@ import logging
 import uuid
 from typing import TYPE_CHECKING
 
-from paimon_core.exceptions import CommitConflictError, SnapshotNotFoundError
-from paimon_core.manifest.entries import FileKind, ManifestEntry
+from paimon_core.exceptions import CommitConflictError, CommitStateUnknownError, SnapshotNotFoundError
+from paimon_core.manifest.entries import FileKind, ManifestEntry, ManifestFileMeta
 from paimon_core.manifest.manifest_file import write_manifest_file
 from paimon_core.manifest.manifest_list import write_manifest_list
 from paimon_core.operation.commit.changes import row_delta
@@ -85,23 +85,30 @@ def _commit(table: FileStoreTable, latest: Snapshot, target: Snapshot) -> int:
     file_io, paths = table.file_io, table.paths
     commit_user = f"{ROLLBACK_TO_AS_LATEST_TAG_PREFIX}{uuid.uuid4()}"
     written: list[str] = []
+
+    def write(entries: list[ManifestEntry]) -> list[ManifestFileMeta]:
+        if not entries:
+            return []
+        name = paths.new_manifest_name()
+        written.append(name)
+        meta = write_manifest_file(
+            file_io,
+            paths.manifest_path(name),
+            entries,
+            partition_stats=table.partition_codec.stats([e.partition for e in entries]),
+            schema_id=target.schema_id,
+        )
+        return [meta]
+
     try:
-        delta_metas = []
-        if delta:
-            name = paths.new_manifest_name()
-            written.append(name)
-            delta_metas.append(
-                write_manifest_file(
-                    file_io,
-                    paths.manifest_path(name),
-                    delta,
-                    partition_stats=table.partition_codec.stats([e.partition for e in delta]),
-                    schema_id=target.schema_id,
-                )
-            )
+        delta_metas = write(delta)
+        # As Java: the base is a fresh manifest of the latest live files (ADDs only), not the latest
+        # snapshot's manifests, whose DELETE entries of re-added files would hide them from readers
+        # that cancel ADD/DELETE pairs regardless of order (pypaimon).
+        base_metas = write(list(latest_entries.values()))
         base_list = paths.new_manifest_list_name()
         written.append(base_list)
-        base_size = write_manifest_list(file_io, paths.manifest_path(base_list), scan.data_manifests(latest))
+        base_size = write_manifest_list(file_io, paths.manifest_path(base_list), base_metas)
         delta_list = paths.new_manifest_list_name()
         written.append(delta_list)
         delta_size = write_manifest_list(file_io, paths.manifest_path(delta_list), delta_metas)
@@ -126,12 +133,28 @@ def _commit(table: FileStoreTable, latest: Snapshot, target: Snapshot) -> int:
             properties=dict(target.properties) if target.properties else None,
             next_row_id=_max_or_none(latest.next_row_id, target.next_row_id),
         )
-        published = table.new_file_store_commit(commit_user).snapshot_commit.commit(snapshot)
     except BaseException:
-        landed = table.snapshot_manager.try_snapshot(latest.id + 1)
-        if landed is None or landed.commit_user != commit_user:
-            _cleanup(table, written)
+        _cleanup(table, written)  # nothing was published yet
         raise
+    try:
+        published = table.new_file_store_commit(commit_user).snapshot_commit.commit(snapshot)
+    except Exception as e:
+        # The publish may still land (a slow PUT): keep the manifests unless another commit took the id.
+        try:
+            landed = table.snapshot_manager.try_snapshot(latest.id + 1)
+        except Exception:  # noqa: BLE001 - cannot tell: keep everything
+            landed = None
+        else:
+            if landed is not None and landed.commit_user != commit_user:
+                _cleanup(table, written)
+                raise
+        if landed is not None:
+            return snapshot.id  # ours, despite the error
+        raise CommitStateUnknownError(
+            f"Publishing snapshot {latest.id + 1} of {table.name} (rollback to {target.id} as latest) failed: "
+            f"{type(e).__name__}: {e}; it may still land: its manifests were kept, check the table before retrying",
+            snapshot_id=latest.id + 1,
+        ) from e
     if not published:
         _cleanup(table, written)
         raise CommitConflictError(

@@ -26,7 +26,7 @@ from paimon_core.data.row_kind import RETRACT_KINDS, SHORT_STRINGS
 from paimon_core.deletionvectors import DeletionFile
 from paimon_core.format.arrow_types import to_arrow_field
 from paimon_core.format.key_value import VALUE_KIND
-from paimon_core.io.data_file_reader import DataFileReader
+from paimon_core.io.data_file_reader import DataFileReader, partition_scalars
 from paimon_core.manifest.entries import DataFileMeta
 from paimon_core.predicate import Predicate
 from paimon_core.schema.data_types import DataField
@@ -73,8 +73,9 @@ class TableRead:
         self.batch_size = batch_size
         self.parallelism = parallelism or (os.cpu_count() or 1)
         self._filter_expr = predicate.to_arrow() if predicate is not None else None
+        self._partition_cache: dict[bytes, dict[int, pa.Scalar]] = {}
         self._files = DataFileReader(
-            table.file_io, table.schema_manager_cached, table_name=table.name, batch_size=batch_size
+            table.file_io, table.schema_manager_cached, table_name=table.name, batch_size=batch_size, paths=table.paths
         )
         if self.key_fields:
             from paimon_core.mergetree.merge_function import create_merge_function
@@ -272,4 +273,16 @@ class TableRead:
             with_seq=with_seq,
             deletion=deletion,
             snapshot_id=split.snapshot_id,
+            partition_values=self._partition_values(split.partition),
         )
+
+    def _partition_values(self, partition: bytes) -> dict[int, pa.Scalar] | None:
+        """The split's partition as field id -> value, for files that lack partition columns."""
+        fields = self.table.schema.partition_fields
+        if not fields:
+            return None
+        cached = self._partition_cache.get(partition)
+        if cached is None:
+            cached = partition_scalars(fields, self.table.partition_codec.decode(partition))
+            self._partition_cache[partition] = cached
+        return cached

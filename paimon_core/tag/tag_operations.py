@@ -8,7 +8,8 @@ renameTag`` and the Flink ``create_tag_from_timestamp`` procedure).
 * When automatic tags are on (``process-time``/``watermark``), a name that parses as an auto-tag
   name cannot be put on a snapshot that already carries an auto tag (Java's validateNoAutoTag).
 
-Every error leaves the table unchanged.
+Every error leaves the table unchanged. ``dry_run`` runs every check (name, snapshot, existing
+tag) and returns the snapshot the tag would hold, writing nothing.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from paimon_core.exceptions import InvalidArgumentError, SnapshotNotFoundError
+from paimon_core.exceptions import InvalidArgumentError, SnapshotNotFoundError, TagAlreadyExistsError
 from paimon_core.tag.tag_manager import trim_to_snapshot
 from paimon_core.tag.tag_period import TagPeriodHandler, TagTimeExtractor
 from paimon_core.utils.time_util import Duration, TimePoint, to_duration_millis, to_epoch_millis
@@ -40,7 +41,12 @@ def create_tag(
 
 
 def create_tag_from_timestamp(
-    table: FileStoreTable, name: str, timestamp: TimePoint, *, time_retained: Duration | None = None
+    table: FileStoreTable,
+    name: str,
+    timestamp: TimePoint,
+    *,
+    time_retained: Duration | None = None,
+    dry_run: bool = False,
 ) -> Snapshot:
     """Tag the earliest snapshot committed at or after ``timestamp``.
 
@@ -62,11 +68,20 @@ def create_tag_from_timestamp(
             timestamp=ts,
         )
     _validate_no_auto_tag(table, name, snapshot)
+    if dry_run:
+        if table.tag_manager.exists(name):
+            raise TagAlreadyExistsError(f"Tag '{name}' already exists in {table.name}", tag=name)
+        return trim_to_snapshot(snapshot)
     return table.tag_manager.create(name, snapshot, time_retained_ms=retained)
 
 
 def replace_tag(
-    table: FileStoreTable, name: str, snapshot_id: int | None = None, *, time_retained: Duration | None = None
+    table: FileStoreTable,
+    name: str,
+    snapshot_id: int | None = None,
+    *,
+    time_retained: Duration | None = None,
+    dry_run: bool = False,
 ) -> Snapshot:
     """Point the existing tag ``name`` at ``snapshot_id`` (latest by default); TagNotFoundError if absent."""
     table.tag_manager.validate_name(name)
@@ -74,11 +89,20 @@ def replace_tag(
     retained = _retained(table, time_retained, default=False)
     snapshot = find_snapshot(table, snapshot_id, action="replace tag")
     _validate_no_auto_tag(table, name, snapshot, replacing=name)
+    if dry_run:
+        return trim_to_snapshot(snapshot)
     return table.tag_manager.replace(name, snapshot, time_retained_ms=retained)
 
 
-def rename_tag(table: FileStoreTable, name: str, target: str) -> Snapshot:
+def rename_tag(table: FileStoreTable, name: str, target: str, *, dry_run: bool = False) -> Snapshot:
     """Rename tag ``name`` to ``target`` (TagNotFoundError / TagAlreadyExistsError)."""
+    if dry_run:
+        tm = table.tag_manager
+        tm.validate_name(target)
+        tag = tm.get(name)  # validates the name; TagNotFoundError
+        if name == target or tm.exists(target):
+            raise TagAlreadyExistsError(f"Tag '{target}' already exists in {table.name}", tag=target)
+        return tag
     return table.tag_manager.rename(name, target)
 
 

@@ -8,7 +8,10 @@ retain_max, retain_min, older_than, max_deletes)``):
   Paimon's older camelCase names where they differ, e.g. ``--nextSnapshotId``);
 * the arguments may also be given positionally after the flags, in Paimon's order
   (``expire_snapshots --warehouse W --table db.t 5 2``); giving one both ways is an error;
-* ``--dry-run`` where the core call takes ``dry_run``.
+* ``--dry-run`` where the core call takes ``dry_run``;
+* a ``bool`` argument (Paimon's BOOLEAN, e.g. ``expire_changelogs``' ``delete_all``) is a switch
+  (``--delete-all``) that also takes a value (``--delete-all false``) and may be positional
+  (``true``/``false``).
 
 The job prints exactly one JSON line: the core result's ``to_dict()`` plus ``job``, ``status``
 and ``table``; on a bad argument it prints an error line and exits 2, on a core
@@ -50,7 +53,7 @@ class Param:
     """One procedure argument: Paimon's name, its type, and whether it must be given."""
 
     name: str
-    kind: Literal["int", "str", "flag"]  # flag: a switch (--streaming), never positional
+    kind: Literal["int", "str", "flag", "bool"]  # flag: a switch, never positional; bool: switch or true/false
     help: str
     required: bool = False
     aliases: tuple[str, ...] = ()  # other accepted flag names (Paimon's camelCase ones)
@@ -72,7 +75,12 @@ class ProcedureArgs:
         return self.values.get(name)
 
 
-def _convert(param: Param, raw: str) -> int | str:
+def _convert(param: Param, raw: str) -> int | str | bool:
+    if param.kind == "bool":
+        text = raw.strip().lower()
+        if text not in ("true", "false"):
+            raise UsageError(f"--{param.name.replace('_', '-')} must be true or false, got {raw!r}")
+        return text == "true"
     if param.kind == "int":
         try:
             return int(raw.strip())
@@ -99,6 +107,8 @@ def parse_procedure_args(
     for p in params:
         if p.kind == "flag":
             parser.add_argument(*p.flags(), dest=p.name, action="store_true", help=p.help)
+        elif p.kind == "bool":
+            parser.add_argument(*p.flags(), dest=p.name, nargs="?", const="true", metavar="BOOL", help=p.help)
         else:
             parser.add_argument(*p.flags(), dest=p.name, metavar=p.name.upper(), help=p.help)
     switches = [p for p in params if p.kind == "flag"]

@@ -3,8 +3,7 @@
 :func:`inspect_staged` reads one file's footer (row count, per-row-group min/max/null counts)
 and, only where the footer is not enough, columns of the file:
 
-* FLOAT/DOUBLE (a NaN drops min/max, as Java does; Parquet footers skip NaN), DECIMAL and
-  TIMESTAMP (footer values are not exact Python values here): read back;
+* value stats: :mod:`paimon_core.stats.footer_stats` (FLOAT/DOUBLE, DECIMAL, TIMESTAMP read back);
 * primary-key files: the ``_KEY_`` columns (min/max key are the first and last rows, key stats,
   the check that keys strictly increase: Spark sorted the rows but did not merge them, and,
   for files written without a bucket directory, the bucket of the keys).
@@ -27,26 +26,16 @@ from paimon_core.bucket import compute_buckets
 from paimon_core.data.binary_row import EMPTY_ROW, serialize_binary_row
 from paimon_core.data.internal import arrow_scalar_to_internal
 from paimon_core.exceptions import PaimonError, SchemaMismatchError
-from paimon_core.format.arrow_types import to_arrow_schema
 from paimon_core.format.key_value import KEY_FIELD_PREFIX, SEQUENCE_NUMBER
 from paimon_core.manifest.entries import DataFileMeta
 from paimon_core.mergetree.segments import in_key_order, key_changes
 from paimon_core.operation.append_writer import stats_to_simple
 from paimon_core.schema.data_types import DataField
 from paimon_core.stats.collector import ColumnStats, apply_modes, collect_raw_stats, stats_modes_for
+from paimon_core.stats.footer_stats import footer_column_stats, raw_file_stats
 from paimon_core.table.table import FileStoreTable
 
 __all__ = ["DuplicateKeysError", "StagedFile", "data_file_meta", "inspect_staged"]
-
-#: Arrow types whose Parquet footer min/max are the exact values (others are read back).
-_FOOTER_EXACT = (
-    pa.types.is_boolean,
-    pa.types.is_integer,
-    pa.types.is_string,
-    pa.types.is_binary,
-    pa.types.is_date32,
-)
-
 
 class DuplicateKeysError(PaimonError):
     """A staged primary-key file holds a key twice (the rows need the merge function)."""
@@ -69,44 +58,8 @@ class StagedFile:
     bucket: int | None = None
 
 
-def _footer_stats(md: pq.FileMetaData, index: int) -> tuple[list[object], int] | None:
-    """(min and max values of every row group, null count) from the footer; None if incomplete."""
-    values: list[object] = []
-    nulls = 0
-    for rg in range(md.num_row_groups):
-        st = md.row_group(rg).column(index).statistics
-        if st is None or not st.has_null_count:
-            return None
-        nulls += st.null_count
-        if st.num_values > 0:  # non-null values in this row group
-            if not st.has_min_max:
-                return None
-            values += [st.min, st.max]
-    return values, nulls
-
-
 def _raw_stats(path: str, md: pq.FileMetaData, fields: Sequence[DataField]) -> dict[str, ColumnStats]:
-    names = [md.schema.column(i).name for i in range(md.num_columns)]
-    arrow_schema = to_arrow_schema(list(fields), field_ids=False)
-    raw: dict[str, ColumnStats] = {}
-    to_read: list[DataField] = []
-    for f, af in zip(fields, arrow_schema, strict=True):
-        exact = any(check(af.type) for check in _FOOTER_EXACT)
-        footer = _footer_stats(md, names.index(f.name)) if exact and f.name in names else None
-        if footer is None:
-            to_read.append(f)
-            continue
-        values, nulls = footer
-        if not values:
-            raw[f.name] = ColumnStats(None, None, nulls)
-            continue
-        got = collect_raw_stats(pa.table({f.name: pa.array(values, type=af.type)}), [f])[0]
-        raw[f.name] = ColumnStats(got.min, got.max, nulls)
-    if to_read:
-        data = pq.read_table(path, columns=[f.name for f in to_read])
-        for f, st in zip(to_read, collect_raw_stats(data, to_read), strict=True):
-            raw[f.name] = st
-    return raw
+    return raw_file_stats(md, fields, lambda names: pq.read_table(path, columns=names))
 
 
 def _partition_values(
@@ -196,7 +149,7 @@ def inspect_staged(path: str, table: FileStoreTable, *, bucket_from_keys: bool =
     min_key, max_key, key_raw, bucket = _key_part(path, table, bucket_from_keys=bucket_from_keys)
     key_fields = table.schema.fields_of(table.schema.trimmed_primary_keys)
     names = [md.schema.column(i).name for i in range(md.num_columns)]
-    seq = _footer_stats(md, names.index(SEQUENCE_NUMBER))
+    seq = footer_column_stats(md, names.index(SEQUENCE_NUMBER))
     if seq is None or not seq[0]:
         raise SchemaMismatchError(f"Staged file {path} has no {SEQUENCE_NUMBER} statistics")
     seqs = [int(v) for v in seq[0]]  # type: ignore[call-overload]

@@ -86,7 +86,7 @@ from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
 from paimon_core.table.builders import BatchTableCommit
 from paimon_core.table.commit_maintenance import maintain_after_commit
 from paimon_core.table.commit_message import CommitMessage
-from paimon_core.table.input_conform import check_column_names
+from paimon_core.table.input_conform import check_column_names, check_nested_columns
 from paimon_core.table.source import DataSplit
 from paimon_core.table.table import FileStoreTable
 from spark_jobs.datasource.dynamic_options import session_options_for
@@ -121,7 +121,9 @@ def load_table(opts: SourceOptions) -> FileStoreTable:
     it), at its latest schema (no per-read options applied)."""
     catalog = FileSystemCatalog(opts.warehouse, storage_options=opts.storage_options or None)
     db, name = opts.database_and_table
-    return catalog.get_table(f"{db}.{name}")
+    table = catalog.get_table(f"{db}.{name}")
+    branch = opts.table_options.get("branch")  # Paimon's ``branch`` option, as ``table$branch_x``
+    return table.copy({"branch": branch}) if branch else table
 
 
 class PaimonDataSource(DataSource):
@@ -393,6 +395,7 @@ class PaimonWriter(DataSourceArrowWriter):
             what="DataFrame",
             table=self.table.name,
         )
+        check_nested_columns(spark_arrow_schema(schema), self.table.arrow_schema)  # on the driver
 
     def _plan(self, overwrite: bool) -> _WritePlan:
         opts = self.options

@@ -44,6 +44,7 @@ from pyspark.sql.types import StructType
 
 from paimon_core.exceptions import CommitStateUnknownError, InvalidArgumentError
 from paimon_core.operation.commit.committer import OverwriteSpec
+from paimon_core.operation.partition_expire import PartitionExpire
 from paimon_core.table.builders import BatchTableCommit
 from paimon_core.table.commit_maintenance import maintain_after_commit
 from paimon_core.table.commit_message import CommitMessage
@@ -152,6 +153,17 @@ class PaimonStreamWriter(DataSourceStreamArrowWriter):
     def _delete_files(self, messages: Sequence[CommitMessage]) -> None:
         BatchTableCommit(self.table, "", None).abort(messages)
 
+    def _partition_expire(self) -> PartitionExpire | None:
+        """The query's partition expiry, kept across micro-batches on the driver so that
+        ``partition.expiration-check-interval`` runs from the first commit (Java's sink)."""
+        if self.table.options.write_only:
+            return None
+        expire: PartitionExpire | None = self.__dict__.get("_expire")
+        if expire is None:
+            expire = PartitionExpire.from_options(self.table)  # bad options fail before a commit
+            self.__dict__["_expire"] = expire
+        return expire
+
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
         """Commit micro-batch ``batchId`` once: a replay commits nothing and drops its files."""
         ours = [m for m in messages if isinstance(m, PaimonStreamCommitMessage)]
@@ -167,9 +179,11 @@ class PaimonStreamWriter(DataSourceStreamArrowWriter):
             return
         self.check_routing(ours)
         overwrite = OverwriteSpec(None, dynamic=False) if self.overwrite else None
+        expire = self._partition_expire()
         result = maintain_after_commit(
             self.table,
             self.table.new_file_store_commit(user).commit(flat, batchId, overwrite=overwrite, check_committed=True),
+            partition_expire=expire,
         )
         if result.already_committed:
             self._delete_files(flat)

@@ -115,6 +115,7 @@ def test_maintenance_dag_orders_steps_per_table(dags: dict[str, Any], paimon_war
     assert run.state == "success", states
     assert states["table.compact"] == ["success", "success"]
     assert states["table.remove_orphan_files"] == ["success", "success"]
+    assert states["table.expire_partitions"] == ["skipped", "skipped"]  # no partition expiry configured
     catalog = FileSystemCatalog(paimon_warehouse)
     a = catalog.get_table("db.a")
     # the tag is named by the run's data interval start and holds the state at its end

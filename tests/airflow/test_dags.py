@@ -23,6 +23,9 @@ DAG_IDS = {
     "paimon_remove_orphan_files",
     "paimon_reset_consumer",
     "paimon_rollback",
+    "paimon_manage_tags",
+    "paimon_clear_consumers",
+    "paimon_remove_unexisting_files",
     "paimon_tags",
 }
 
@@ -51,6 +54,7 @@ def test_maintenance_order_pool_and_mapping(dagbag) -> None:  # type: ignore[no-
         "table.compact",
         "table.create_tag",
         "table.expire_tags",
+        "table.expire_partitions",
         "table.expire_snapshots",
         "table.remove_orphan_files",
     ]
@@ -66,7 +70,13 @@ def test_scheduled_dags_backfill(dagbag) -> None:  # type: ignore[no-untyped-def
         dag = dagbag.dags[dag_id]
         assert dag.catchup is True
         assert type(dag.timetable).__name__ == "CronDataIntervalTimetable"
-    for dag_id in ("paimon_rollback", "paimon_reset_consumer"):
+    for dag_id in (
+        "paimon_rollback",
+        "paimon_reset_consumer",
+        "paimon_manage_tags",
+        "paimon_clear_consumers",
+        "paimon_remove_unexisting_files",
+    ):
         assert type(dagbag.dags[dag_id].timetable).__name__ == "NullTimetable"
 
 
@@ -141,6 +151,10 @@ def test_registry_compaction_and_watch_settings() -> None:
     assert TableSettings.parse({"partition_idle_time": "12 h"}, where="t").partition_idle_time == "12 h"
     with pytest.raises(ValueError, match="partition_idle_time"):
         TableSettings.parse({"partition_idle_time": "a week"}, where="t")
+    assert TableSettings().partition_expiration_time is None  # partition expiry: off unless configured
+    assert TableSettings.parse({"partition_expiration_time": "30 d"}, where="t").partition_expiration_time == "30 d"
+    with pytest.raises(ValueError, match="partition_expiration_time"):
+        TableSettings.parse({"partition_expiration_time": "a month"}, where="t")
     reg = _parse({"watch": {"tables": ["db.a"], "max_compaction_debt": 0.5}, "ingest": [{"table": "db.i", "source": "s"}]})
     assert reg.watch == WatchSettings(tables=("db.a",), poll_interval_seconds=60.0, max_compaction_debt=0.5)
     for bad in ({"tables": ["no_dot"]}, {"max_compaction_debt": 0}, {"poll": 1}):

@@ -40,6 +40,7 @@ SYSTEM_TABLES: tuple[str, ...] = (
     "tags",
     "consumers",
     "partitions",
+    "branches",
 )
 
 

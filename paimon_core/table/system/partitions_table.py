@@ -9,17 +9,26 @@ CAST to STRING (null -> ``partition.default-name``), ``''`` for an unpartitioned
 sorted by it. ``deleted_record_count`` sums the deletion-vector cardinalities of the partition
 (null when one is unknown; 0 when the table has no deletion vectors).
 
+``expire_time`` (not in Java's table, last column) is when the partition becomes old enough for
+partition expiry (``partition.expiration-time`` after its values-time or update-time, local
+wall-clock): rows with the earliest ``expire_time`` go next, those before now at the next
+``expire_partitions`` (up to ``partition.expiration-max-num``). Null when expiry is off or the
+partition's time cannot be extracted (it never expires).
+
 The aggregation is an Arrow ``group_by`` over per-file columns.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import logging
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from paimon_core.deletionvectors.deletion_file import DELETION_VECTORS_INDEX
-from paimon_core.manifest.entries import FileKind
+from paimon_core.exceptions import PaimonError
+from paimon_core.manifest.entries import FileKind, ManifestEntry
 from paimon_core.manifest.index_manifest import read_index_manifest
 from paimon_core.table.system.files_table import live_entries
 from paimon_core.table.system.time_travel import try_travel_or_latest
@@ -28,6 +37,8 @@ if TYPE_CHECKING:
     from paimon_core.table.table import FileStoreTable
 
 __all__ = ["SCHEMA", "partition_string", "read"]
+
+logger = logging.getLogger(__name__)
 
 SCHEMA = pa.schema(
     [
@@ -43,6 +54,7 @@ SCHEMA = pa.schema(
         pa.field("total_buckets", pa.int32(), nullable=False),
         pa.field("done", pa.bool_(), nullable=False),
         pa.field("deleted_record_count", pa.int64()),
+        pa.field("expire_time", pa.timestamp("ms")),
     ]
 )
 
@@ -91,6 +103,21 @@ def _deleted_counts(table: FileStoreTable) -> dict[bytes, int | None]:
     return out
 
 
+def _expire_times(table: FileStoreTable, entries: list[ManifestEntry]) -> dict[bytes, dt.datetime | None]:
+    """When each partition expires (see the module docstring); {} when expiry is off."""
+    from paimon_core.operation.partition_expire import PartitionExpire
+    from paimon_core.partition.partition_expire_strategy import partition_entries
+
+    try:
+        expire = PartitionExpire.from_options(table)
+    except PaimonError as e:
+        logger.warning("%s: partition expiry options are invalid, expire_time left null: %s", table.name, e)
+        return {}
+    if expire is None:
+        return {}
+    return {p.partition: expire.expire_time(p) for p in partition_entries(table, entries)}
+
+
 def read(table: FileStoreTable) -> pa.Table:
     """One row per partition with live files, sorted by the partition string."""
     entries = live_entries(table)
@@ -113,6 +140,7 @@ def read(table: FileStoreTable) -> pa.Table:
     partitions = list(index)
     names = [partition_string(table, p) for p in partitions]
     deleted = _deleted_counts(table)
+    expires = _expire_times(table, entries)
     pid = agg.column("p").to_pylist()
     part_col = [names[i] for i in pid]
     n = agg.num_rows
@@ -130,6 +158,7 @@ def read(table: FileStoreTable) -> pa.Table:
             agg.column("buckets_last").cast(pa.int32()),
             pa.array([False] * n, pa.bool_()),
             pa.array([deleted.get(partitions[i], 0) for i in pid], pa.int64()),
+            pa.array([expires.get(partitions[i]) for i in pid], pa.timestamp("ms")),
         ],
         schema=SCHEMA,
     )

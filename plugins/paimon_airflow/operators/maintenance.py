@@ -345,8 +345,14 @@ class PaimonExpireTagsOperator(PaimonTableOperator):
 class PaimonRollbackOperator(PaimonTableOperator):
     """Roll the table back to a snapshot id, a tag or a time (metadata only; later snapshots go).
 
-    Exactly one of ``snapshot_id``, ``tag`` or ``timestamp``. Run with ``dry_run=True`` first to
-    see what would be removed. A retry after a landed rollback finds the target already latest.
+    Exactly one of ``snapshot_id``, ``tag`` or ``timestamp`` (Paimon ``rollback_to`` /
+    ``rollback_to_timestamp``). Run with ``dry_run=True`` first to see what would be removed. A
+    retry after a landed rollback finds the target already latest.
+
+    ``as_latest`` (templated): Paimon ``rollback_to_as_latest`` instead: a new OVERWRITE snapshot
+    with the target's content, nothing deleted (a ``timestamp`` picks the newest snapshot at or
+    before it). A retry after a landed attempt finds the latest snapshot already has the target's
+    files and commits nothing (``done_before``).
     """
 
     template_fields: Sequence[str] = (
@@ -354,6 +360,7 @@ class PaimonRollbackOperator(PaimonTableOperator):
         "snapshot_id",
         "tag",
         "timestamp",
+        "as_latest",
         "is_dry_run",
     )
     action = "rollback"
@@ -364,6 +371,7 @@ class PaimonRollbackOperator(PaimonTableOperator):
         snapshot_id: int | str | None = None,
         tag: str | None = None,
         timestamp: TimePoint | None = None,
+        as_latest: bool | str = False,
         dry_run: bool | str = False,
         **kwargs: Any,
     ) -> None:
@@ -371,6 +379,7 @@ class PaimonRollbackOperator(PaimonTableOperator):
         self.snapshot_id = snapshot_id
         self.tag = tag
         self.timestamp = timestamp
+        self.as_latest = as_latest
         self.is_dry_run = dry_run
 
     def run(self, table: FileStoreTable, context: Context) -> Mapping[str, Any]:
@@ -380,6 +389,10 @@ class PaimonRollbackOperator(PaimonTableOperator):
         given = [x for x in (snapshot_id, tag, timestamp) if x is not None]
         if len(given) != 1:
             raise PaimonTerminalFailure("rollback needs exactly one of snapshot_id, tag, timestamp")
+        if _bool(self.as_latest, "as_latest"):
+            from paimon_airflow.operators.table_procedures import rollback_as_latest
+
+            return rollback_as_latest(table, snapshot_id, tag, timestamp, dry_run=_bool(self.is_dry_run, "dry_run"))
         if timestamp is not None:
             return table.rollback_to_timestamp(timestamp, dry_run=_bool(self.is_dry_run, "dry_run")).to_dict()
         target: int | str = snapshot_id if snapshot_id is not None else str(tag)

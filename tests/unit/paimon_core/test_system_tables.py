@@ -114,7 +114,9 @@ JAVA_COLUMNS: dict[str, list[tuple[str, pa.DataType, bool]]] = {
         ("total_buckets", pa.int32(), False),
         ("done", pa.bool_(), False),
         ("deleted_record_count", pa.int64(), True),
+        ("expire_time", pa.timestamp("ms"), True),
     ],
+    "branches": [("branch_name", pa.string(), False), ("create_time", pa.timestamp("ms"), False)],
 }
 
 
@@ -249,7 +251,7 @@ def test_commit_time_is_the_local_wall_clock_as_in_java(
 def test_schemas_list_every_version_as_flat_json(
     clocked: FileSystemCatalog, clock: ManualClock, utc: None
 ) -> None:
-    t = _pk_table(clocked, **{"snapshot.num-retained.max": "5"})
+    t = _pk_table(clocked, **{"snapshot.num-retained.max": "10"})  # not below the min (10), as Java checks
     clock.advance(1000)
     clocked.alter_table("db.t", [AddColumn("extra", IntType())])
     out = t.system_table("schemas").to_pylist()
@@ -258,7 +260,7 @@ def test_schemas_list_every_version_as_flat_json(
     assert json.loads(out[0]["fields"])[0] == {"id": 0, "name": "id", "type": "BIGINT NOT NULL"}
     assert out[0]["partition_keys"] == '["dt"]'
     assert out[0]["primary_keys"] == '["dt","id"]'
-    assert json.loads(out[1]["options"]) == {"bucket": "2", "snapshot.num-retained.max": "5"}
+    assert json.loads(out[1]["options"]) == {"bucket": "2", "snapshot.num-retained.max": "10"}
     assert out[0]["update_time"] == _at(T0) and out[1]["update_time"] == _at(T0 + 1000)
 
 
@@ -450,6 +452,7 @@ def test_partitions_count_deletion_vector_rows(catalog: FileSystemCatalog) -> No
         "DELETION_VECTORS", "index-sys-1", 10, 1, (DeletionVectorMeta(entry.file.file_name, 1, 8, 2),)
     )
     message = CommitMessage(entry.partition, entry.bucket, entry.total_buckets, new_index_files=(meta,))
+    t.file_io.write_bytes(t.paths.index_file_path("index-sys-1"), bytes(10))  # a commit checks its files exist
     t.new_file_store_commit("dv").commit([message], 1)
     counts = dict(
         zip(
@@ -566,6 +569,7 @@ def test_same_as_pypaimon(tmp_path: Path, require_peers: None, utc: None) -> Non
     t.write_arrow(sample_rows(20))
     t.write_arrow(sample_rows(10, start=5))
     t.create_tag("t1", 1)
+    t.create_branch("b1", "t1")
     t.consumer_manager.reset_consumer("c1", Consumer(2))
     out_dir = tmp_path / "peer"
     out_dir.mkdir()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -390,3 +391,33 @@ def test_pypaimon_reads_after_rollbacks(tmp_path: Path, clock: ManualClock, pypa
     # pypaimon commits on top of our rollback and we read its result.
     peer.write(wh, "db.t", _rows([500]))  # type: ignore[attr-defined]
     assert _ids(t.to_arrow()) == [0, 1, 2, 3, 500]
+
+
+def test_rollback_as_latest_publish_that_lands_late_keeps_its_manifests(tmp_path: Path) -> None:
+    """The publish raises (a timed-out PUT) but lands afterwards: its manifests must still be there."""
+    from paimon_core import FileSystemCatalog
+    from paimon_core.exceptions import CommitStateUnknownError
+    from paimon_core.snapshot import snapshot_commit as sc
+
+    catalog = FileSystemCatalog(str(tmp_path / "wh"))
+    catalog.create_database("db")
+    table = catalog.create_table("db.t", pa.schema([("id", pa.int64())]))
+    table.write_arrow(pa.table({"id": pa.array([1], pa.int64())}))
+    table.write_arrow(pa.table({"id": pa.array([2], pa.int64())}))
+    original = sc.RenamingSnapshotCommit.commit
+    held: list[tuple[Any, Any]] = []
+
+    def slow(self: Any, snapshot: Any) -> bool:
+        held.append((self, snapshot))
+        raise TimeoutError("PUT timed out (request still in flight)")
+
+    sc.RenamingSnapshotCommit.commit = slow  # type: ignore[method-assign]
+    try:
+        with pytest.raises(CommitStateUnknownError, match="may still land"):
+            table.rollback_to_as_latest(1)
+    finally:
+        sc.RenamingSnapshotCommit.commit = original  # type: ignore[method-assign]
+    original(*held[0])  # the in-flight PUT lands
+    again = catalog.get_table("db.t")
+    assert again.latest_snapshot().id == 3
+    assert again.to_arrow().column("id").to_pylist() == [1]

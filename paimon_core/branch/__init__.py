@@ -1,0 +1,1 @@
+"""Branches of a table (Java's ``BranchManager`` / ``FileSystemBranchManager``)."""

@@ -17,7 +17,10 @@ executors, each returning its before/after files; the driver commits them once (
 snapshot), re-planning the buckets a concurrent commit changed. ``--mode local`` runs the tasks
 in threads in this process and starts no JVM. ``--commit_user``/``--commit_identifier`` make a
 retry of a job whose commit landed a no-op (Airflow passes them from the task instance).
-``order_strategy`` other than ``none`` (sort compaction) is not implemented yet and is refused.
+``--order_strategy order|zorder|hilbert --order_by a,b`` is a sort compaction of unaware-bucket
+append tables (:mod:`paimon_core.operation.compact.sort_compact`; sampled range shuffle on Spark,
+:mod:`spark_jobs.sort_compact`), committed as a COMPACT of exactly the files it read, so rows a
+concurrent writer appends meanwhile stay (Paimon's overwrite commit can drop them).
 
 Prints one JSON line: the ``CompactResult`` (tasks, files/bytes/rows read and written, sorted runs
 per bucket before and after, snapshot id, conflict rounds; with ``--dry-run`` the plan).
@@ -59,8 +62,8 @@ JOB = "compact"
 PARAMS = (
     Param("partitions", "str", "partitions to compact: 'k=v,k2=v2;k=v3' (exclusive with where)"),
     Param("compact_strategy", "str", "full (default) or minor"),
-    Param("order_strategy", "str", "none (sort compaction: not implemented yet)"),
-    Param("order_by", "str", "columns of the sort compaction (not implemented yet)"),
+    Param("order_strategy", "str", "none (default), or sort compaction: order, zorder or hilbert"),
+    Param("order_by", "str", "columns of the sort compaction, e.g. 'a,b'"),
     Param("where", "str", "a condition over partition columns, e.g. \"dt >= '2024-01-01'\""),
     Param("options", "str", "dynamic table options for this run: 'k=v,k2=v2'"),
     Param("partition_idle_time", "str", "only partitions without new files for this long, e.g. '1 d'"),
@@ -78,9 +81,20 @@ PARAMS = (
 
 def parse_args(argv: Sequence[str]) -> ProcedureArgs:
     args = parse_procedure_args(JOB, "Compact a Paimon table (one COMPACT commit).", PARAMS, argv, dry_run=True)
-    order = (args.get("order_strategy") or "none").lower()
-    if order != "none" or args.get("order_by"):
-        raise UsageError(f"order_strategy {order!r} / order_by: sort compaction is not implemented yet; use 'none'")
+    order = (args.get("order_strategy") or "none").strip().lower()
+    if order == "none" and (args.get("order_by") or "").strip():
+        raise UsageError('order_strategy "none" cannot work with order_by columns.')
+    if order not in ("none", "order", "zorder", "hilbert"):
+        raise UsageError(f"order_strategy must be none, order, zorder or hilbert, got {order!r}")
+    if order != "none":
+        if not (args.get("order_by") or "").strip():
+            raise UsageError(f"order_strategy {order!r} needs --order_by columns")
+        if args.get("partition_idle_time") is not None:
+            raise UsageError("sort compact do not support 'partition_idle_time'.")
+        if args.get("buckets") is not None:
+            raise UsageError("Specifying buckets is not supported for sort compact.")
+        if args.get("streaming"):
+            raise UsageError("sort compaction runs in batch only; drop --streaming")
     if (args.get("mode") or "distributed") not in ("distributed", "local"):
         raise UsageError(f"--mode must be distributed or local, got {args.get('mode')!r}")
     if args.get("commit_identifier") is not None and not args.get("commit_user"):
@@ -155,14 +169,46 @@ def call(table: FileStoreTable, args: ProcedureArgs, *, spark: SparkSession | No
         from spark_jobs.compact_streaming import run_streaming
 
         return {**run_streaming(table, args, request_of(args), executor), "mode": "local" if spark is None else "distributed"}
-    job = TableCompact(table, commit_user=args.get("commit_user"), executor=executor)
     ident = args.get("commit_identifier")
+    order = (args.get("order_strategy") or "none").strip().lower()
+    clustering = (table.options.get("clustering.incremental") or "false").lower() == "true"
+    if order != "none" or (clustering and not table.schema.primary_keys and table.options.bucket == -1):
+        return {**_sort(table, args, order, spark, BATCH_COMMIT_IDENTIFIER if ident is None else ident),
+                "mode": "local" if spark is None else "distributed"}  # fmt: skip
+    job = TableCompact(table, commit_user=args.get("commit_user"), executor=executor)
     result = job.run(
         request_of(args),
         dry_run=args.dry_run,
         commit_identifier=BATCH_COMMIT_IDENTIFIER if ident is None else ident,
     )
     return {**result_dict(result), "mode": "local" if spark is None else "distributed"}
+
+
+def _sort(table: FileStoreTable, args: ProcedureArgs, order: str, spark: SparkSession | None, ident: int) -> Mapping[str, Any]:
+    """Sort compaction (``order_strategy`` order/zorder/hilbert), or incremental clustering of a
+    table with ``clustering.incremental`` (``order_strategy`` none; ``compact_strategy`` minor by
+    default, as Paimon): planned on the driver, sorted on the executors (sample + range shuffle,
+    :mod:`spark_jobs.sort_compact`) or in this process, committed once as a COMPACT of exactly
+    the files read."""
+    from paimon_core.operation.compact.sort_compact import SortCompaction, local_sort_executor
+    from paimon_core.sort.table_sorter import SortSpec
+
+    if spark is not None:
+        from spark_jobs.sort_compact import spark_sort_executor
+
+        executor = spark_sort_executor(spark)
+    else:
+        executor = local_sort_executor()
+    user = args.get("commit_user")
+    if order == "none":  # incremental clustering
+        full = (args.get("compact_strategy") or "minor").strip().lower() == "full"
+        job = SortCompaction.incremental_clustering(table, full=full, commit_user=user, executor=executor)
+    else:
+        spec = SortSpec.of(order, args.get("order_by") or "", table.options.options)
+        job = SortCompaction(table, spec, commit_user=user, executor=executor)
+    result = job.run(request_of(args), dry_run=args.dry_run, commit_identifier=ident)
+    return {**result_dict(result), "order_strategy": job.spec.strategy, "order_by": list(job.spec.columns),
+            "incremental_clustering": job.clustering is not None}  # fmt: skip
 
 
 def _call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:

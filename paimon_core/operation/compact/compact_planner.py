@@ -33,6 +33,7 @@ from paimon_core.predicate.parser import parse_predicate
 from paimon_core.utils.clock import Clock
 
 if TYPE_CHECKING:
+    from paimon_core.schema.data_types import DataField
     from paimon_core.table.table import FileStoreTable
 
 __all__ = ["CompactPlan", "CompactPlanner", "CompactRequest", "MergeTreeBucketPlanner", "Strategy", "parse_partitions"]
@@ -121,22 +122,36 @@ class CompactPlanner:
                 check_lookup_compaction_supported(table)
 
     # --- filters -----------------------------------------------------------------------
+    def _spec_predicate(self, specs: Sequence[Mapping[str, str]], fields: Sequence[DataField]) -> Predicate | None:
+        """``partitions`` specs as a predicate; text values parsed by the column's type (``q=2`` on INT)."""
+        from paimon_core.data.partition_spec import partition_spec_value
+        from paimon_core.predicate import PredicateBuilder
+
+        types = {f.name: f.type for f in fields}
+        builder = PredicateBuilder(fields)
+        clauses = []
+        for spec in specs:
+            unknown = sorted(set(spec) - set(types))
+            if unknown:
+                raise InvalidArgumentError(
+                    f"Partition spec {dict(spec)} names non-partition column(s) {unknown}; "
+                    f"partition keys of {self.table.name} are {sorted(types)}"
+                )
+            leaves = []
+            for k, v in spec.items():
+                value = partition_spec_value(
+                    v, types[k], column=k, default_partition_name=self.options.partition_default_name
+                )
+                leaves.append(builder.is_null(k) if value is None else builder.equal(k, value))
+            if leaves:
+                clauses.append(PredicateBuilder.and_(*leaves))
+        return PredicateBuilder.or_(*clauses) if clauses else None
+
     def _partition_predicate(self, request: CompactRequest) -> Predicate | None:
         fields = self.table.schema.partition_fields
         text = request.where
         if request.partitions:
-            names = {f.name for f in fields}
-            clauses = []
-            for spec in request.partitions:
-                unknown = sorted(set(spec) - names)
-                if unknown:
-                    raise InvalidArgumentError(
-                        f"Partition spec {dict(spec)} names non-partition column(s) {unknown}; "
-                        f"partition keys of {self.table.name} are {sorted(names)}"
-                    )
-                quoted = [f"{k} = '{v.replace(chr(39), chr(39) * 2)}'" for k, v in spec.items()]
-                clauses.append("(" + " AND ".join(quoted) + ")")
-            text = " OR ".join(clauses)
+            return self._spec_predicate(request.partitions, fields)
         if not text:
             return None
         if not fields:

@@ -35,6 +35,7 @@ from paimon_core.operation.commit.committer import new_commit_user
 from paimon_core.operation.compact.compact_planner import CompactPlan, CompactPlanner, CompactRequest
 from paimon_core.operation.compact.compact_task import CompactTask, run_compact_task
 from paimon_core.operation.scan import ScanFilter
+from paimon_core.options_validation import check_maintenance_options
 from paimon_core.results import CommitResult, _ToDict
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
 from paimon_core.table.commit_maintenance import maintain_after_commit
@@ -184,6 +185,7 @@ class TableCompact:
         base = _replace(base, planned_snapshot_id=plan.snapshot_id, plan=tuple(t.to_dict() for t in plan.tasks))
         if dry_run or not plan.tasks:
             return _replace(base, tasks=len(plan.tasks), elapsed_ms=_ms(started))
+        check_maintenance_options(self.table.options, table=self.table.name)  # its commit expires snapshots
         done = _Done(list(plan.tasks), self.executor(self.table, plan.tasks))
         bucket_files = dict(plan.bucket_files)
         bucket_vectors = self._vector_files(plan.snapshot_id, plan.tasks)

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NoReturn
 
-from spark_jobs.common.session import SessionConfig, parse_conf_pairs
+from spark_jobs.common.session import SessionConfig, parse_conf_pairs, s3_executor_env
 
 __all__ = ["EXIT_FAILURE", "EXIT_USAGE", "JobConfig", "UsageError", "base_parser", "parse_job_args"]
 
@@ -50,12 +50,14 @@ class JobConfig:
     storage_options: Mapping[str, str] = field(default_factory=dict)
 
     def session_config(self) -> SessionConfig:
-        """The SparkSession settings of this run."""
+        """The SparkSession settings of this run (executors of an S3 warehouse get the driver's
+        S3 environment, see :func:`spark_jobs.common.session.s3_executor_env`)."""
         return SessionConfig(
             app_name=self.app_name or f"paimon-{self.job}-{self.table}",
             master=self.master,
             driver_memory=self.driver_memory,
             conf=dict(self.conf),
+            executor_env=s3_executor_env(self.warehouse),
         )
 
 

@@ -11,6 +11,13 @@ reader pushes filters; Spark fails reads of such a source when the flag is off),
 workers forked from :mod:`spark_jobs.daemon` (paimon_core and pyspark imported once, before
 the fork) unless ``spark.python.daemon.module`` is set by the caller, ``PAIMON_SPARK_CONF`` or
 ``spark-submit --conf``.
+
+Executors of a job on an ``s3://`` warehouse get the driver's S3 settings from the environment
+(:data:`S3_EXECUTOR_ENV`: the credentials the Airflow operator puts there from its connection, the
+endpoint, the region) as ``spark.executorEnv.*``, unless the caller or ``spark-submit --conf`` set
+that variable: on a cluster whose workers carry no credentials the executors' writes would fail
+otherwise. Never on a command line; Spark's default ``spark.redaction.regex`` hides the secret and
+the session token in its UI, event logs and REST API.
 """
 
 from __future__ import annotations
@@ -28,9 +35,11 @@ if TYPE_CHECKING:
 __all__ = [
     "DAEMON_MODULE",
     "DAEMON_MODULE_CONF",
+    "S3_EXECUTOR_ENV",
     "SessionConfig",
     "get_spark",
     "parse_conf_pairs",
+    "s3_executor_env",
     "session_conf",
     "under_spark_submit",
 ]
@@ -47,6 +56,18 @@ DEFAULT_CONF: dict[str, str] = {
 #: Spark's conf naming the Python module its worker daemon runs; ours preloads paimon_core.
 DAEMON_MODULE_CONF = "spark.python.daemon.module"
 DAEMON_MODULE = "spark_jobs.daemon"
+#: What botocore (s3fs) reads from the environment that a driver on an ``s3://`` warehouse hands
+#: to its executors: credentials, endpoint, region.
+S3_EXECUTOR_ENV = (
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_ENDPOINT_URL",
+    "AWS_ENDPOINT_URL_S3",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+)
+_S3_SCHEMES = ("s3", "s3a", "s3n")
 
 
 @dataclass(frozen=True)
@@ -57,6 +78,8 @@ class SessionConfig:
     master: str | None = None
     driver_memory: str | None = None
     conf: Mapping[str, str] = field(default_factory=dict)
+    #: environment variables executors get as ``spark.executorEnv.*`` (unless set otherwise)
+    executor_env: Mapping[str, str] = field(default_factory=dict)
 
 
 def parse_conf_pairs(items: list[str] | str | None) -> dict[str, str]:
@@ -72,6 +95,16 @@ def parse_conf_pairs(items: list[str] | str | None) -> dict[str, str]:
             raise ValueError(f"expected key=value, got {item!r}")
         out[key.strip()] = value.strip()
     return out
+
+
+def s3_executor_env(warehouse: str, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The :data:`S3_EXECUTOR_ENV` variables set in ``environ`` (default: this process's) when
+    ``warehouse`` is on S3; empty for any other warehouse."""
+    scheme = warehouse.split("://", 1)[0].lower() if "://" in warehouse else ""
+    if scheme not in _S3_SCHEMES:
+        return {}
+    env = os.environ if environ is None else environ
+    return {k: env[k] for k in S3_EXECUTOR_ENV if env.get(k)}
 
 
 def under_spark_submit() -> bool:
@@ -116,6 +149,10 @@ def session_conf(config: SessionConfig) -> dict[str, str]:
     conf = {**DEFAULT_CONF, **parse_conf_pairs(os.environ.get("PAIMON_SPARK_CONF")), **dict(config.conf)}
     if DAEMON_MODULE_CONF not in conf and not _submitted_conf_has(DAEMON_MODULE_CONF):
         conf[DAEMON_MODULE_CONF] = DAEMON_MODULE
+    for name, value in config.executor_env.items():
+        key = f"spark.executorEnv.{name}"
+        if key not in conf and not _submitted_conf_has(key):
+            conf[key] = value
     return conf
 
 

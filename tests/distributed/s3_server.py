@@ -12,6 +12,10 @@ between them; real S3 does both atomically. The server therefore serialises writ
 ``conditional_put=False`` makes a store that ignores the header (an S3-compatible store
 without conditional writes): an exclusive create then silently overwrites, which is what a
 commit lock is for.
+
+``faults=P`` makes a flaky store: with probability P a write is carried out and then answered
+with a 500 (the client cannot tell it landed, as after a dropped connection), and a read is
+answered 503 SlowDown before it is looked at. Seeded, so a failing run can be replayed.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import random
 import subprocess
 import sys
 import threading
@@ -36,21 +41,39 @@ WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 class _S3Semantics:
     """WSGI wrapper: one write request at a time; optionally drop ``If-None-Match``."""
 
-    def __init__(self, app: WSGIApp, *, conditional_put: bool) -> None:
+    def __init__(self, app: WSGIApp, *, conditional_put: bool, faults: float = 0.0, seed: int = 0) -> None:
         self.app = app
         self.conditional_put = conditional_put
+        self.faults = faults
+        self.random = random.Random(seed)
         self.lock = threading.Lock()
 
+    def _fault(self) -> bool:
+        with self.lock:
+            return self.faults > 0 and self.random.random() < self.faults
+
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        flaky = str(environ.get("PATH_INFO", "")).strip("/").count("/") > 0  # objects, not the bucket
         if environ.get("REQUEST_METHOD") in ("PUT", "POST", "DELETE"):
             if not self.conditional_put:
                 environ.pop("HTTP_IF_NONE_MATCH", None)
             with self.lock:
+                if flaky and self.faults > 0 and self.random.random() < self.faults:
+                    list(self.app(environ, lambda *a, **k: None))  # it lands ...
+                    return _error(start_response, "500 Internal Server Error", "InternalError")  # ... unseen
                 return list(self.app(environ, start_response))
+        if flaky and self._fault():
+            return _error(start_response, "503 Slow Down", "SlowDown")
         return self.app(environ, start_response)
 
 
-def _serve(port: int, *, conditional_put: bool) -> None:
+def _error(start_response: Callable[..., Any], status: str, code: str) -> list[bytes]:
+    body = f"<?xml version='1.0'?><Error><Code>{code}</Code><Message>injected</Message></Error>".encode()
+    start_response(status, [("Content-Type", "application/xml"), ("Content-Length", str(len(body)))])
+    return [body]
+
+
+def _serve(port: int, *, conditional_put: bool, faults: float = 0.0, seed: int = 0) -> None:
     from moto.moto_server.werkzeug_app import (
         DomainDispatcherApplication,
         MotoRequestHandler,
@@ -59,7 +82,9 @@ def _serve(port: int, *, conditional_put: bool) -> None:
     from werkzeug.serving import make_server
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    app = _S3Semantics(DomainDispatcherApplication(create_backend_app), conditional_put=conditional_put)
+    app = _S3Semantics(
+        DomainDispatcherApplication(create_backend_app), conditional_put=conditional_put, faults=faults, seed=seed
+    )
     server = make_server("127.0.0.1", port, app, threaded=True, request_handler=MotoRequestHandler)
     print(f"PORT {server.server_port}", flush=True)
 
@@ -74,9 +99,11 @@ def _serve(port: int, *, conditional_put: bool) -> None:
 class S3Server:
     """moto's S3 API in a child process on 127.0.0.1 (a random free port), with one bucket."""
 
-    def __init__(self, *, bucket: str = BUCKET, conditional_put: bool = True) -> None:
+    def __init__(self, *, bucket: str = BUCKET, conditional_put: bool = True, faults: float = 0.0, seed: int = 0) -> None:
         self.bucket = bucket
         self.conditional_put = conditional_put
+        self.faults = faults
+        self.seed = seed
         self.endpoint = ""
         self._proc: subprocess.Popen[str] | None = None
 
@@ -84,6 +111,7 @@ class S3Server:
         argv = [sys.executable, os.path.abspath(__file__), "--port", "0"]
         if not self.conditional_put:
             argv.append("--no-conditional-put")
+        argv += ["--faults", str(self.faults), "--seed", str(self.seed)]
         env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
         self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         deadline = time.monotonic() + timeout
@@ -154,5 +182,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--no-conditional-put", action="store_true")
+    parser.add_argument("--faults", type=float, default=0.0)
+    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    _serve(args.port, conditional_put=not args.no_conditional_put)
+    _serve(args.port, conditional_put=not args.no_conditional_put, faults=args.faults, seed=args.seed)

@@ -32,6 +32,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -235,6 +236,7 @@ class SparkCluster:
     executor_python: str
     master: _Daemon
     workers: list[WorkerProcess] = field(default_factory=list)
+    worker_env: dict[str, str] = field(default_factory=dict)
     _generation: int = 0
 
     # --- lifecycle ----------------------------------------------------------------------------
@@ -246,12 +248,15 @@ class SparkCluster:
         workers: int = 2,
         *,
         executor_python: str | None = None,
+        worker_env: Mapping[str, str] | None = None,
         timeout: float = START_TIMEOUT,
     ) -> SparkCluster:
         """Start a master and ``workers`` workers under ``tmp_dir``; return once all registered.
 
         ``executor_python``: the interpreter the workers export as ``PYSPARK_PYTHON`` (the
         driver's ``spark.pyspark.python``/``PYSPARK_PYTHON`` still wins, as in Spark).
+        ``worker_env``: extra environment of every worker, which its executors inherit (the
+        S3 endpoint and credentials a ``spark-worker`` container of ``docker/compose.yaml`` has).
         """
         base = Path(tmp_dir).resolve()
         base.mkdir(parents=True, exist_ok=True)
@@ -267,7 +272,14 @@ class SparkCluster:
         cluster: SparkCluster | None = None
         try:
             url = master.wait_for(_MASTER_URL, timeout).group(1)
-            cluster = cls(base=base, master_url=url, webui_url="", executor_python=python, master=master)
+            cluster = cls(
+                base=base,
+                master_url=url,
+                webui_url="",
+                executor_python=python,
+                master=master,
+                worker_env=dict(worker_env or {}),
+            )
             # workers launch together (each JVM takes seconds to boot on a busy 2-core box)
             launched = [cluster._launch_worker(i) for i in range(workers)]
             cluster.webui_url = f"http://{LOOPBACK}:{master.wait_for(_WEBUI_PORT, timeout).group(1)}"
@@ -312,7 +324,7 @@ class SparkCluster:
                 str(work_dir),
                 self.master_url,
             ],
-            clean_env({"PYSPARK_PYTHON": self.executor_python}),
+            clean_env({**self.worker_env, "PYSPARK_PYTHON": self.executor_python}),
             cwd=work_dir,
         )
         return daemon, work_dir

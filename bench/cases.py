@@ -356,6 +356,7 @@ def all_cases() -> list[Case]:
     """Every case, in report order (a fresh instance each call)."""
     from bench.cases_compact import compaction_cases
     from bench.cases_maint import ExpireSnapshots, OrphanClean
+    from bench.cases_meta import meta_cases
     from bench.cases_pk import PkMergedRead, PkUpsert, PkWrite
     from bench.cases_spark import SparkIngest
 
@@ -372,6 +373,7 @@ def all_cases() -> list[Case]:
         PkMergedRead(),
         ExpireSnapshots(),
         OrphanClean(),
+        *meta_cases(),
         *compaction_cases(),
         AppendWrite("append_write_10m", "rows_10m", full_only=True),
         AppendRead("append_read_10m", "rows_10m", "table", full_only=True),

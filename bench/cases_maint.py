@@ -74,12 +74,14 @@ class ExpireSnapshots(Case):
     throughput = "snapshots"
     not_applicable: ClassVar[dict[str, str]] = NOT_APPLICABLE
     retain = 10
+    #: The size keys of the snapshot count and rows per snapshot of the table.
+    sizes: tuple[str, str] = ("expire_snapshots", "expire_rows")
 
     def unavailable(self, ctx: Context) -> str | None:
         return _missing_module("paimon_core.operation.expire_snapshots", "snapshot expiry")
 
     def setup(self, ctx: Context) -> None:
-        snaps, per = ctx.p["expire_snapshots"], ctx.p["expire_rows"]
+        snaps, per = ctx.p[self.sizes[0]], ctx.p[self.sizes[1]]
         self.snapshots = snaps
         self.template = ctx.fixture(f"history-{snaps}x{per}", {"snapshots": snaps, "rows": per},
                                     lambda d: fixtures.build_history(d, snaps, per, seed=SEED))

@@ -21,6 +21,10 @@ before the timer; only the operation itself is timed (see :class:`bench.sidekit.
   ``result`` (summarized as above) and the dry-run plan's totals (``plan_tasks``,
   ``plan_input_files``, ``plan_input_bytes``, ``plan_input_rows``).
 
+* ``process`` {argv}: a whole child process ``python <argv>`` (e.g. ``-m spark_jobs expire_snapshots
+  ...``), timed from outside: its wall time and, from ``RUSAGE_CHILDREN``, its CPU time; answers
+  the job's JSON line as ``result``.
+
 A ``filter`` is a list of ``[op, field, value]`` conjuncts, op one of ``= < <= > >=``.
 """
 
@@ -51,6 +55,10 @@ def _preload() -> None:
     for info in pkgutil.walk_packages(paimon_core.__path__, "paimon_core."):
         if not info.name.endswith("__main__"):
             importlib.import_module(info.name)
+    # Third-party modules paimon_core imports on first use (pyarrow.dataset on the first Parquet
+    # read, fsspec for a remote FileIO), so metadata-only processes never pay for them.
+    for name in ("pyarrow.dataset", "fsspec"):
+        importlib.import_module(name)
 
 
 _preload()
@@ -199,6 +207,30 @@ def op_compact(spec: dict[str, Any]) -> dict[str, Any]:
                      plan_input_rows=sum(t["input_rows"] for t in plan))
 
 
+def op_process(spec: dict[str, Any]) -> dict[str, Any]:
+    """A whole child process ``python <argv>`` (e.g. ``-m spark_jobs expire_snapshots ...``): its wall
+    time and CPU time (from ``RUSAGE_CHILDREN``); answers the job's JSON line as ``result``."""
+    import json
+    import resource
+    import subprocess
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, *spec["argv"]], capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise RuntimeError(f"exit {proc.returncode}: {proc.stderr[-2000:]}{proc.stdout[-2000:]}")
+    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")][-1]
+    doc = json.loads(line)
+    sw = Stopwatch()
+    sw.add("process", wall)
+    sw.user_seconds = after.ru_utime - before.ru_utime
+    sw.sys_seconds = after.ru_stime - before.ru_stime
+    return sw.result(result={k: len(v) if isinstance(v, (list, dict)) else v for k, v in doc.items()},
+                     child_peak_rss_mb=after.ru_maxrss / 1024)
+
+
 def op_checksum(spec: dict[str, Any]) -> dict[str, Any]:
     """Untimed helper: the checksum of a whole table as we read it."""
     return {"checksum": table_checksum(_table(spec).to_arrow())}
@@ -229,7 +261,7 @@ def profiled(handler: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[[d
 
 HANDLERS = {name: profiled(h) for name, h in
             {"write": op_write, "read": op_read, "plan": op_plan, "checksum": op_checksum, "expire": op_expire,
-             "orphan_clean": op_orphan_clean, "compact": op_compact}.items()}
+             "orphan_clean": op_orphan_clean, "compact": op_compact, "process": op_process}.items()}
 
 if __name__ == "__main__":
     sys.exit(serve(HANDLERS))

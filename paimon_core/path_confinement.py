@@ -50,16 +50,13 @@ def _describe(value: object) -> str:
     return text if len(text) <= 200 else text[:200] + "..."
 
 
+#: a path separator or a control character: never part of a bare file name
+_UNSAFE_NAME_CHAR = re.compile(r"[\x00-\x1f\x7f/\\]")
+
+
 def check_file_name(name: object, *, kind: str) -> str:
     """``name`` if it is a bare file name, else :class:`UnsafePathError` (``kind`` says what it names)."""
-    if (
-        not isinstance(name, str)
-        or not name
-        or name in (".", "..")
-        or "/" in name
-        or "\\" in name
-        or any(ord(c) < 32 or ord(c) == 127 for c in name)
-    ):
+    if not isinstance(name, str) or not name or name in (".", "..") or _UNSAFE_NAME_CHAR.search(name):
         raise UnsafePathError(
             f"Refusing {kind} name {_describe(name)} from metadata: it must be a bare file name "
             "(no '/', '\\', '..' or control characters)",

@@ -9,10 +9,16 @@ import pyarrow.compute as pc
 from paimon_core.exceptions import SchemaMismatchError
 
 INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = 0, 1, 2, 3
+# Built from buffers, not Python lists: pyarrow imports pandas (~0.5 s) on its first conversion of
+# Python objects, which a metadata-only process (e.g. an expiry job) should never pay at import.
 #: Kind codes indexed into their short strings (Paimon's RowKind.shortString()).
-SHORT_STRINGS = pa.array(["+I", "-U", "+U", "-D"], pa.string())
+SHORT_STRINGS = pa.Array.from_buffers(
+    pa.string(), 4, [None, pa.py_buffer(np.array([0, 2, 4, 6, 8], np.int32).tobytes()), pa.py_buffer(b"+I-U+U-D")]
+)
 #: The retracting kinds, -U and -D.
-RETRACT_KINDS = pa.array([UPDATE_BEFORE, DELETE], pa.int8())
+RETRACT_KINDS = pa.Array.from_buffers(
+    pa.int8(), 2, [None, pa.py_buffer(np.array([UPDATE_BEFORE, DELETE], np.int8).tobytes())]
+)
 
 
 def kinds_from_strings(column: pa.ChunkedArray | pa.Array, field_name: str) -> pa.Array:

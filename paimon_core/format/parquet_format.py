@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from paimon_core.exceptions import InvalidArgumentError
@@ -38,6 +37,8 @@ from paimon_core.format.format_base import (
 from paimon_core.format.format_options import PARQUET_ENABLE_DICTIONARY, ParquetSettings
 
 if TYPE_CHECKING:
+    import pyarrow.dataset as ds
+
     from paimon_core.io.file_io import FileIO
 
 #: pyarrow refuses row groups above this many rows.
@@ -181,6 +182,10 @@ def choose_dictionary_columns(table: pa.Table) -> bool | list[str]:
 
 
 def _fragment(file_io: FileIO, path: str) -> ds.ParquetFileFragment:
+    # pyarrow.dataset is imported here, not at module import: importing it pulls in pandas (~0.5 s),
+    # which metadata-only processes (an expiry job) never need.
+    import pyarrow.dataset as ds
+
     fmt = ds.ParquetFileFormat(default_fragment_scan_options=ds.ParquetFragmentScanOptions(pre_buffer=True))
     return fmt.make_fragment(file_io.arrow_path(path), filesystem=file_io.arrow_filesystem())
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from paimon_core.io.file_io import FileIO
-from paimon_core.io.fsspec_io import FsspecFileIO
 from paimon_core.io.local_io import LocalFileIO
 
 
@@ -23,4 +22,6 @@ def load_file_io(path: str, options: dict[str, Any] | None = None) -> FileIO:
     scheme = scheme_of(path)
     if scheme in ("file", "local"):
         return LocalFileIO()
+    from paimon_core.io.fsspec_io import FsspecFileIO  # fsspec only for remote storage
+
     return FsspecFileIO(scheme, options)

@@ -387,9 +387,24 @@ def read_avro_blocks(data: bytes) -> tuple[Any, list[tuple[int, bytes]]]:
     Returns ``(writer_schema, [(record_count, block_bytes), ...])``. Raises
     ``ValueError``/``EOFError`` on malformed input; callers wrap them.
     """
+    writer_schema, _, blocks = read_avro_blocks_keyed(data)
+    return writer_schema, blocks
+
+
+@lru_cache(maxsize=64)
+def _schema_of(text: bytes) -> tuple[Any, str]:
+    schema = json.loads(text)
+    return schema, json.dumps(schema, sort_keys=True)
+
+
+def read_avro_blocks_keyed(data: bytes) -> tuple[Any, str, list[tuple[int, bytes]]]:
+    """:func:`read_avro_blocks`, plus the writer schema as canonical JSON text (a cache key).
+
+    The parsed schema is shared between files with the same schema: do not modify it.
+    """
     meta, sync, pos = _parse_header(data)
     codec = meta.get("avro.codec", b"null").decode("ascii")
-    writer_schema = json.loads(meta["avro.schema"])
+    writer_schema, schema_text = _schema_of(meta["avro.schema"])
     blocks: list[tuple[int, bytes]] = []
     end = len(data)
     while pos < end:
@@ -401,7 +416,7 @@ def read_avro_blocks(data: bytes) -> tuple[Any, list[tuple[int, bytes]]]:
         if count < 0:
             raise ValueError(f"negative record count {count} in a block")
         blocks.append((count, _decompress(codec, block)))
-    return writer_schema, blocks
+    return writer_schema, schema_text, blocks
 
 
 def read_avro_records(data: bytes, path: str) -> list[ManifestRecord]:
@@ -441,9 +456,22 @@ def read_avro_objects(data: bytes, path: str, plan: RecordPlan) -> list[Any]:
     fields are skipped. Errors raise :class:`CorruptFileError` naming ``path``.
     """
     try:
-        writer_schema, blocks = read_avro_blocks(data)
+        _, schema_text, blocks = read_avro_blocks_keyed(data)
+    except Exception as e:  # noqa: BLE001 - any decoding failure means a corrupt file
+        raise _corrupt(path, e) from e
+    return decode_avro_blocks(schema_text, blocks, path, plan)
+
+
+def decode_avro_blocks(schema_text: str, blocks: list[tuple[int, bytes]], path: str, plan: RecordPlan) -> list[Any]:
+    """Decode the blocks of :func:`read_avro_blocks_keyed` into objects built by ``plan``
+    (see :func:`read_avro_objects`)."""
+    try:
+        records = sum(count for count, _ in blocks)
+        if 0 < records < SMALL_FILE_RECORDS and (schema_text, plan) not in _COMPILED:
+            return _decode_small(schema_text, blocks, plan)
         with _COMPILE_LOCK:  # the scan's thread pool would otherwise compile the same decoder N times
-            decode = compile_decoder(json.dumps(writer_schema, sort_keys=True), plan)
+            decode = compile_decoder(schema_text, plan)
+            _COMPILED.add((schema_text, plan))
         out: list[Any] = []
         for count, raw in blocks:
             end = decode(raw, 0, count, out)
@@ -454,6 +482,53 @@ def read_avro_objects(data: bytes, path: str, plan: RecordPlan) -> list[Any]:
         raise
     except Exception as e:  # noqa: BLE001 - any decoding failure means a corrupt file
         raise _corrupt(path, e) from e
+
+
+#: A file with fewer records than this is decoded by fastavro's C reader plus ``plan`` unless a
+#: decoder for its schema is compiled already: generating one costs 5-10 ms of CPU, once per
+#: process and schema, which would dominate a small read in a fresh process.
+SMALL_FILE_RECORDS = 64
+_COMPILED: set[tuple[str, RecordPlan]] = set()
+
+
+@lru_cache(maxsize=64)
+def _fastavro_schema(schema_text: str) -> Any:
+    return fastavro.parse_schema(strip_logical_types(json.loads(schema_text)))
+
+
+def _decode_small(schema_text: str, blocks: list[tuple[int, bytes]], plan: RecordPlan) -> list[Any]:
+    """What the compiled decoder returns, through fastavro's dicts (the same values: logical
+    types stripped, fields matched by name, missing ones None)."""
+    parsed = _fastavro_schema(schema_text)
+    out: list[Any] = []
+    for count, raw in blocks:
+        bio = io.BytesIO(raw)
+        for _ in range(count):
+            rec = fastavro.schemaless_reader(bio, parsed, None)
+            if not isinstance(rec, dict):
+                raise ValueError("null top-level record" if rec is None else "top-level Avro value is not a record")
+            out.append(_from_dict(rec, plan))
+        if bio.tell() != len(raw):
+            raise ValueError(f"block has {len(raw) - bio.tell()} trailing bytes after {count} records")
+    return out
+
+
+def _from_dict(rec: dict[str, Any], plan: RecordPlan) -> Any:
+    missing = plan.required - rec.keys()
+    if missing:
+        raise ValueError(f"required field(s) {sorted(missing)} missing from the writer schema")
+    nested = dict(plan.nested)
+    args = []
+    for name in plan.fields:
+        value = rec.get(name)
+        sub = nested.get(name)
+        if sub is not None:
+            if isinstance(value, dict):
+                value = _from_dict(value, sub)
+            elif isinstance(value, list):
+                value = [_from_dict(v, sub) if isinstance(v, dict) else v for v in value]
+        args.append(value)
+    return plan.build(*args)
 
 
 def _corrupt(path: str, e: BaseException) -> CorruptFileError:

@@ -4,21 +4,30 @@ Pruning happens at three levels, cheapest first:
 1. manifest files, by their partition min/max stats;
 2. manifest entries, by exact partition values and bucket;
 3. data files, by their value (append) or key (primary-key) min/max stats.
+
+Manifests are decoded in bulk into columns (:mod:`paimon_core.manifest.manifest_decode`,
+cached per process), entries are pruned and merged on those columns
+(:class:`~paimon_core.manifest.entry_set.EntrySet`), and objects are made only for
+what is returned; ``*_entry_set`` methods return the columns themselves.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+import numpy as np
+
 from paimon_core.exceptions import CorruptFileError
 from paimon_core.io.file_io import FileIO
+from paimon_core.io.local_io import LocalFileIO
 from paimon_core.manifest.entries import FileKind, ManifestEntry, ManifestFileMeta
-from paimon_core.manifest.manifest_file import read_manifest_file
+from paimon_core.manifest.entry_set import EntrySet, merge_live
+from paimon_core.manifest.manifest_batch import decode_cached, read_manifest_batch
 from paimon_core.manifest.manifest_list import read_manifest_list
-from paimon_core.manifest.merger import merge_entries
 from paimon_core.manifest.partition_stats import PartitionCodec
 from paimon_core.paths import PathFactory
 from paimon_core.predicate import Predicate
@@ -27,6 +36,9 @@ from paimon_core.snapshot.snapshot import Snapshot
 logger = logging.getLogger(__name__)
 
 EntryFilter = Callable[[ManifestEntry], bool]
+
+#: A manifest read slower than this (seconds) makes the scan read the others in parallel.
+PARALLEL_READ_LATENCY_S = 0.002
 
 
 @dataclass(frozen=True)
@@ -37,6 +49,11 @@ class ScanFilter:
     partitions: frozenset[bytes] | None = None  # exact partition BinaryRows
     buckets: frozenset[int] | None = None
     file_filter: EntryFilter | None = None  # e.g. value-stats pruning
+    #: the bucket count ``buckets`` were computed for (from a predicate's keys): they then only
+    #: apply to files of that count, as Java's (bucket, totalBuckets) filter; a partition written
+    #: with another count (rescaled) is not pruned by bucket, nor are manifests. None: ``buckets``
+    #: are bucket ids as such (e.g. compaction of given buckets).
+    bucket_count: int | None = None
 
 
 class FileStoreScan:
@@ -60,11 +77,16 @@ class FileStoreScan:
         return self.read_list(snapshot.delta_manifest_list)
 
     def read_manifest(self, meta: ManifestFileMeta) -> list[ManifestEntry]:
-        return read_manifest_file(self.file_io, self.paths.manifest_path(meta.file_name))
+        return read_manifest_batch(self.file_io, self.paths.manifest_path(meta.file_name)).entries()
 
     # --- pruning -------------------------------------------------------------------
     def _keep_manifest(self, meta: ManifestFileMeta, flt: ScanFilter) -> bool:
-        if flt.buckets is not None and meta.min_bucket is not None and meta.max_bucket is not None:
+        if (
+            flt.buckets is not None
+            and flt.bucket_count is None
+            and meta.min_bucket is not None
+            and meta.max_bucket is not None
+        ):
             if not any(meta.min_bucket <= b <= meta.max_bucket for b in flt.buckets):
                 return False
         pred = flt.partition_predicate
@@ -81,46 +103,77 @@ class FileStoreScan:
         nulls = list(stats.null_counts) if stats.null_counts else None
         return pred.test_stats(meta.num_added_files + meta.num_deleted_files, mins, maxs, nulls)
 
-    def _keep_entry(self, e: ManifestEntry, flt: ScanFilter) -> bool:
-        if flt.buckets is not None and e.bucket not in flt.buckets:
-            return False
-        if flt.partitions is not None and e.partition not in flt.partitions:
-            return False
-        if flt.partition_predicate is not None and not flt.partition_predicate.test_values(
-            self.codec.decode(e.partition)
-        ):
-            return False
-        return flt.file_filter is None or flt.file_filter(e)
+    def _filter_set(self, entries: EntrySet, flt: ScanFilter) -> EntrySet:
+        """The rows passing the filter's bucket, partition and file parts (in that order)."""
+        if flt.buckets is not None or flt.partitions is not None or flt.partition_predicate is not None:
+            mask = np.ones(len(entries), dtype=bool)
+            if flt.buckets is not None:
+                in_buckets = np.isin(np.asarray(entries.bucket, dtype=np.int64), np.fromiter(flt.buckets, np.int64))
+                if flt.bucket_count is not None:
+                    totals = np.asarray(entries.total_buckets, dtype=np.int64)
+                    in_buckets |= (totals > 0) & (totals != flt.bucket_count)
+                mask &= in_buckets
+            parts = entries.partition
+            if flt.partitions is not None:
+                wanted = flt.partitions
+                mask &= np.fromiter((p in wanted for p in parts), bool, len(parts))
+            pred = flt.partition_predicate
+            if pred is not None:
+                decode = self.codec.decode
+                ok = {p: pred.test_values(decode(p)) for p in set(parts)}
+                mask &= np.fromiter((ok[p] for p in parts), bool, len(parts))
+            entries = entries.filter(mask)
+        if flt.file_filter is not None and len(entries):
+            keep = flt.file_filter
+            entries = entries.filter([keep(e) for e in entries.entries()])
+        return entries
 
     # --- reading -------------------------------------------------------------------
+    def read_entry_set(self, metas: Sequence[ManifestFileMeta], flt: ScanFilter | None = None) -> EntrySet:
+        """The entries (ADD and DELETE) of the manifests that pass the filter, in order, as columns."""
+        flt = flt or ScanFilter()
+        paths = [self.paths.manifest_path(m.file_name) for m in metas if self._keep_manifest(m, flt)]
+        return self._filter_set(EntrySet(decode_cached(list(zip(paths, self._read_all(paths), strict=True)))), flt)
+
+    def _read_all(self, paths: Sequence[str]) -> list[bytes]:
+        """The bytes of ``paths``. Threads only pay off when a read waits (an object store):
+        local files are read in turn; otherwise the first file is read alone, and the rest in
+        parallel only if that took a while."""
+        read = self.file_io.read_bytes
+        if not paths:
+            return []
+        if isinstance(self.file_io, LocalFileIO):
+            return [read(p) for p in paths]
+        t0 = time.perf_counter()
+        first = read(paths[0])
+        rest = paths[1:]
+        if len(rest) <= 1 or self.parallelism <= 1 or time.perf_counter() - t0 < PARALLEL_READ_LATENCY_S:
+            return [first, *(read(p) for p in rest)]
+        with ThreadPoolExecutor(max_workers=min(self.parallelism, len(rest))) as pool:
+            return [first, *pool.map(read, rest)]
+
     def read_entries(self, metas: Sequence[ManifestFileMeta], flt: ScanFilter | None = None) -> list[ManifestEntry]:
         """All entries (ADD and DELETE) of the manifests that pass the filter, in order."""
-        flt = flt or ScanFilter()
-        kept = [m for m in metas if self._keep_manifest(m, flt)]
+        return self.read_entry_set(metas, flt).entries()
 
-        def load(m: ManifestFileMeta) -> list[ManifestEntry]:
-            return [e for e in self.read_manifest(m) if self._keep_entry(e, flt)]
-
-        if len(kept) <= 1 or self.parallelism <= 1:
-            chunks: Iterable[list[ManifestEntry]] = [load(m) for m in kept]
-        else:
-            with ThreadPoolExecutor(max_workers=min(self.parallelism, len(kept))) as pool:
-                chunks = list(pool.map(load, kept))
-        return [e for chunk in chunks for e in chunk]
-
-    def live_entries(self, snapshot: Snapshot | None, flt: ScanFilter | None = None) -> list[ManifestEntry]:
-        """The files that make up the snapshot (ADD entries after cancelling deletes)."""
+    def live_entry_set(self, snapshot: Snapshot | None, flt: ScanFilter | None = None) -> EntrySet:
+        """The files that make up the snapshot (ADD entries after cancelling deletes), as columns."""
         if snapshot is None:
-            return []
-        entries = merge_entries(self.read_entries(self.data_manifests(snapshot), flt))
-        deletes = [e for e in entries if e.kind == FileKind.DELETE]
-        if deletes:
+            return EntrySet([])
+        entries = merge_live(self.read_entry_set(self.data_manifests(snapshot), flt))
+        kinds = entries.kind
+        if int(FileKind.DELETE) in kinds:
+            deletes = [i for i, k in enumerate(kinds) if k == FileKind.DELETE]
             raise CorruptFileError(
                 f"Snapshot {snapshot.id} of {self.paths.table_path} deletes {len(deletes)} file(s) it never "
-                f"added (first: {deletes[0].file.file_name}); its manifests are inconsistent",
+                f"added (first: {entries.column('file_name')[deletes[0]]}); its manifests are inconsistent",
                 snapshot_id=snapshot.id,
             )
         return entries
+
+    def live_entries(self, snapshot: Snapshot | None, flt: ScanFilter | None = None) -> list[ManifestEntry]:
+        """The files that make up the snapshot (ADD entries after cancelling deletes)."""
+        return self.live_entry_set(snapshot, flt).entries()
 
     def max_sequence_numbers(
         self, snapshot: Snapshot | None, flt: ScanFilter | None = None

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from paimon_core.deletionvectors.deletion_file import DeletionFile, deletion_files_by_bucket
+from paimon_core.exceptions import MetadataFileNotFoundError, PaimonError
 from paimon_core.index.index_path_factory import index_file_path
 from paimon_core.manifest.entries import DataFileMeta, FileKind, IndexManifestEntry, ManifestEntry
 from paimon_core.manifest.index_manifest import read_index_manifest
@@ -17,6 +18,7 @@ from paimon_core.predicate import Predicate, pick_by_fields
 from paimon_core.snapshot.snapshot import CommitKind, Snapshot
 from paimon_core.table.snapshot_resolver import ScanTarget, resolve
 from paimon_core.table.source import DataSplit, Plan
+from paimon_core.table.split_planner import plan_splits
 
 if TYPE_CHECKING:
     from paimon_core.table.table import FileStoreTable
@@ -59,7 +61,12 @@ class TableScan:
         num_buckets = schema.core_options.bucket
         if num_buckets > 0:
             buckets = buckets_for(self.predicate, schema.fields_of(schema.bucket_keys), num_buckets)
-        return ScanFilter(partition_predicate=part_pred, buckets=buckets, file_filter=file_filter)
+        return ScanFilter(
+            partition_predicate=part_pred,
+            buckets=buckets,
+            file_filter=file_filter,
+            bucket_count=num_buckets if buckets is not None else None,
+        )
 
     def target(self) -> ScanTarget:
         return resolve(self.options, self.table.snapshot_manager, self.table.tag_manager)
@@ -68,12 +75,30 @@ class TableScan:
         target = self.target()
         if target.snapshot is None:
             return Plan(None, [])
+        try:
+            return self._plan(target)
+        except FileNotFoundError as e:
+            if isinstance(e, PaimonError):
+                raise
+            raise MetadataFileNotFoundError(
+                f"Cannot read snapshot {target.snapshot.id} of {self.table.name}: {e.filename or e} is missing "
+                "(expired while being read, or the table is damaged)",
+                path=e.filename,
+                snapshot_id=target.snapshot.id,
+            ) from e
+
+    def _plan(self, target: ScanTarget) -> Plan:
+        assert target.snapshot is not None
         scan = self.table.new_file_store_scan()
         flt = self._filter()
         if not target.incremental:
-            entries = scan.live_entries(target.snapshot, flt)
-            dvs = self._deletion_files(target.snapshot, entries)
-            return Plan(target.snapshot.id, self._splits(target.snapshot.id, entries, incremental=False, dvs=dvs))
+            live = scan.live_entry_set(target.snapshot, flt)
+            dvs = (
+                self._bucket_deletion_files(target.snapshot, set(zip(live.partition, live.bucket, strict=True)))
+                if self._deletion_vectors()
+                else {}
+            )
+            return Plan(target.snapshot.id, plan_splits(self, target.snapshot.id, live, dvs=dvs))
         assert target.end is not None
         if target.tags:
             assert target.start is not None
@@ -101,12 +126,16 @@ class TableScan:
         return self.options.get("merge-engine", "deduplicate") == "first-row"
 
     def _deletion_files(self, snapshot: Snapshot, entries: Sequence[ManifestEntry]) -> _DvMap:
-        """Deletion vectors of the buckets read, from ``snapshot``'s index manifest.
+        """Deletion vectors of the buckets of ``entries`` (see :meth:`_bucket_deletion_files`)."""
+        return self._bucket_deletion_files(snapshot, {(e.partition, e.bucket) for e in entries})
+
+    def _bucket_deletion_files(self, snapshot: Snapshot, buckets: set[tuple[bytes, int]]) -> _DvMap:
+        """Deletion vectors of the ``(partition, bucket)`` s read, from ``snapshot``'s index manifest.
 
         As in Java (``SnapshotReaderImpl.scanDvIndex``) and pypaimon they apply only to batch
         reads of tables with ``deletion-vectors.enabled``; other tables ignore DV index files.
         """
-        if not self._deletion_vectors() or snapshot.index_manifest is None or not entries:
+        if not self._deletion_vectors() or snapshot.index_manifest is None or not buckets:
             return {}
         table = self.table
         index_entries = read_index_manifest(table.file_io, table.paths.manifest_path(snapshot.index_manifest))
@@ -114,7 +143,6 @@ class TableScan:
         def index_path(e: IndexManifestEntry) -> str:
             return index_file_path(table, e.partition, e.bucket, e.index_file)
 
-        buckets = {(e.partition, e.bucket) for e in entries}
         wanted = [e for e in index_entries if (e.partition, e.bucket) in buckets]
         return deletion_files_by_bucket(wanted, index_path)
 

@@ -123,7 +123,7 @@ def _open_trigger_form(page: Any, base: str) -> Any:
 
 def _keep_paused(dialog: Any) -> None:
     """Untick "Unpause on trigger": test 1's run only has to exist (test 2's must not queue behind it)."""
-    unpause = dialog.locator("input[type=checkbox]")
+    unpause = dialog.locator("input[type=checkbox]:not([name^=element_])")  # not a Param's (as_latest)
     assert unpause.count() == 1 and unpause.is_checked()
     dialog.get_by_text(f"Unpause {DAG_ID} on trigger").click()
     assert not unpause.is_checked()
@@ -179,7 +179,9 @@ def test_trigger_form_fills_params_and_refuses_bad_input(page: Any, live: dict[s
     _fill(dialog, page, table="db.t", snapshot_id="2", mode="plan")
     _shot(page, "trigger_form_filled.png")
     run = _submit(dialog, page, live)
-    assert run["conf"] == {"table": "db.t", "snapshot_id": 2, "tag": None, "timestamp": None, "mode": "plan"}
+    assert run["conf"] == {
+        "table": "db.t", "snapshot_id": 2, "tag": None, "timestamp": None, "as_latest": False, "mode": "plan"
+    }
     assert run["run_type"] == "manual" and run["state"] == "queued"
     page.get_by_text(run["dag_run_id"]).first.wait_for()
     _shot(page, "trigger_form_result.png")

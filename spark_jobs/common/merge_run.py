@@ -112,7 +112,10 @@ def merge_into(
         source_columns = spark.table(source_sql).columns
         read = plan_target(table)
         target_view = f"__paimon_merge_target_{uuid.uuid4().hex[:12]}"
-        read_target(spark, table, read).createOrReplaceTempView(target_view)
+        # The target comes from spark.range(splits).mapInArrow(...): Spark sizes it as the few split
+        # ids and would broadcast it (10M target rows: "Not enough memory to build and broadcast").
+        # A sort-merge join never builds the whole target in memory.
+        read_target(spark, table, read).hint("merge").createOrReplaceTempView(target_view)
         views.append(target_view)
         columns = [f.name for f in table.schema.fields]
         counts = MergeCounts()

@@ -19,16 +19,16 @@ import sys
 
 import pyarrow as pa
 
-from paimon_core import FileSystemCatalog
+from paimon_core import FileSystemCatalog, PaimonError
 from paimon_core.table.table import FileStoreTable
 
 
 def main(argv: list[str]) -> int:
     warehouse, identifier, writer, commits, rows = argv[0], argv[1], int(argv[2]), int(argv[3]), int(argv[4])
     options = json.loads(argv[5]) if len(argv) > 5 and argv[5] else {}
-    table = FileSystemCatalog(warehouse, options=options).get_table(identifier)
     if len(argv) > 6 and argv[6] == "batch":
-        return _batch(table, writer, commits, rows)
+        return _batch(_open_retrying(warehouse, identifier, options), writer, commits, rows)
+    table = FileSystemCatalog(warehouse, options=options).get_table(identifier)
     builder = table.new_stream_write_builder(f"writer-{writer}")
     write, commit = builder.new_write(), builder.new_commit()
     snapshots, attempts = [], 0
@@ -41,6 +41,17 @@ def main(argv: list[str]) -> int:
         attempts += result.attempts
     print(json.dumps({"writer": writer, "snapshots": snapshots, "attempts": attempts}), flush=True)
     return 0
+
+
+def _open_retrying(warehouse: str, identifier: str, options: dict[str, str]) -> FileStoreTable:
+    """The table, opened again when the flaky store fails a read (the writers' SDK does not retry)."""
+    for attempt in range(50):
+        try:
+            return FileSystemCatalog(warehouse, options=options).get_table(identifier)
+        except (OSError, PaimonError):
+            if attempt == 49:
+                raise
+    raise AssertionError("unreachable")
 
 
 def _batch(table: FileStoreTable, writer: int, commits: int, rows: int) -> int:

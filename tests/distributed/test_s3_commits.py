@@ -88,7 +88,7 @@ def _run_writers(server: S3Server, warehouse: str, options: dict[str, str]) -> l
         for p in procs:  # a failed or timed-out run leaves no writer behind
             if p.poll() is None:
                 p.kill()
-                p.wait()
+            p.communicate()  # reaps it and closes its pipes
     return reports
 
 

@@ -73,7 +73,7 @@ def _run(server: S3Server, warehouse: str) -> list[dict[str, Any]]:
         for p in procs:
             if p.poll() is None:
                 p.kill()
-                p.wait()
+            p.communicate()  # reaps it and closes its pipes
     return reports
 
 

@@ -600,6 +600,8 @@ def _parse_partition_string(s: str, t: DataType) -> object:
         raise _bad(s, t, "not a boolean")
     if isinstance(t, (BinaryType, VarBinaryType)):
         return to_internal(s.encode("utf-8"), t)
+    if isinstance(t, (DecimalType, FloatType, DoubleType)) and "_" in s:
+        raise _bad(s, t, "not a number")  # Python's digit separators; Java refuses them
     if isinstance(t, DecimalType):
         return to_internal(Decimal(s.strip()), t)
     if type(t) in _INT_RANGES:
@@ -620,8 +622,11 @@ def _parse_partition_string(s: str, t: DataType) -> object:
         return to_internal(s, t)
     if isinstance(t, (TimestampType, LocalZonedTimestampType)):
         if _JAVA_INT_RE.match(s):
+            epoch = int(s)
+            if not -(2**63) <= epoch < 2**63:
+                raise _bad(s, t, "out of the range of a Java long")
             unit = timestamp_unit(t.precision)
-            return to_internal(int(s) * _UNIT_NANOS[unit], t)
+            return to_internal(epoch * _UNIT_NANOS[unit], t)
         nanos = _parse_timestamp_string(s, t)
         step = 10 ** (9 - t.precision)
         return to_internal(nanos - nanos % step, t)

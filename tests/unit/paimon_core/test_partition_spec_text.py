@@ -106,3 +106,17 @@ def test_cli_overwrite_partition_on_int_column(tmp_path: Path) -> None:
         r = subprocess.run([*cli, *args], capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, r.stderr
     assert FileSystemCatalog(wh).get_table("db.t").to_arrow().to_pylist() == [{"id": 9, "q": 2}]
+
+
+def test_text_java_would_refuse_is_refused() -> None:
+    """Python's digit separators and epoch numbers beyond a Java long are not partition values."""
+    from paimon_core.data.internal import partition_string_to_value
+    from paimon_core.exceptions import InvalidArgumentError
+    from paimon_core.schema.data_types import DecimalType, DoubleType, IntType, TimestampType
+
+    for text, t in [("1_000", DoubleType()), ("1_000", DecimalType(10, 2)), ("1_000", IntType())]:
+        with pytest.raises(InvalidArgumentError, match="1_000"):
+            partition_string_to_value(text, t)
+    with pytest.raises(InvalidArgumentError, match="Java long"):
+        partition_string_to_value("99999999999999999999", TimestampType(3))
+    assert partition_string_to_value("12.5", DoubleType()) == 12.5

@@ -54,6 +54,15 @@ DURATION_PATTERN = (
 )
 
 
+#: A ``db.table`` name as the UI form accepts it (the registry's own check, anchored for JSON Schema).
+TABLE_PATTERN = r"^[A-Za-z0-9_]+\.[A-Za-z0-9_$-]+$"
+
+
+def table_param(description: str = "db.table") -> Param:
+    """The required ``table`` Param of the manual, one-table DAGs."""
+    return Param(type="string", pattern=TABLE_PATTERN, description=description)
+
+
 def table_params() -> dict[str, Param]:
     """Params that narrow the registry's table selection for one run (UI form / run conf)."""
     registry = load()

@@ -29,7 +29,7 @@ import datetime as dt
 
 from airflow.sdk import DAG, Param
 
-from _paimon_common import DEFAULT_ARGS, DURATION_PATTERN, mode_param, plan_then_apply
+from _paimon_common import DEFAULT_ARGS, DURATION_PATTERN, mode_param, plan_then_apply, table_param
 from _paimon_registry import load
 from paimon_airflow.operators.table_procedures import TAG_ACTIONS, PaimonManageTagsOperator
 
@@ -56,7 +56,7 @@ with DAG(
     max_active_runs=1,
     default_args={**DEFAULT_ARGS, "retries": 0},
     params={
-        "table": Param(type="string", pattern=r"^[A-Za-z0-9_]+\.[A-Za-z0-9_$-]+$", description="db.table"),
+        "table": table_param(),
         "tag_action": Param("expire", type="string", enum=list(TAG_ACTIONS), description="what to do"),
         "tag": Param(
             None, type=["null", "string"], pattern=_TAG_NAME, description="the tag (not for expire)"

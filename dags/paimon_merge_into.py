@@ -23,7 +23,7 @@ import datetime as dt
 
 from airflow.sdk import DAG, Param
 
-from _paimon_common import DEFAULT_ARGS, SPARK_POOL, mode_param, plan_then_apply
+from _paimon_common import DEFAULT_ARGS, SPARK_POOL, mode_param, plan_then_apply, table_param
 from _paimon_registry import load
 from paimon_airflow.operators.merge_into import MERGE_ARGUMENTS, PaimonMergeIntoOperator
 
@@ -46,7 +46,7 @@ with DAG(
     max_active_runs=1,
     default_args={**DEFAULT_ARGS, "retries": 0},
     params={
-        "table": Param(type="string", pattern=r"^[A-Za-z0-9_]+\.[A-Za-z0-9_$-]+$", description="target db.table"),
+        "table": table_param("target db.table"),
         "target_alias": Param(None, type=["null", "string"], pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
                               description="name of the target in the conditions (default: the table's name)"),
         "source_sqls": _optional("';'-separated Spark SQL run first, e.g. CREATE TEMPORARY VIEW S AS ..."),

@@ -30,7 +30,7 @@ from typing import Any
 
 from airflow.sdk import DAG, Asset, AssetAny, AssetWatcher, Param, get_current_context, task, task_group
 
-from _paimon_common import DEFAULT_ARGS, SPARK_POOL, table_health
+from _paimon_common import DEFAULT_ARGS, SPARK_POOL, TABLE_PATTERN, table_health
 from _paimon_registry import load
 from paimon_airflow.operators.spark_job import PaimonCompactOperator
 from paimon_airflow.triggers.paimon import PaimonTableSnapshotTrigger
@@ -72,7 +72,7 @@ with DAG(
         "tables": Param(
             [],
             type="array",
-            items={"type": "string", "pattern": r"^[A-Za-z0-9_]+\.[A-Za-z0-9_$-]+$"},
+            items={"type": "string", "pattern": TABLE_PATTERN},
             description="manual run: the db.table names to compact (an asset event names its own)",
         ),
     },

@@ -19,7 +19,7 @@ import datetime as dt
 
 from airflow.sdk import DAG, Param
 
-from _paimon_common import DEFAULT_ARGS, mode_param, plan_then_apply
+from _paimon_common import DEFAULT_ARGS, mode_param, plan_then_apply, table_param
 from _paimon_registry import load
 from paimon_airflow.operators.maintenance import PaimonResetConsumerOperator
 
@@ -40,7 +40,7 @@ with DAG(
     max_active_runs=1,
     default_args={**DEFAULT_ARGS, "retries": 0},
     params={
-        "table": Param(type="string", pattern=r"^[A-Za-z0-9_]+\.[A-Za-z0-9_$-]+$", description="db.table"),
+        "table": table_param(),
         "consumer_id": Param(
             type="string", pattern=r"^[A-Za-z0-9_.-]+$", minLength=1, description="consumer id"
         ),

@@ -214,6 +214,7 @@ class FileStoreTable(TableMaintenance, TableBranches):
             clock=self.clock,
             snapshot_commit=snapshot_commit,
             added_file_paths=lambda changes: added_file_paths(self, changes),
+            schema_of=self.schema_manager_cached,
         )
 
     def new_batch_write_builder(self, *, commit_user: str | None = None) -> BatchWriteBuilder:

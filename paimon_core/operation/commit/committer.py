@@ -94,9 +94,11 @@ class FileStoreCommit:
         snapshot_commit: SnapshotCommit | None = None,
         sleep: Callable[[float], None] = time.sleep,
         added_file_paths: Callable[[Changes], list[str]] | None = None,
+        schema_of: Callable[[int], TableSchema] | None = None,
     ) -> None:
         """``options``: the table's resolved options (schema + dynamic; default: the schema's).
-        ``sleep``: how the retry loop waits (seconds), injectable for tests."""
+        ``sleep``: how the retry loop waits (seconds), injectable for tests. ``schema_of``: the
+        table's cached schema loader (schema files never change), so commits do not re-read them."""
         self.file_io = file_io
         self.paths = paths
         self.snapshot_manager = snapshot_manager
@@ -105,6 +107,7 @@ class FileStoreCommit:
         self.sleep = sleep
         #: where the files a commit adds live (the table's layout); None: not checked
         self.added_file_paths = added_file_paths
+        self.schema_of = schema_of
         self.commit_user = commit_user
         self.table_name = table_name
         self.clock = clock
@@ -597,7 +600,8 @@ class FileStoreCommit:
                 from paimon_core.schema.schema_manager import SchemaManager
 
                 manager = SchemaManager(self.file_io, self.paths)
-                counts = {manager.schema(i).options.get("bucket") for i in manager.list_ids()}
+                load = self.schema_of or manager.schema
+                counts = {load(i).options.get("bucket") for i in manager.list_ids()}
                 self._bucket_history = len(counts - {str(self.total_buckets)}) > 0
         return self._bucket_history
 

@@ -135,7 +135,8 @@ def _session(spec: dict[str, Any]) -> SparkSession:
     spark = get_spark(SessionConfig(
         app_name="bench-spark-ingest", master=str(spec.get("master", "local[2]")),
         driver_memory=str(spec.get("driver_memory", "2g")),
-        conf={"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": str(max(bucket, 2))}))
+        conf={"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": str(max(bucket, 2)),
+              **dict(spec.get("conf") or {})}))
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 

@@ -32,6 +32,7 @@ from paimon_core.manifest.partition_stats import PartitionCodec
 from paimon_core.paths import PathFactory
 from paimon_core.predicate import Predicate
 from paimon_core.snapshot.snapshot import Snapshot
+from paimon_core.utils.gc_pause import gc_paused
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +134,8 @@ class FileStoreScan:
         """The entries (ADD and DELETE) of the manifests that pass the filter, in order, as columns."""
         flt = flt or ScanFilter()
         paths = [self.paths.manifest_path(m.file_name) for m in metas if self._keep_manifest(m, flt)]
-        return self._filter_set(EntrySet(decode_cached(list(zip(paths, self._read_all(paths), strict=True)))), flt)
+        with gc_paused():  # columns of many small objects, none cyclic
+            return self._filter_set(EntrySet(decode_cached(list(zip(paths, self._read_all(paths), strict=True)))), flt)
 
     def _read_all(self, paths: Sequence[str]) -> list[bytes]:
         """The bytes of ``paths``. Threads only pay off when a read waits (an object store):

@@ -19,6 +19,7 @@ from paimon_core.snapshot.snapshot import CommitKind, Snapshot
 from paimon_core.table.snapshot_resolver import ScanTarget, resolve
 from paimon_core.table.source import DataSplit, Plan
 from paimon_core.table.split_planner import plan_splits
+from paimon_core.utils.gc_pause import gc_paused
 
 if TYPE_CHECKING:
     from paimon_core.table.table import FileStoreTable
@@ -76,7 +77,8 @@ class TableScan:
         if target.snapshot is None:
             return Plan(None, [])
         try:
-            return self._plan(target)
+            with gc_paused():  # an object per file and split, none cyclic
+                return self._plan(target)
         except FileNotFoundError as e:
             if isinstance(e, PaimonError):
                 raise

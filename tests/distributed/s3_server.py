@@ -126,6 +126,11 @@ class S3Server:
         fsspec.filesystem("s3", skip_instance_cache=True, **self.storage_options()).mkdir(self.bucket)
         return self
 
+    @property
+    def pid(self) -> int | None:
+        """The server process (None before :meth:`start`)."""
+        return None if self._proc is None else self._proc.pid
+
     def boto_kwargs(self) -> dict[str, str]:
         return {
             "endpoint_url": self.endpoint,

@@ -85,12 +85,12 @@ class EntrySet:
         return self._select("@plain", lambda: list(chain.from_iterable(b.plain_key for b in self.batches)))
 
     # --- rows as objects ---------------------------------------------------------------------
-    def _locate(self, rows: Sequence[int] | None = None) -> tuple[list[int], list[int]]:
+    def _locate(self, rows: Sequence[int] | Idx | None = None) -> tuple[list[int], list[int]]:
         pos = self.positions if rows is None else self.positions[np.asarray(rows, dtype=np.int64)]
         which = np.searchsorted(self._offsets, pos, side="right") - 1
         return which.tolist(), (pos - self._offsets[which]).tolist()
 
-    def files(self, rows: Sequence[int] | None = None) -> list[DataFileMeta]:
+    def files(self, rows: Sequence[int] | Idx | None = None) -> list[DataFileMeta]:
         """The data file metas of ``rows`` (default: all), lazy where the batch is."""
         which, local = self._locate(rows)
         batches = self.batches

@@ -9,12 +9,14 @@ is made only for the files that end up in a split. The splits are the ones
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from bisect import bisect_right
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from paimon_core.deletionvectors.deletion_file import DeletionFile
+from paimon_core.exceptions import InvalidArgumentError
 from paimon_core.manifest.entries import DataFileMeta
 from paimon_core.manifest.entry_set import EntrySet
 from paimon_core.options import parse_memory_size
@@ -44,34 +46,120 @@ def plan_splits(scan: TableScan, snapshot_id: int, live: EntrySet, *, dvs: _DvMa
         order = order[np.argsort(gid[order], kind="stable")]  # entry order within a group
     else:
         order = _append_order(live, gid, keep)
-    files = live.files(order.tolist())
+    if not len(order):
+        return []
     bounds = np.flatnonzero(np.diff(gid[order])) + 1
     starts = [0, *bounds.tolist()]
     ends = [*bounds.tolist(), len(order)]
     target_size = parse_memory_size(scan.options.get(SPLIT_TARGET_SIZE, "128 mb"))
     open_cost = parse_memory_size(scan.options.get(SPLIT_OPEN_FILE_COST, "4 mb"))
     dv_enabled = scan._deletion_vectors()
-    weights = np.maximum(np.asarray(live.column("file_size"), dtype=np.int64)[order], open_cost).tolist()
+    sizes = np.asarray(live.column("file_size"), dtype=np.int64)[order]
+    rows = np.asarray(live.column("row_count"), dtype=np.int64)[order]
+    # prefix sums: a pack [lo, hi) has sum x[lo:hi] = cum[hi] - cum[lo]
+    size_cum = np.concatenate(([0], np.cumsum(sizes))).tolist()
+    row_cum = np.concatenate(([0], np.cumsum(rows))).tolist()
+    weight_cum = np.concatenate(([0], np.cumsum(np.maximum(sizes, open_cost)))).tolist()
     gid_l = gid[order].tolist()
+    source = _PlannedFiles(live, order)
+    names = live.column("file_name") if dvs else None
+    order_l = order.tolist() if dvs else None
     splits: list[DataSplit] = []
     for lo, hi in zip(starts, ends, strict=True):
-        if lo == hi:
-            continue
         partition, bucket = group_keys[gid_l[lo]]
-        group = files[lo:hi]
         if has_pk:
+            group = source.files(lo, hi)
             raw = (dv_enabled and all(f.level != 0 and not f.delete_row_count for f in group)) or scan._non_overlapping(
                 group
             )
-            packs = [(group, raw)]
+            packs = [(lo, hi, raw)]
         else:
-            packs = [(p, True) for p in _pack(group, weights[lo:hi], target_size)]
+            packs = [(a, b, True) for a, b in _pack_ranges(weight_cum, lo, hi, target_size)]
         bucket_path = table.bucket_path(partition, bucket)
         by_name = (dvs or {}).get((partition, bucket))
-        for pack, raw in packs:
-            dfs = tuple(by_name.get(f.file_name) for f in pack) if by_name else ()
-            splits.append(DataSplit(snapshot_id, partition, bucket, bucket_path, tuple(pack), raw, False, dfs))
+        for a, b, raw in packs:
+            dfs: tuple[DeletionFile | None, ...] = ()
+            if by_name:
+                assert names is not None and order_l is not None
+                dfs = tuple(by_name.get(names[order_l[i]]) for i in range(a, b))
+            splits.append(PlannedSplit.make(
+                snapshot_id, partition, bucket, bucket_path, raw, dfs, source, a, b,
+                row_count=row_cum[b] - row_cum[a], file_size=size_cum[b] - size_cum[a],
+            ))
     return splits
+
+
+class _PlannedFiles:
+    """The live files of a plan in split order; ``DataFileMeta`` objects are made per split, on demand."""
+
+    __slots__ = ("live", "order")
+
+    def __init__(self, live: EntrySet, order: np.ndarray) -> None:
+        self.live = live
+        self.order = order
+
+    def files(self, lo: int, hi: int) -> tuple[DataFileMeta, ...]:
+        return tuple(self.live.files(self.order[lo:hi]))
+
+
+class PlannedSplit(DataSplit):
+    """A :class:`DataSplit` of a batch plan whose ``files`` are made on first access.
+
+    A plan of 100,000 files made 100,000 ``DataFileMeta`` objects up front, though a
+    read of a few splits (or a count of rows) needs only some of them: here a split
+    holds its range of the plan's columns, and ``files`` becomes the tuple on first
+    use. Row count and size come from the columns. It equals (and hashes as) the
+    :class:`DataSplit` with the same values; pickles and copies are plain ``DataSplit`` s.
+    """
+
+    @classmethod
+    def make(
+        cls, snapshot_id: int, partition: bytes, bucket: int, bucket_path: str, raw: bool,
+        deletion_files: tuple[DeletionFile | None, ...], source: _PlannedFiles, lo: int, hi: int,
+        *, row_count: int, file_size: int,
+    ) -> PlannedSplit:
+        if deletion_files and len(deletion_files) != hi - lo:
+            raise InvalidArgumentError(f"{len(deletion_files)} deletion files for {hi - lo} data files")
+        obj: PlannedSplit = object.__new__(cls)
+        obj.__dict__.update(
+            snapshot_id=snapshot_id, partition=partition, bucket=bucket, bucket_path=bucket_path,
+            raw_convertible=raw, incremental=False, deletion_files=deletion_files, before_files=(), diff=False,
+            _source=(source, lo, hi), _row_count=row_count, _file_size=file_size,
+        )
+        return obj
+
+    def __getattr__(self, name: str) -> Any:  # only reached for what the instance lacks: ``files``
+        lazy = self.__dict__.get("_source")
+        if name != "files" or lazy is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        source, lo, hi = lazy
+        files = source.files(lo, hi)
+        object.__setattr__(self, "files", files)  # frozen: set once, as __init__ would
+        return files
+
+    @property
+    def row_count(self) -> int:
+        got = self.__dict__.get("_row_count")
+        return int(got) if got is not None else sum(f.row_count for f in self.files)
+
+    @property
+    def file_size(self) -> int:
+        got = self.__dict__.get("_file_size")
+        return int(got) if got is not None else sum(f.file_size for f in self.files)
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, f.name) for f in fields(DataSplit))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DataSplit):
+            return self._values() == tuple(getattr(other, f.name) for f in fields(DataSplit))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (DataSplit, self._values())
 
 
 def _groups(live: EntrySet) -> tuple[np.ndarray, list[tuple[bytes, int]]]:
@@ -109,16 +197,15 @@ def _append_order(live: EntrySet, gid: np.ndarray, keep: np.ndarray) -> np.ndarr
     return rows[order]
 
 
-def _pack(files: Sequence[DataFileMeta], weights: list[int], target_size: int) -> list[list[DataFileMeta]]:
-    """Consecutive files packed into groups of about ``target_size`` (as ``table_scan._pack``)."""
-    packs: list[list[DataFileMeta]] = []
-    lo = 0
-    weight = 0
-    for i, w in enumerate(weights):
-        if i > lo and weight + w > target_size:
-            packs.append(list(files[lo:i]))
-            lo, weight = i, 0
-        weight += w
-    if lo < len(weights):
-        packs.append(list(files[lo:]))
+def _pack_ranges(weight_cum: list[int], lo: int, hi: int, target_size: int) -> list[tuple[int, int]]:
+    """Consecutive files ``[lo, hi)`` packed as ``table_scan._pack`` packs them: a pack takes
+    files while its weight stays within ``target_size`` (always at least one file).
+    ``weight_cum`` are the prefix sums of the weights, so a pack's end is one bisection."""
+    packs: list[tuple[int, int]] = []
+    while lo < hi:
+        # the first end whose pack would weigh more than the target, minus one; at least lo + 1
+        end = bisect_right(weight_cum, weight_cum[lo] + target_size, lo + 1, hi + 1) - 1
+        end = max(end, lo + 1)
+        packs.append((lo, end))
+        lo = end
     return packs

@@ -318,9 +318,24 @@ def _read_bytes(data: bytes, pos: int) -> tuple[bytes, int]:
 # --- codecs ----------------------------------------------------------------------
 
 
+_ZSTD = threading.local()
+
+
+def _zstd() -> zstandard.ZstdDecompressor:
+    """This thread's zstd decompressor (making one per block costs more than a small block)."""
+    got: zstandard.ZstdDecompressor | None = getattr(_ZSTD, "d", None)
+    if got is None:
+        got = _ZSTD.d = zstandard.ZstdDecompressor()
+    return got
+
+
 def _decompress(codec: str, block: bytes) -> bytes:
     if codec == "zstandard":
-        dobj = zstandard.ZstdDecompressor().decompressobj()
+        size = zstandard.frame_content_size(block)
+        if 0 < size <= 256 * len(block):  # the size is in the frame (and plausible): decode in one call
+            out: bytes = _zstd().decompress(block)  # a truncated frame raises
+            return out
+        dobj = _zstd().decompressobj()
         out = dobj.decompress(block)
         if not dobj.eof:
             raise EOFError("truncated zstandard block")
@@ -397,12 +412,29 @@ def _schema_of(text: bytes) -> tuple[Any, str]:
     return schema, json.dumps(schema, sort_keys=True)
 
 
+#: The last header parsed: its bytes before the sync marker, its metadata and its length.
+_LAST_HEADER: tuple[bytes, dict[str, bytes], int] | None = None
+
+
+def _header_of(data: bytes) -> tuple[dict[str, bytes], bytes, int]:
+    """:func:`_parse_header`, skipped when ``data`` starts with the same bytes as the last header
+    parsed (the files of one table differ only in their sync markers): parsing reads exactly
+    those bytes, so it would give the same metadata. The metadata is shared: do not modify it."""
+    global _LAST_HEADER
+    last = _LAST_HEADER
+    if last is not None and data.startswith(last[0]) and len(data) >= last[2]:
+        return last[1], data[last[2] - SYNC_SIZE : last[2]], last[2]
+    meta, sync, pos = _parse_header(data)
+    _LAST_HEADER = (data[: pos - SYNC_SIZE], meta, pos)
+    return meta, sync, pos
+
+
 def read_avro_blocks_keyed(data: bytes) -> tuple[Any, str, list[tuple[int, bytes]]]:
     """:func:`read_avro_blocks`, plus the writer schema as canonical JSON text (a cache key).
 
     The parsed schema is shared between files with the same schema: do not modify it.
     """
-    meta, sync, pos = _parse_header(data)
+    meta, sync, pos = _header_of(data)
     codec = meta.get("avro.codec", b"null").decode("ascii")
     writer_schema, schema_text = _schema_of(meta["avro.schema"])
     blocks: list[tuple[int, bytes]] = []

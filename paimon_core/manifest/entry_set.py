@@ -85,6 +85,18 @@ class EntrySet:
         return self._select("@plain", lambda: list(chain.from_iterable(b.plain_key for b in self.batches)))
 
     # --- rows as objects ---------------------------------------------------------------------
+    def locate(self, rows: Sequence[int] | Idx | None = None) -> tuple[list[int], list[int]]:
+        """For ``rows`` (default: all): the batch index and the row within it of each."""
+        return self._locate(rows)
+
+    def file_at(self) -> Callable[[int, int], DataFileMeta]:
+        """``f(batch index, row)``: that row's data file meta, lazy where the batch is."""
+        batches = self.batches
+        if any(b.is_eager for b in batches):
+            return lambda w, r: batches[w].file(r)
+        of = LazyDataFileMeta.of
+        return lambda w, r: of(batches[w], r)
+
     def _locate(self, rows: Sequence[int] | Idx | None = None) -> tuple[list[int], list[int]]:
         pos = self.positions if rows is None else self.positions[np.asarray(rows, dtype=np.int64)]
         which = np.searchsorted(self._offsets, pos, side="right") - 1

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
 
 from paimon_core.exceptions import CorruptFileError
 from paimon_core.manifest.avro_schemas import (
@@ -24,7 +25,7 @@ from paimon_core.manifest.avro_schemas import (
     decode_avro_blocks,
     read_avro_blocks_keyed,
 )
-from paimon_core.manifest.avro_vector import Columns, Unsupported, decode_columns
+from paimon_core.manifest.avro_vector import PAD, Columns, Unsupported, decode_columns
 from paimon_core.manifest.entries import ManifestEntry
 from paimon_core.manifest.manifest_batch import HOT_FIELDS, ManifestBatch
 
@@ -42,6 +43,7 @@ _KEPT_PATHS = (
 )
 
 Blocks = list[tuple[int, bytes]]
+_PAD = bytes(PAD)
 
 #: Fewer records than this (over the files of one schema) decode faster sequentially: the
 #: vectorized pass has a fixed cost per schema field.
@@ -97,7 +99,7 @@ def _vectorized(paths: list[str], writer_schema: Any, schema_text: str, files: l
 
     record_schema, prefix = _top_record(writer_schema)
     fields = _check_schema(record_schema)
-    raw = b"".join(b for blocks in files for _, b in blocks)
+    raw = b"".join([*(b for blocks in files for _, b in blocks), _PAD])  # the pad: no second copy
     starts: list[int] = []
     counts: list[int] = []
     file_rows: list[int] = []
@@ -109,7 +111,8 @@ def _vectorized(paths: list[str], writer_schema: Any, schema_text: str, files: l
             counts.append(c)
             off += len(b)
     cols = decode_columns(
-        raw, starts, counts, record_schema, MANIFEST_ENTRY_VERSION << 1, accept=_likely_entry, prefix=prefix
+        raw, starts, counts, record_schema, MANIFEST_ENTRY_VERSION << 1, accept=_likely_entry, prefix=prefix,
+        padded=True, collect=_KEPT_PATHS,
     )
     cols = cols.keep(_KEPT_PATHS)
     n = len(cols.starts)
@@ -131,7 +134,7 @@ def _vectorized(paths: list[str], writer_schema: Any, schema_text: str, files: l
         batch = ManifestBatch(path, rows)
         batch.kind, batch.bucket, batch.total_buckets = kind[lo:hi], bucket[lo:hi], total[lo:hi]
         batch.partition, batch.plain_key = partition[lo:hi], plain[lo:hi]
-        batch.set_records(raw, rec_starts[lo:hi], decoder, _FileColumns(shared, lo, hi))
+        batch.set_records(raw, rec_starts[lo:hi], decoder, _FileColumns(shared, lo, hi, path))
         batch.nbytes = (len(raw) * rows) // max(n, 1) + rows * 400  # its share of the bytes + columns
         batches.append(batch)
         lo = hi
@@ -146,6 +149,8 @@ class _SharedColumns:
         self.cols = cols
         self.fields = fields
         self.made: dict[str, list[Any]] = {}
+        #: per text column that holds invalid UTF-8: the first bad row and its error
+        self.bad: dict[str, tuple[int, UnicodeDecodeError]] = {}
 
     def column(self, name: str) -> list[Any]:
         col = self.made.get(name)
@@ -153,24 +158,60 @@ class _SharedColumns:
             avro, kind = _HOT_BY_NAME[name]
             f = self.fields.get(avro)
             n = len(self.cols.starts)
-            col = [None] * n if f is None else _column(self.raw, self.cols, "_FILE." + avro, kind, f["type"])
+            try:
+                col = [None] * n if f is None else _column(self.raw, self.cols, "_FILE." + avro, kind, f["type"])
+            except UnicodeDecodeError:  # a corrupt name: find its row; the files without it stay readable
+                assert f is not None
+                col = self._lenient_texts(name, "_FILE." + avro, f["type"])
             self.made[name] = col
         return col
+
+    def _lenient_texts(self, name: str, path: str, avro_type: Any) -> list[Any]:
+        null = _null_mask(self.cols, path, avro_type) if isinstance(avro_type, list) else None
+        got = self.cols.content(path)
+        assert got is not None  # it raised decoding values
+        out: list[Any] = []
+        for i, (s, e) in enumerate(zip(got[0].tolist(), got[1].tolist(), strict=True)):
+            if null is not None and null[i]:
+                out.append(None)
+                continue
+            try:
+                out.append(str(self.raw[s:e], "utf-8"))
+            except UnicodeDecodeError as err:
+                self.bad.setdefault(name, (i, err))
+                out.append(None)
+        return out
 
 
 class _FileColumns(dict[str, list[Any]]):
     """One file's slice of :class:`_SharedColumns` (a dict filled on first use per column)."""
 
-    def __init__(self, shared: _SharedColumns, lo: int, hi: int) -> None:
+    def __init__(self, shared: _SharedColumns, lo: int, hi: int, path: str) -> None:
         super().__init__()
         self._shared = shared
         self._lo = lo
         self._hi = hi
+        self._path = path
 
     def __missing__(self, name: str) -> list[Any]:
-        col = self._shared.column(name)[self._lo : self._hi]
+        shared = self._shared
+        col = shared.column(name)[self._lo : self._hi]
+        if name in shared.bad:
+            self._check_text(name)
         self[name] = col
         return col
+
+    def _check_text(self, name: str) -> None:
+        """Raise :class:`CorruptFileError` naming this file if the column's invalid UTF-8 is in it."""
+        got = self._shared.cols.content("_FILE." + _HOT_BY_NAME[name][0])
+        assert got is not None
+        for s, e in zip(got[0][self._lo : self._hi].tolist(), got[1][self._lo : self._hi].tolist(), strict=True):
+            try:
+                str(self._shared.raw[s:e], "utf-8")
+            except UnicodeDecodeError as err:
+                raise CorruptFileError(
+                    f"Cannot read Avro file {self._path}: {type(err).__name__}: {err}", path=self._path
+                ) from err
 
 
 # --- schema shape --------------------------------------------------------------------------------
@@ -280,8 +321,9 @@ def _shared_blobs(raw: bytes, cols: Columns, path: str) -> list[Any]:
     """A bytes column with few distinct values (partitions): one object per distinct value.
 
     When every value has the same length (a partition row of fixed-size fields), the values
-    are compared as rows of a byte matrix, so only the distinct ones become ``bytes``; equal
-    values then share one object (its hash is computed once for every dict lookup after)."""
+    are dictionary-encoded as one Arrow fixed-size binary array, so only the distinct ones
+    become ``bytes``; equal values then share one object (its hash is computed once for every
+    dict lookup after)."""
     got = cols.content(path)
     if got is None:
         return [None] * len(cols.starts)
@@ -290,15 +332,20 @@ def _shared_blobs(raw: bytes, cols: Columns, path: str) -> list[Any]:
     if not len(lengths) or np.any(lengths != lengths[0]) or lengths[0] == 0:
         return _blobs(raw, cols, path, None)
     width = int(lengths[0])
-    buf = np.frombuffer(raw, dtype=np.uint8)
-    rows = buf[starts[:, None] + np.arange(width)]
-    keys = np.ascontiguousarray(rows).view(np.dtype((np.void, width))).reshape(-1)
-    uniq, inverse = np.unique(keys, return_inverse=True)
-    values = [u.tobytes() for u in uniq]
-    return list(map(values.__getitem__, inverse.reshape(-1).tolist()))
+    rows = _rows(raw, starts, width)
+    keys = pa.Array.from_buffers(pa.binary(width), len(rows), [None, pa.py_buffer(rows)])
+    coded = keys.dictionary_encode()  # a hash table: one index per distinct value
+    values = coded.dictionary.to_pylist()
+    ids = coded.indices  # int32, no nulls (read from its buffer: to_numpy() would import pandas)
+    index = np.frombuffer(ids.buffers()[1], dtype=np.int32, count=len(ids) + ids.offset)[ids.offset :]
+    return list(map(values.__getitem__, index.tolist()))
 
 
 def _slices(raw: bytes, starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64], text: bool) -> list[Any]:
+    if text:
+        got = _texts(raw, starts, ends)
+        if got is not None:
+            return got
     pairs = zip(starts.tolist(), ends.tolist(), strict=True)
     if text:
         return [str(raw[s:e], "utf-8") for s, e in pairs]
@@ -317,3 +364,44 @@ def _column(raw: bytes, cols: Columns, path: str, kind: str, avro_type: Any) -> 
         for i in np.flatnonzero(null).tolist():
             out[i] = None
     return out
+
+
+def _texts(raw: bytes, starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]) -> list[str] | None:
+    """The UTF-8 strings ``raw[starts[i]:ends[i]]``, decoded in one call: the values are gathered
+    into one buffer, each followed by a NUL byte, which is decoded and split at the NULs. None
+    (decode one by one) when a value holds a NUL, is not valid UTF-8 (decoding one by one then
+    raises the error naming it) or the values are too unequal in length to gather as rows."""
+    n = len(starts)
+    if not n:
+        return []
+    lengths = ends - starts
+    width = int(lengths.max()) + 1  # a row: the longest value and its separator
+    total = int(lengths.sum()) + n
+    if int(starts.max()) + width > len(raw) or n * width > 4 * total + (1 << 16):
+        return None
+    rows = _rows(raw, starts, width)
+    if width * n == total:  # every value as long: no byte to drop
+        rows[:, -1] = 0
+        flat = rows.reshape(-1)
+    else:
+        rows[np.arange(n), lengths] = 0
+        if width < (1 << 15):  # narrow integers: a smaller mask to compute
+            keep = np.arange(width, dtype=np.int16) <= lengths.astype(np.int16)[:, None]
+        else:
+            keep = np.arange(width) <= lengths[:, None]
+        flat = rows[keep]
+    if np.count_nonzero(flat == 0) != n:  # a value holds the separator
+        return None
+    try:
+        out = flat.tobytes().decode("utf-8").split("\x00")
+    except UnicodeDecodeError:
+        return None
+    out.pop()  # after the last separator
+    return out
+
+
+def _rows(raw: bytes, starts: npt.NDArray[np.int64], width: int) -> npt.NDArray[np.uint8]:
+    """``raw[s:s + width]`` for each start ``s`` (each in bounds), as the rows of a new matrix."""
+    items = np.ndarray((len(raw) - width + 1,), dtype=np.dtype((np.void, width)), buffer=raw, strides=(1,))
+    rows: npt.NDArray[np.uint8] = items[starts].view(np.uint8).reshape(len(starts), width)
+    return rows

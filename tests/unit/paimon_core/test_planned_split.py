@@ -127,7 +127,7 @@ def test_lazy_split_is_a_plain_data_split_everywhere_it_leaves(tmp_path: Path) -
     moved = dataclasses.replace(split, bucket_path="elsewhere")
     assert moved.files == split.files and moved.bucket_path == "elsewhere"
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
-        getattr(split, "nope")
+        _ = split.nope  # type: ignore[attr-defined]
     with pytest.raises(dataclasses.FrozenInstanceError):
         split.bucket = 3  # type: ignore[misc]
     # the table reads the same rows through lazy splits as through eager ones
@@ -150,3 +150,22 @@ def test_primary_key_plan_with_deletion_vectors(tmp_path: Path, options: dict[st
     assert [s.raw_convertible for s in got] == [s.raw_convertible for s in want]
     if options:
         assert any(d is not None for s in got for d in s.deletion_files)
+
+
+@pytest.mark.parametrize("ahead", [1, 3, 10_000])
+def test_files_made_ahead_in_any_access_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ahead: int) -> None:
+    from paimon_core.table import split_planner
+
+    monkeypatch.setattr(split_planner, "MAKE_AHEAD_FILES", ahead)
+    table = _table(tmp_path, options={"source.split.target-size": "2 kb", "source.split.open-file-cost": "1 kb"})
+    for k in range(10):
+        _write(table, _rows(k * 30, 30))
+    got, want = _plan(table), _old_plan(table)
+    assert len(got) > 4
+    import random
+
+    for i in random.Random(ahead).sample(range(len(got)), len(got)):  # any order, each split once
+        assert got[i].files == want[i].files
+        assert got[i].files is got[i].files  # made once, then held by the split
+    source = vars(got[0])["_source"][0]
+    assert not source._made  # every split took its files over: nothing held twice

@@ -149,8 +149,8 @@ class _SharedColumns:
         self.cols = cols
         self.fields = fields
         self.made: dict[str, list[Any]] = {}
-        #: per text column that holds invalid UTF-8: the first bad row and its error
-        self.bad: dict[str, tuple[int, UnicodeDecodeError]] = {}
+        #: per text column that holds invalid UTF-8: its bad rows and their errors
+        self.bad: dict[str, dict[int, UnicodeDecodeError]] = {}
 
     def column(self, name: str) -> list[Any]:
         col = self.made.get(name)
@@ -178,7 +178,7 @@ class _SharedColumns:
             try:
                 out.append(str(self.raw[s:e], "utf-8"))
             except UnicodeDecodeError as err:
-                self.bad.setdefault(name, (i, err))
+                self.bad.setdefault(name, {})[i] = err
                 out.append(None)
         return out
 
@@ -196,22 +196,16 @@ class _FileColumns(dict[str, list[Any]]):
     def __missing__(self, name: str) -> list[Any]:
         shared = self._shared
         col = shared.column(name)[self._lo : self._hi]
-        if name in shared.bad:
-            self._check_text(name)
-        self[name] = col
-        return col
-
-    def _check_text(self, name: str) -> None:
-        """Raise :class:`CorruptFileError` naming this file if the column's invalid UTF-8 is in it."""
-        got = self._shared.cols.content("_FILE." + _HOT_BY_NAME[name][0])
-        assert got is not None
-        for s, e in zip(got[0][self._lo : self._hi].tolist(), got[1][self._lo : self._hi].tolist(), strict=True):
-            try:
-                str(self._shared.raw[s:e], "utf-8")
-            except UnicodeDecodeError as err:
+        bad = shared.bad.get(name)
+        if bad:
+            mine = [i for i in sorted(bad) if self._lo <= i < self._hi]
+            if mine:  # this file holds invalid UTF-8: corrupt (it is not kept, so it raises again)
+                err = bad[mine[0]]
                 raise CorruptFileError(
                     f"Cannot read Avro file {self._path}: {type(err).__name__}: {err}", path=self._path
                 ) from err
+        self[name] = col
+        return col
 
 
 # --- schema shape --------------------------------------------------------------------------------

@@ -134,8 +134,9 @@ class FileStoreScan:
         """The entries (ADD and DELETE) of the manifests that pass the filter, in order, as columns."""
         flt = flt or ScanFilter()
         paths = [self.paths.manifest_path(m.file_name) for m in metas if self._keep_manifest(m, flt)]
+        items = list(zip(paths, self._read_all(paths), strict=True))  # I/O with the collector on
         with gc_paused():  # columns of many small objects, none cyclic
-            return self._filter_set(EntrySet(decode_cached(list(zip(paths, self._read_all(paths), strict=True)))), flt)
+            return self._filter_set(EntrySet(decode_cached(items)), flt)
 
     def _read_all(self, paths: Sequence[str]) -> list[bytes]:
         """The bytes of ``paths``. Threads only pay off when a read waits (an object store):
@@ -162,7 +163,9 @@ class FileStoreScan:
         """The files that make up the snapshot (ADD entries after cancelling deletes), as columns."""
         if snapshot is None:
             return EntrySet([])
-        entries = merge_live(self.read_entry_set(self.data_manifests(snapshot), flt))
+        read = self.read_entry_set(self.data_manifests(snapshot), flt)
+        with gc_paused():
+            entries = merge_live(read)
         kinds = entries.kind
         if int(FileKind.DELETE) in kinds:
             deletes = [i for i, k in enumerate(kinds) if k == FileKind.DELETE]

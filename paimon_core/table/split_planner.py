@@ -102,13 +102,14 @@ class _PlannedFiles:
     :data:`MAKE_AHEAD_FILES` files, with the cyclic GC paused: readers go through a plan's
     splits in order, and making 100,000 objects a split at a time with the collector on cost
     1.5x as much again (a collection every 700 objects, each walking the decoded manifests).
-    A split's objects are handed over once and then held by the split alone.
+    A split's objects are handed over once and then held by the split alone; once every
+    split holds its own, the plan's columns are released.
     """
 
     __slots__ = ("_live", "_order", "_ranges", "_made", "_taken", "_located", "_lock")
 
     def __init__(self, live: EntrySet, order: np.ndarray) -> None:
-        self._live = live
+        self._live: EntrySet | None = live
         self._order = order
         self._ranges: list[tuple[int, int]] = []
         self._made: dict[int, tuple[DataFileMeta, ...]] = {}
@@ -122,30 +123,43 @@ class _PlannedFiles:
         self._taken.append(0)
         return len(self._ranges) - 1
 
-    def files(self, index: int) -> tuple[DataFileMeta, ...]:
+    def take(self, split: PlannedSplit, index: int) -> tuple[DataFileMeta, ...]:
+        """Split ``index``'s files, set on ``split`` (once, under the lock: two threads asking
+        for the same split get the same objects)."""
         with self._lock:
-            self._taken[index] = 1
-            made = self._made.pop(index, None)
-            if made is not None:
-                return made
-            with gc_paused():
-                if self._located is None:
-                    which, local = self._live.locate(self._order)
-                    self._located = (which, local, self._live.file_at())
-                which, local, file_at = self._located
-                out: tuple[DataFileMeta, ...] = ()
-                budget = MAKE_AHEAD_FILES
-                for j in range(index, len(self._ranges)):
-                    lo, hi = self._ranges[j]
-                    if j > index and (budget <= 0 or j in self._made or self._taken[j]):
-                        break
-                    files = tuple(map(file_at, which[lo:hi], local[lo:hi]))
-                    budget -= hi - lo
-                    if j == index:
-                        out = files
-                    else:
-                        self._made[j] = files
-                return out
+            got: tuple[DataFileMeta, ...] | None = split.__dict__.get("files")
+            if got is None:
+                got = self._files(index)
+                object.__setattr__(split, "files", got)  # frozen: set once, as __init__ would
+                split.__dict__.pop("_source", None)  # the split no longer needs the plan
+                if not self._made and all(self._taken):  # every split holds its files
+                    self._live, self._located, self._order = None, None, self._order[:0]
+            return got
+
+    def _files(self, index: int) -> tuple[DataFileMeta, ...]:
+        self._taken[index] = 1
+        made = self._made.pop(index, None)
+        if made is not None:
+            return made
+        assert self._live is not None  # released only once every split was taken
+        with gc_paused():
+            if self._located is None:
+                which, local = self._live.locate(self._order)
+                self._located = (which, local, self._live.file_at())
+            which, local, file_at = self._located
+            out: tuple[DataFileMeta, ...] = ()
+            budget = MAKE_AHEAD_FILES
+            for j in range(index, len(self._ranges)):
+                lo, hi = self._ranges[j]
+                if j > index and (budget <= 0 or j in self._made or self._taken[j]):
+                    break
+                files = tuple(map(file_at, which[lo:hi], local[lo:hi]))
+                budget -= hi - lo
+                if j == index:
+                    out = files
+                else:
+                    self._made[j] = files
+            return out
 
 
 #: How many files the first access to a split's files makes ahead (see :class:`_PlannedFiles`).
@@ -183,9 +197,7 @@ class PlannedSplit(DataSplit):
         if name != "files" or lazy is None:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         source, index = lazy
-        files = source.files(index)
-        object.__setattr__(self, "files", files)  # frozen: set once, as __init__ would
-        return files
+        return source.take(self, index)
 
     @property
     def row_count(self) -> int:

@@ -77,8 +77,7 @@ class TableScan:
         if target.snapshot is None:
             return Plan(None, [])
         try:
-            with gc_paused():  # an object per file and split, none cyclic
-                return self._plan(target)
+            return self._plan(target)
         except FileNotFoundError as e:
             if isinstance(e, PaimonError):
                 raise
@@ -100,7 +99,8 @@ class TableScan:
                 if self._deletion_vectors()
                 else {}
             )
-            return Plan(target.snapshot.id, plan_splits(self, target.snapshot.id, live, dvs=dvs))
+            with gc_paused():  # an object per split (and per file of a primary-key table), none cyclic
+                return Plan(target.snapshot.id, plan_splits(self, target.snapshot.id, live, dvs=dvs))
         assert target.end is not None
         if target.tags:
             assert target.start is not None

@@ -7,7 +7,9 @@ makes the older generations' collections walk them again: at 100,000 files half
 of the time spent making the objects was the collector's (measured in
 ``bench/results/issue16-*.md``). Reference counting still frees everything; only
 the cycle detector waits until the block ends. It is left as it was when the caller
-(or another thread) had already disabled it.
+(or another thread) had already disabled it. The switch is process-wide: another thread's
+``gc.disable()`` made inside the block is undone when the block ends, so blocks stay
+short and hold no I/O wait (a scan reads its manifests before pausing).
 """
 
 from __future__ import annotations

@@ -162,10 +162,35 @@ def test_files_made_ahead_in_any_access_order(tmp_path: Path, monkeypatch: pytes
         _write(table, _rows(k * 30, 30))
     got, want = _plan(table), _old_plan(table)
     assert len(got) > 4
+    source = vars(got[0])["_source"][0]
     import random
 
     for i in random.Random(ahead).sample(range(len(got)), len(got)):  # any order, each split once
         assert got[i].files == want[i].files
         assert got[i].files is got[i].files  # made once, then held by the split
-    source = vars(got[0])["_source"][0]
     assert not source._made  # every split took its files over: nothing held twice
+    assert source._live is None and all("_source" not in vars(s) for s in got)  # the plan's columns released
+
+
+def test_two_threads_get_the_same_file_objects(tmp_path: Path) -> None:
+    import threading
+
+    table = _table(tmp_path, options={"source.split.target-size": "2 kb", "source.split.open-file-cost": "1 kb"})
+    for k in range(6):
+        _write(table, _rows(k * 30, 30))
+    for _ in range(20):
+        splits = _plan(table)
+        barrier = threading.Barrier(2)
+        seen: list[list[tuple[object, ...]]] = [[], []]
+
+        def read(slot: int, barrier: threading.Barrier, seen: list[list[tuple[object, ...]]],
+                 splits: list[DataSplit]) -> None:
+            barrier.wait()
+            seen[slot] = [s.files for s in reversed(splits)]
+
+        threads = [threading.Thread(target=read, args=(i, barrier, seen, splits)) for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert all(a is b for a, b in zip(seen[0], seen[1], strict=True))

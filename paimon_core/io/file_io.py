@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import abc
 import posixpath
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
@@ -115,6 +117,15 @@ class FileIO(abc.ABC):
         """Replace an advisory file that readers verify (the LATEST hint) atomically, without
         forcing it to stable storage: losing it in a crash only costs a listing."""
         self.overwrite_text(path, text)
+
+    @contextmanager
+    def durable_together(self) -> Iterator[None]:
+        """Files written in the block are durable when the block ends without an exception,
+        though not necessarily when each write returns: a store that forces each file to stable
+        storage may force them together at the end (the local file system ``fsync`` s them
+        concurrently, which the journal commits as one). Nothing may reference them until then.
+        On an object store a write is durable when it returns: the block changes nothing."""
+        yield
 
     def list_files(self, path: str) -> list[FileStatus]:
         """Files (not directories) directly under a directory."""

@@ -11,12 +11,45 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import threading
 import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import IO
 
 import pyarrow.fs as pafs
 
 from paimon_core.io.file_io import FileIO, FileStatus, strip_scheme
+
+#: Per thread: the final paths written inside :meth:`LocalFileIO.durable_together`, to fsync at its end.
+_DEFERRED = threading.local()
+_SYNC_POOL: ThreadPoolExecutor | None = None
+_SYNC_POOL_LOCK = threading.Lock()
+
+
+def _fsync_path(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_all(paths: list[str]) -> None:
+    """``fsync`` every file of ``paths`` (concurrently when there are several: each call waits
+    on the disk, not on the GIL, and the file system can commit them in one journal flush)."""
+    global _SYNC_POOL
+    if len(paths) <= 1:
+        for path in paths:
+            _fsync_path(path)
+        return
+    with _SYNC_POOL_LOCK:
+        if _SYNC_POOL is None:
+            _SYNC_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="paimon-fsync")
+        pool = _SYNC_POOL
+    for _ in pool.map(_fsync_path, paths):  # re-raises the first failure
+        pass
 
 
 class LocalFileIO(FileIO):
@@ -42,12 +75,30 @@ class LocalFileIO(FileIO):
     def _write_tmp(self, p: str, data: bytes, *, sync: bool = True) -> str:
         os.makedirs(os.path.dirname(p) or ".", exist_ok=True)
         tmp = self._tmp_for(p)
+        deferred: list[str] | None = getattr(_DEFERRED, "paths", None) if sync else None
         with open(tmp, "wb") as f:
             f.write(data)
-            if sync:
+            if sync and deferred is None:
                 f.flush()
                 os.fsync(f.fileno())
+        if deferred is not None:
+            deferred.append(p)  # its final name: the temp name is gone by the block's end
         return tmp
+
+    @contextmanager
+    def durable_together(self) -> Iterator[None]:
+        """Writes in the block are ``fsync`` ed at its end, concurrently (nested blocks: the
+        outermost one syncs). On an exception nothing is synced: the files are not referenced."""
+        if getattr(_DEFERRED, "paths", None) is not None:
+            yield
+            return
+        paths: list[str] = []
+        _DEFERRED.paths = paths
+        try:
+            yield
+        finally:
+            _DEFERRED.paths = None
+        _fsync_all(paths)
 
     def write_hint(self, path: str, text: str) -> None:
         """Temp file + rename, no fsync: readers verify the hint (see ``SnapshotManager``)."""

@@ -428,42 +428,45 @@ class FileStoreCommit:
         new_id = latest.id + 1 if latest is not None else 1
         written: list[str] = []
         try:
-            delta_metas = self._write_manifests(changes)
-            written += [m.file_name for m in delta_metas]
-            previous = self.scan.data_manifests(latest) if latest is not None else []
-            base_metas, merged_new = merge_manifests(
-                previous,
-                read=self.scan.read_manifest,
-                write=self._write_manifests,
-                target_size=self.options.manifest_target_file_size,
-                min_count=self.options.manifest_merge_min_count,
-                full_compaction_threshold=self.options.manifest_full_compaction_size,
-            )
-            written += [m.file_name for m in merged_new]
-            base_list = self.paths.new_manifest_list_name()
-            base_size = write_manifest_list(self.file_io, self.paths.manifest_path(base_list), base_metas)
-            written.append(base_list)
-            delta_list = self.paths.new_manifest_list_name()
-            delta_size = write_manifest_list(self.file_io, self.paths.manifest_path(delta_list), delta_metas)
-            written.append(delta_list)
-            changelog_list: str | None = None
-            changelog_size: int | None = None
-            changelog_rows: int | None = None
-            if changelog:  # Java's changelog manifests: the changelog files of this commit (producer 'input')
-                changelog_metas = self._write_manifests(list(changelog))
-                written += [m.file_name for m in changelog_metas]
-                changelog_list = self.paths.new_manifest_list_name()
-                changelog_size = write_manifest_list(
-                    self.file_io, self.paths.manifest_path(changelog_list), changelog_metas
+            # manifests, lists and index: each must be durable before snapshot-N names it, in any
+            # order: synced together at the block's end (concurrently on a local disk)
+            with self.file_io.durable_together():
+                delta_metas = self._write_manifests(changes)
+                written += [m.file_name for m in delta_metas]
+                previous = self.scan.data_manifests(latest) if latest is not None else []
+                base_metas, merged_new = merge_manifests(
+                    previous,
+                    read=self.scan.read_manifest,
+                    write=self._write_manifests,
+                    target_size=self.options.manifest_target_file_size,
+                    min_count=self.options.manifest_merge_min_count,
+                    full_compaction_threshold=self.options.manifest_full_compaction_size,
                 )
-                written.append(changelog_list)
-                changelog_rows = sum(e.file.row_count for e in changelog)
-            index_manifest = latest.index_manifest if latest is not None else None
-            if index_changes:
-                index_manifest = self._write_index_manifest(
-                    index_manifest, index_changes, snapshot_id=latest.id if latest is not None else None
-                )
-                written.append(index_manifest)
+                written += [m.file_name for m in merged_new]
+                base_list = self.paths.new_manifest_list_name()
+                base_size = write_manifest_list(self.file_io, self.paths.manifest_path(base_list), base_metas)
+                written.append(base_list)
+                delta_list = self.paths.new_manifest_list_name()
+                delta_size = write_manifest_list(self.file_io, self.paths.manifest_path(delta_list), delta_metas)
+                written.append(delta_list)
+                changelog_list: str | None = None
+                changelog_size: int | None = None
+                changelog_rows: int | None = None
+                if changelog:  # Java's changelog manifests: the changelog files of this commit (producer 'input')
+                    changelog_metas = self._write_manifests(list(changelog))
+                    written += [m.file_name for m in changelog_metas]
+                    changelog_list = self.paths.new_manifest_list_name()
+                    changelog_size = write_manifest_list(
+                        self.file_io, self.paths.manifest_path(changelog_list), changelog_metas
+                    )
+                    written.append(changelog_list)
+                    changelog_rows = sum(e.file.row_count for e in changelog)
+                index_manifest = latest.index_manifest if latest is not None else None
+                if index_changes:
+                    index_manifest = self._write_index_manifest(
+                        index_manifest, index_changes, snapshot_id=latest.id if latest is not None else None
+                    )
+                    written.append(index_manifest)
             added, deleted = row_delta(changes)
             delta_rows = added - deleted
             snapshot = Snapshot(

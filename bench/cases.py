@@ -124,7 +124,7 @@ class Case(ABC):
 
 
 def _plan_extra(result: dict[str, Any]) -> dict[str, Any]:
-    return {k: result[k] for k in ("plan", "plan_unfiltered", "batches") if k in result}
+    return {k: result[k] for k in ("plan", "plan_unfiltered", "batches", "every_file_object_s") if k in result}
 
 
 # ---------------------------------------------------------------------------------------------

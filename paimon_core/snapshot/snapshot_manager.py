@@ -90,11 +90,17 @@ class SnapshotManager:
         if hint is not None and self.snapshot_exists(hint):
             nxt = hint + 1
             if not self.snapshot_exists(nxt):
-                return hint
-            # Stale hint: walk forward while consecutive snapshots exist.
-            while self.snapshot_exists(nxt + 1):
-                nxt += 1
-            return nxt
+                # A hint below EARLIEST names a snapshot an expiry had passed: a commit that raced
+                # the expiry re-created its id (a ghost, see commit_guard.is_ghost) and wrote the
+                # hint; the snapshots after it were expired too. The listing has the true latest.
+                earliest = self._read_hint(EARLIEST)
+                if earliest is None or hint >= earliest:
+                    return hint
+            else:
+                # Stale hint: walk forward while consecutive snapshots exist.
+                while self.snapshot_exists(nxt + 1):
+                    nxt += 1
+                return nxt
         ids = self.list_snapshot_ids()
         return ids[-1] if ids else None
 

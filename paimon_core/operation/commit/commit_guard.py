@@ -29,7 +29,11 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from paimon_core.exceptions import CommitFilesMissingError, CommitRetriesExhaustedError
+from paimon_core.exceptions import (
+    CommitFilesMissingError,
+    CommitRetriesExhaustedError,
+    CommitStateUnknownError,
+)
 from paimon_core.io.file_io import FileIO
 from paimon_core.io.local_io import LocalFileIO
 from paimon_core.manifest.entries import FileKind, IndexManifestEntry, ManifestEntry
@@ -132,21 +136,36 @@ def is_ghost(
     base: Snapshot | None,
     delta_manifests: Sequence[str],
     entries: Sequence[ManifestEntry],
+    table: str = "",
 ) -> bool:
     """After publishing ``new_id`` on ``base``: whether it re-created an id that was expired
     meanwhile (the check of :func:`base_expired` and the publish raced with a whole expiry).
 
-    Cheap unless suspicious: the base still exists (one ``stat``), or no successor exists (ours is
-    the latest), means it landed. Otherwise the successor ``new_id + 1`` was built either on this
-    snapshot (its base list holds this commit's delta manifests or added files: landed) or on the
-    expired one (a ghost)."""
+    Cheap unless suspicious: the base still exists (one ``stat``), or no later snapshot exists
+    (ours is the latest), means it landed. Otherwise the first later snapshot tells: one that
+    holds this commit's delta manifests or added files was built on it (landed; a ghost's files
+    are never referenced by the real history). The successor ``new_id + 1`` not holding them
+    means a ghost. A later one not holding them (the successor was expired too) cannot tell a
+    ghost from a landed commit whose files a compaction replaced and whose snapshots were expired
+    within moments: :class:`CommitStateUnknownError`, files kept, snapshot file left to expiry.
+    """
     if base is None or snapshot_manager.snapshot_exists(base.id):
         return False
     try:
-        return _built_on_expired(snapshot_manager, scan, new_id=new_id, delta_manifests=delta_manifests, entries=entries)
+        verdict = _built_on_expired(snapshot_manager, scan, new_id=new_id, delta_manifests=delta_manifests,
+                                    entries=entries)
     except Exception as e:  # noqa: BLE001 - cannot tell: take it as landed (never commit twice)
         logger.warning("Cannot tell whether snapshot %d re-created an expired id (%s); taking it as landed", new_id, e)
         return False
+    if verdict is None:
+        raise CommitStateUnknownError(
+            f"Snapshot {new_id} of {table or snapshot_manager.paths.table_path} was published while an expiry passed "
+            f"its id: snapshot {new_id + 1} is expired too, and the first later snapshot does not hold this "
+            "commit's files. It re-created an expired id (its rows are not in the table), or it landed and a "
+            "compaction replaced its files at once; its files are kept: check the table before retrying",
+            snapshot_id=new_id,
+        )
+    return verdict
 
 
 def _built_on_expired(
@@ -156,17 +175,28 @@ def _built_on_expired(
     new_id: int,
     delta_manifests: Sequence[str],
     entries: Sequence[ManifestEntry],
-) -> bool:
-    successor = snapshot_manager.try_snapshot(new_id + 1)
-    if successor is None:
-        return False
-    metas = scan.read_list(successor.base_manifest_list)
-    if set(delta_manifests) & {m.file_name for m in metas}:
-        return False
+) -> bool | None:
+    """True: a ghost; False: landed; None: cannot tell (see :func:`is_ghost`)."""
     added = {e.file.file_name for e in entries if e.kind == FileKind.ADD}
-    if not added:
-        return False  # nothing to tell by: take it as landed (never commit twice)
-    return not any(e.file.file_name in added for e in scan.read_entries(metas) if e.kind == FileKind.ADD)
+    successor = snapshot_manager.try_snapshot(new_id + 1)
+    if successor is not None:
+        if _holds(scan, successor, delta_manifests, added):
+            return False
+        return bool(added)  # nothing to tell by: take it as landed (never commit twice)
+    for later_id in [i for i in snapshot_manager.list_snapshot_ids() if i > new_id]:
+        later = snapshot_manager.try_snapshot(later_id)
+        if later is None:
+            continue  # expired while looking: the next one
+        return False if _holds(scan, later, delta_manifests, added) or not added else None
+    return False  # no later snapshot: ours is the latest (a ghost lies below an existing EARLIEST)
+
+
+def _holds(scan: FileStoreScan, snapshot: Snapshot, delta_manifests: Sequence[str], added: set[str]) -> bool:
+    """Whether ``snapshot``'s base (the state it was built on) holds the manifests or the files."""
+    metas = scan.read_list(snapshot.base_manifest_list)
+    if set(delta_manifests) & {m.file_name for m in metas}:
+        return True
+    return any(e.file.file_name in added for e in scan.read_entries(metas) if e.kind == FileKind.ADD)
 
 
 def retries_exhausted_error(

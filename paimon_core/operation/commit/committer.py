@@ -529,6 +529,7 @@ class FileStoreCommit:
             base=latest,
             delta_manifests=[m.file_name for m in delta_metas],
             entries=changes,
+            table=self.table_name,
         ):
             logger.warning("Snapshot %d of %s re-created an expired id; deleted it, retrying", new_id, self.table_name)
             self.file_io.delete(self.snapshot_manager.snapshot_path(new_id))

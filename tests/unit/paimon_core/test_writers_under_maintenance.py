@@ -20,6 +20,7 @@ import pytest
 
 from paimon_core import FileSystemCatalog
 from paimon_core.exceptions import (
+    CommitStateUnknownError,
     CorruptFileError,
     PaimonError,
     SnapshotExpiredWhileReadingError,
@@ -145,6 +146,72 @@ def test_commit_never_recreates_an_expired_snapshot_id(tmp_path: Path, window: s
     sm = table.snapshot_manager
     assert sm.list_snapshot_ids() == [3, 4] and sm.earliest_snapshot_id() == 3
     assert [r[0] for r in _read(table)] == [1, 2, 3, 9]
+
+
+def test_a_commit_racing_an_expiry_past_its_successor_is_never_taken_as_landed(tmp_path: Path) -> None:
+    """As above, but others commit 2, 3 and 4 and expiry keeps only 4: publishing 2 re-creates an
+    expired id whose successor 3 is gone too. The soak found this taken as landed (12 rows lost:
+    the successor check found no successor and concluded "ours is the latest"). Now the first
+    later snapshot (4) is checked: it does not hold the commit's files, so the commit cannot tell
+    a ghost from a landing whose files were compacted away at once: CommitStateUnknownError, files
+    kept. Readers are not misled by the LATEST hint the ghost wrote: it lies below EARLIEST."""
+    table = _table(tmp_path, {"bucket": "1", "write-only": "true"})
+    table.write_arrow(_rows([1], "a"))  # snapshot 1
+    committer = table.new_file_store_commit("slow")
+    writer = table.new_batch_write_builder().new_write()
+    writer.write_arrow(_rows([9], "a"))
+    messages = writer.prepare_commit()
+
+    def race() -> None:
+        other = FileSystemCatalog(str(tmp_path / "wh")).get_table("db.t")
+        for k in (2, 3, 4):
+            other.write_arrow(_rows([k], "a"))  # snapshots 2, 3, 4
+        _expire_all_but_latest(other)  # snapshots 1, 2 and 3 go
+
+    committer.snapshot_commit = _RaceOnce(committer.snapshot_commit, race)
+    with pytest.raises(CommitStateUnknownError, match="snapshot 3 is expired too") as info:
+        committer.commit(messages, 1)
+    assert info.value.snapshot_id == 2
+    sm = table.snapshot_manager
+    assert sm.list_snapshot_ids() == [2, 4]  # the ghost 2 lies below EARLIEST 4
+    assert sm.earliest_snapshot_id() == 4
+    assert sm.latest_snapshot_id() == 4  # the LATEST hint names the ghost: not trusted below EARLIEST
+    assert [r[0] for r in _read(table)] == [1, 2, 3, 4]  # the ghost's row is not read
+    bucket = table.bucket_path(messages[0].partition, messages[0].bucket)
+    assert all(Path(f"{bucket}/{f.file_name}").exists() for m in messages for f in m.new_files)  # files kept
+    # the next commit builds on the true latest
+    table.write_arrow(_rows([5], "a"))
+    assert [r[0] for r in _read(table)] == [1, 2, 3, 4, 5]
+
+
+def test_a_landed_commit_whose_successor_expired_is_recognised(tmp_path: Path) -> None:
+    """The legitimate twin of the race above: the commit published 2 on a live base, then others
+    committed 3 and 4 and an expiry removed 1..3 before the commit checked. Snapshot 4 holds its
+    file: landed, no error, no second commit."""
+    table = _table(tmp_path, {"bucket": "1", "write-only": "true"})
+    table.write_arrow(_rows([1], "a"))  # snapshot 1
+    committer = table.new_file_store_commit("fast")
+    writer = table.new_batch_write_builder().new_write()
+    writer.write_arrow(_rows([9], "a"))
+    messages = writer.prepare_commit()
+    inner = committer.snapshot_commit
+
+    class _PublishThenRace:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(inner, name)
+
+        def commit(self, snapshot: Snapshot) -> bool:
+            published = bool(inner.commit(snapshot))  # snapshot 2 is ours
+            other = FileSystemCatalog(str(tmp_path / "wh")).get_table("db.t")
+            other.write_arrow(_rows([3], "a"))
+            other.write_arrow(_rows([4], "a"))
+            _expire_all_but_latest(other)  # 1, 2 and 3 go before the commit looks
+            return published
+
+    committer.snapshot_commit = _PublishThenRace()  # type: ignore[assignment]
+    result = committer.commit(messages, 1)
+    assert result.snapshot_id == 2 and result.attempts == 1
+    assert [r[0] for r in _read(table)] == [1, 3, 4, 9]
 
 
 def test_file_missing_from_the_latest_snapshot_is_a_typed_error(tmp_path: Path) -> None:

@@ -151,15 +151,20 @@ def is_ghost(
     """
     if base is None or snapshot_manager.snapshot_exists(base.id):
         return False
+    name = table or snapshot_manager.paths.table_path
     try:
         verdict = _built_on_expired(snapshot_manager, scan, new_id=new_id, delta_manifests=delta_manifests,
                                     entries=entries)
-    except Exception as e:  # noqa: BLE001 - cannot tell: take it as landed (never commit twice)
-        logger.warning("Cannot tell whether snapshot %d re-created an expired id (%s); taking it as landed", new_id, e)
-        return False
+    except Exception as e:  # cannot tell (e.g. the later snapshot expired while read): neither way is safe
+        raise CommitStateUnknownError(
+            f"Snapshot {new_id} of {name} was published while an expiry passed its base, and checking whether "
+            f"it re-created an expired id failed ({type(e).__name__}: {e}); its files are kept: check the table "
+            "before retrying",
+            snapshot_id=new_id,
+        ) from e
     if verdict is None:
         raise CommitStateUnknownError(
-            f"Snapshot {new_id} of {table or snapshot_manager.paths.table_path} was published while an expiry passed "
+            f"Snapshot {new_id} of {name} was published while an expiry passed "
             f"its id: snapshot {new_id + 1} is expired too, and the first later snapshot does not hold this "
             "commit's files. It re-created an expired id (its rows are not in the table), or it landed and a "
             "compaction replaced its files at once; its files are kept: check the table before retrying",

@@ -184,6 +184,34 @@ def test_a_commit_racing_an_expiry_past_its_successor_is_never_taken_as_landed(t
     assert [r[0] for r in _read(table)] == [1, 2, 3, 4, 5]
 
 
+def test_a_ghost_check_that_cannot_read_the_successor_is_unknown_not_landed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ghost check reads the successor's base list; when that fails (expired while read),
+    the commit cannot tell: CommitStateUnknownError (it used to be taken as landed)."""
+    table = _table(tmp_path, {"bucket": "1", "write-only": "true"})
+    table.write_arrow(_rows([1], "a"))
+    committer = table.new_file_store_commit("slow")
+    writer = table.new_batch_write_builder().new_write()
+    writer.write_arrow(_rows([9], "a"))
+    messages = writer.prepare_commit()
+
+    def race() -> None:
+        other = FileSystemCatalog(str(tmp_path / "wh")).get_table("db.t")
+        other.write_arrow(_rows([2], "a"))
+        other.write_arrow(_rows([3], "a"))
+        _expire_all_but_latest(other)
+
+        def gone(name: str) -> Any:
+            raise FileNotFoundError(2, "No such file", name)
+
+        monkeypatch.setattr(committer.scan, "read_list", gone)  # the successor's lists vanish
+
+    committer.snapshot_commit = _RaceOnce(committer.snapshot_commit, race)
+    with pytest.raises(CommitStateUnknownError, match="checking whether it re-created an expired id failed"):
+        committer.commit(messages, 1)
+
+
 def test_a_landed_commit_whose_successor_expired_is_recognised(tmp_path: Path) -> None:
     """The legitimate twin of the race above: the commit published 2 on a live base, then others
     committed 3 and 4 and an expiry removed 1..3 before the commit checked. Snapshot 4 holds its

@@ -15,4 +15,4 @@ settings.register_profile("ci", derandomize=True, print_blob=True)
 settings.register_profile("explore", max_examples=500, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-pytest_plugins = ["tests.fixtures.tables", "tests.fixtures.peers"]
+pytest_plugins = ["tests.fixtures.tables", "tests.fixtures.peers", "tests.fixtures.manifests"]

@@ -105,11 +105,7 @@ class EntrySet:
     def files(self, rows: Sequence[int] | Idx | None = None) -> list[DataFileMeta]:
         """The data file metas of ``rows`` (default: all), lazy where the batch is."""
         which, local = self._locate(rows)
-        batches = self.batches
-        if any(b.is_eager for b in batches):
-            return [batches[w].file(r) for w, r in zip(which, local, strict=True)]
-        of = LazyDataFileMeta.of
-        return [of(batches[w], r) for w, r in zip(which, local, strict=True)]
+        return list(map(self.file_at(), which, local))
 
     def entries(self, rows: Sequence[int] | None = None) -> list[ManifestEntry]:
         """The rows as :class:`ManifestEntry` objects (files lazy)."""

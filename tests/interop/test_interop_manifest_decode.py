@@ -8,26 +8,17 @@ sequentially decoded entries.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pyarrow as pa
 import pytest
 from peers import Peer
 
 from paimon_core import FileSystemCatalog
-from paimon_core.manifest import manifest_decode, read_manifest_file, read_manifest_list
-from paimon_core.manifest.manifest_batch import clear_manifest_cache
+from paimon_core.manifest import read_manifest_file, read_manifest_list
 from paimon_core.manifest.manifest_decode import decode_manifest_batches
 from paimon_core.manifest.merger import merge_entries
 from paimon_core.table.table import FileStoreTable
 
-
-@pytest.fixture(autouse=True)
-def _vectorize_always(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(manifest_decode, "VECTORIZE_MIN_RECORDS", 0)
-    clear_manifest_cache()
-    yield
-    clear_manifest_cache()
+pytestmark = pytest.mark.usefixtures("vectorize_always")
 
 
 def _rows(start: int, n: int) -> pa.Table:

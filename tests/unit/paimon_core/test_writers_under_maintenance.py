@@ -95,6 +95,16 @@ def test_commit_retries_when_its_base_snapshot_is_expired_while_read(
     assert [r[0] for r in _read(table)] == [1, 2, 3]
 
 
+def _pending_commit(tmp_path: Path, user: str) -> tuple[FileStoreTable, Any, list[Any]]:
+    """A one-bucket table at snapshot 1 (key 1), and a committer with the messages adding key 9."""
+    table = _table(tmp_path, {"bucket": "1", "write-only": "true"})
+    table.write_arrow(_rows([1], "a"))
+    committer = table.new_file_store_commit(user)
+    writer = table.new_batch_write_builder().new_write()
+    writer.write_arrow(_rows([9], "a"))
+    return table, committer, writer.prepare_commit()
+
+
 class _RaceOnce:
     """Runs ``race`` the first time it is called, then behaves as ``inner``."""
 
@@ -124,12 +134,7 @@ def test_commit_never_recreates_an_expired_snapshot_id(tmp_path: Path, window: s
     """The commit read snapshot 1 and will publish 2; meanwhile others commit 2 and 3 and expiry
     keeps only 3 (deleting 1 and 2). Publishing 2 now would re-create an expired id: a snapshot
     below EARLIEST that no reader sees (its rows lost) and that a later expiry would process."""
-    table = _table(tmp_path, {"bucket": "1", "write-only": "true"})
-    table.write_arrow(_rows([1], "a"))  # snapshot 1
-    committer = table.new_file_store_commit("slow")
-    writer = table.new_batch_write_builder().new_write()
-    writer.write_arrow(_rows([9], "a"))
-    messages = writer.prepare_commit()
+    table, committer, messages = _pending_commit(tmp_path, "slow")  # snapshot 1: key 1; commit: key 9
 
     def race() -> None:
         other = FileSystemCatalog(str(tmp_path / "wh")).get_table("db.t")
@@ -155,12 +160,7 @@ def test_a_commit_racing_an_expiry_past_its_successor_is_never_taken_as_landed(t
     later snapshot (4) is checked: it does not hold the commit's files, so the commit cannot tell
     a ghost from a landing whose files were compacted away at once: CommitStateUnknownError, files
     kept. Readers are not misled by the LATEST hint the ghost wrote: it lies below EARLIEST."""
-    table = _table(tmp_path, {"bucket": "1", "write-only": "true"})
-    table.write_arrow(_rows([1], "a"))  # snapshot 1
-    committer = table.new_file_store_commit("slow")
-    writer = table.new_batch_write_builder().new_write()
-    writer.write_arrow(_rows([9], "a"))
-    messages = writer.prepare_commit()
+    table, committer, messages = _pending_commit(tmp_path, "slow")  # snapshot 1: key 1; commit: key 9
 
     def race() -> None:
         other = FileSystemCatalog(str(tmp_path / "wh")).get_table("db.t")
@@ -189,12 +189,7 @@ def test_a_ghost_check_that_cannot_read_the_successor_is_unknown_not_landed(
 ) -> None:
     """The ghost check reads the successor's base list; when that fails (expired while read),
     the commit cannot tell: CommitStateUnknownError (it used to be taken as landed)."""
-    table = _table(tmp_path, {"bucket": "1", "write-only": "true"})
-    table.write_arrow(_rows([1], "a"))
-    committer = table.new_file_store_commit("slow")
-    writer = table.new_batch_write_builder().new_write()
-    writer.write_arrow(_rows([9], "a"))
-    messages = writer.prepare_commit()
+    table, committer, messages = _pending_commit(tmp_path, "slow")  # snapshot 1: key 1; commit: key 9
 
     def race() -> None:
         other = FileSystemCatalog(str(tmp_path / "wh")).get_table("db.t")
@@ -216,12 +211,7 @@ def test_a_landed_commit_whose_successor_expired_is_recognised(tmp_path: Path) -
     """The legitimate twin of the race above: the commit published 2 on a live base, then others
     committed 3 and 4 and an expiry removed 1..3 before the commit checked. Snapshot 4 holds its
     file: landed, no error, no second commit."""
-    table = _table(tmp_path, {"bucket": "1", "write-only": "true"})
-    table.write_arrow(_rows([1], "a"))  # snapshot 1
-    committer = table.new_file_store_commit("fast")
-    writer = table.new_batch_write_builder().new_write()
-    writer.write_arrow(_rows([9], "a"))
-    messages = writer.prepare_commit()
+    table, committer, messages = _pending_commit(tmp_path, "fast")  # snapshot 1: key 1; commit: key 9
     inner = committer.snapshot_commit
 
     class _PublishThenRace:

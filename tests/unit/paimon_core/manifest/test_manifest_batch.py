@@ -12,7 +12,6 @@ import dataclasses
 import pickle
 import random
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,11 +26,10 @@ from paimon_core.manifest import (
     ManifestEntry,
     SimpleStats,
     manifest_batch,
-    manifest_decode,
     read_manifest_file,
 )
 from paimon_core.manifest.entry_set import EntrySet, merge_live
-from paimon_core.manifest.manifest_batch import LazyDataFileMeta, clear_manifest_cache, read_manifest_batch
+from paimon_core.manifest.manifest_batch import LazyDataFileMeta, read_manifest_batch
 from paimon_core.manifest.manifest_decode import decode_manifest_batches
 from paimon_core.manifest.manifest_file import write_manifest_file
 from paimon_core.manifest.merger import merge_entries
@@ -52,12 +50,7 @@ entry_st = st.builds(
 )
 
 
-@pytest.fixture(autouse=True)
-def _vectorize_always(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(manifest_decode, "VECTORIZE_MIN_RECORDS", 0)
-    clear_manifest_cache()
-    yield
-    clear_manifest_cache()
+pytestmark = pytest.mark.usefixtures("vectorize_always")
 
 
 def _write(tmp_path: Path, entries: list[ManifestEntry]) -> str:

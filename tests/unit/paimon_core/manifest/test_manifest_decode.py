@@ -8,7 +8,6 @@ checked against the sequential decoder.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +16,7 @@ import zstandard
 
 from paimon_core.exceptions import CorruptFileError
 from paimon_core.io.local_io import LocalFileIO
-from paimon_core.manifest import FileKind, ManifestEntry, SimpleStats, manifest_decode, read_manifest_file
+from paimon_core.manifest import FileKind, ManifestEntry, SimpleStats, read_manifest_file
 from paimon_core.manifest.avro_chain import _chain
 from paimon_core.manifest.avro_schemas import (
     MANIFEST_ENTRY_VERSION,
@@ -28,7 +27,7 @@ from paimon_core.manifest.avro_schemas import (
     read_avro_blocks_keyed,
 )
 from paimon_core.manifest.avro_vector import PAD, decode_columns
-from paimon_core.manifest.manifest_batch import HOT_FIELDS, ManifestBatch, clear_manifest_cache
+from paimon_core.manifest.manifest_batch import HOT_FIELDS, ManifestBatch
 from paimon_core.manifest.manifest_decode import _KEPT_PATHS, _likely_entry, _texts, decode_manifest_batches
 from paimon_core.manifest.manifest_file import write_manifest_file
 from tests.unit.paimon_core.manifest.test_manifest_file import _entry
@@ -36,12 +35,7 @@ from tests.unit.paimon_core.manifest.test_manifest_file import _entry
 IO = LocalFileIO()
 
 
-@pytest.fixture(autouse=True)
-def _vectorize_always(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(manifest_decode, "VECTORIZE_MIN_RECORDS", 0)
-    clear_manifest_cache()
-    yield
-    clear_manifest_cache()
+pytestmark = pytest.mark.usefixtures("vectorize_always")
 
 
 def _write(tmp_path: Path, entries: list[ManifestEntry]) -> str:

@@ -22,6 +22,8 @@ from bench import datagen, fixtures
 from bench.sidekit import compare_checksums, table_checksum
 
 OURS, PYPAIMON, RUST, FLOOR = "ours", "pypaimon", "rust", "floor"
+#: delta-rs (``deltalake``, in the peer venv): a side of the delta cases only (bench/cases_delta.py).
+DELTA = "delta"
 PEERS = (PYPAIMON, RUST)
 ALL_SIDES = (OURS, PYPAIMON, RUST, FLOOR)
 TABLE_SIDES = (OURS, PYPAIMON, RUST)
@@ -355,6 +357,7 @@ class PlanManyFiles(Case):
 def all_cases() -> list[Case]:
     """Every case, in report order (a fresh instance each call)."""
     from bench.cases_compact import compaction_cases
+    from bench.cases_delta import delta_cases
     from bench.cases_maint import ExpireSnapshots, OrphanClean
     from bench.cases_meta import meta_cases
     from bench.cases_pk import PkMergedRead, PkUpsert, PkWrite
@@ -375,6 +378,7 @@ def all_cases() -> list[Case]:
         OrphanClean(),
         *meta_cases(),
         *compaction_cases(),
+        *delta_cases(),
         AppendWrite("append_write_10m", "rows_10m", full_only=True),
         AppendRead("append_read_10m", "rows_10m", "table", full_only=True),
         AppendRead("append_stream_10m", "rows_10m", "stream", full_only=True),

@@ -239,7 +239,7 @@ def op_plan(spec: dict[str, Any]) -> dict[str, Any]:
 def op_info(spec: dict[str, Any]) -> dict[str, Any]:
     from importlib import metadata
     versions = {"pyarrow": pa.__version__}
-    for dist in ("pypaimon", "pypaimon-rust"):
+    for dist in ("pypaimon", "pypaimon-rust", "deltalake"):
         try:
             versions[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:

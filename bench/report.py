@@ -12,10 +12,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from bench.cases import FLOOR, OURS, PYPAIMON, RUST
+from bench.cases import DELTA, FLOOR, OURS, PYPAIMON, RUST
 from bench.runner import REPO_ROOT, CaseResult, run_side
 
-SIDE_LABELS = {OURS: "ours", PYPAIMON: "pypaimon", RUST: "pypaimon-rust", FLOOR: "pyarrow floor"}
+SIDE_LABELS = {OURS: "ours", PYPAIMON: "pypaimon", RUST: "pypaimon-rust", FLOOR: "pyarrow floor", DELTA: "delta-rs"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -282,8 +282,11 @@ def details(doc: dict[str, Any]) -> str:
                     out.append(f"\n{SIDE_LABELS[s]}: commit at {many['params']['snapshots']} snapshots / at "
                                f"{few['params']['snapshots']} snapshots = {b / a:.2f}x")
     out += compaction_details(cases)
+    from bench.cases_delta import delta_details
+
+    out += delta_details(cases, fmt_time)
     maint = [(n, c) for n, c in cases.items() if c.get("throughput") in ("snapshots", "files")
-             and not n.startswith(("plan", "compact")) and c["sides"].get(OURS)]
+             and not n.startswith(("plan", "compact", "delta_")) and c["sides"].get(OURS)]
     if maint:
         out += ["", "Maintenance (ours only), what the call reported:", ""]
         for n, c in maint:
@@ -351,7 +354,7 @@ def machine_line(doc: dict[str, Any]) -> str:
     return (f"{m.get('date')} | {m.get('cpu_count')} CPU ({m.get('cpu_model')}), {m.get('ram_gb')} GB RAM, "
             f"{m.get('platform')} | ours: Python {ours.get('python')}, paimon_core {ours.get('paimon_core')}, "
             f"pyarrow {ours.get('pyarrow')} | peers: Python {peers.get('python')}, pypaimon {peers.get('pypaimon')}, "
-            f"pypaimon-rust {peers.get('pypaimon-rust')}, pyarrow {peers.get('pyarrow')} | git {str(m.get('git_commit'))[:10]}"
+            f"pypaimon-rust {peers.get('pypaimon-rust')}, deltalake {peers.get('deltalake')}, pyarrow {peers.get('pyarrow')} | git {str(m.get('git_commit'))[:10]}"
             f"{' (paimon_core modified)' if m.get('paimon_core_dirty') else ''} | load avg {m.get('loadavg_start')} -> "
             f"{m.get('loadavg_end')}" + (f" | WARNING: {m['warning']}" if m.get("warning") else ""))
 

@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.cases import ALL_SIDES, PEERS, Context, all_cases
+from bench.cases import ALL_SIDES, DELTA, PEERS, Context, all_cases
 from bench.report import document, machine_info, markdown, markdown_table
 from bench.runner import REPO_ROOT, measure, peer_python, set_priority
 
@@ -46,7 +46,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--workdir", type=Path, default=None,
                     help="fixtures and run directories (default: $TMPDIR/paimon-bench-<size>; fixtures are reused "
                          "while their parameters and paimon_core's sources are unchanged)")
-    ap.add_argument("--sides", default=",".join(ALL_SIDES), help="subset of sides to run (debugging)")
+    ap.add_argument("--sides", default=",".join((*ALL_SIDES, DELTA)), help="subset of sides to run (debugging)")
     ap.add_argument("--quiet-wait", type=float, default=None,
                     help="seconds each timed run may wait for other processes to leave the CPUs idle "
                          "(default 5 full, 0 small); what was seen is recorded in the JSON")
@@ -91,13 +91,13 @@ def main(argv: list[str] | None = None) -> int:
     names = select_cases(args.cases, args.size)
     sides = [s.strip() for s in args.sides.split(",") if s.strip()]
     peer_py, problem = peer_python()
-    if problem and any(s in PEERS for s in sides):
+    if problem and any(s in (*PEERS, DELTA) for s in sides):
         msg = f"{problem}: run scripts/setup_peers.sh (or set PAIMON_PEERS_PYTHON)"
         if os.environ.get("PAIMON_ALLOW_MISSING_PEERS") != "1":
             _log(f"error: {msg}; PAIMON_ALLOW_MISSING_PEERS=1 runs without the peers")
             return 2
         _log(f"warning: {msg}; running without the peers (PAIMON_ALLOW_MISSING_PEERS=1)")
-        sides = [s for s in sides if s not in PEERS]
+        sides = [s for s in sides if s not in (*PEERS, DELTA)]
     set_priority(args.priority)
     _compile_sources()
     workdir = args.workdir or Path(tempfile.gettempdir()) / f"paimon-bench-{args.size}"

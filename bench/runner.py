@@ -23,11 +23,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from bench.cases import FLOOR, OURS, PEERS, Case, Context
+from bench.cases import DELTA, FLOOR, OURS, PEERS, Case, Context
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 PEER_OPS = BENCH_DIR / "peer_ops.py"
+DELTA_OPS = BENCH_DIR / "delta_ops.py"
 DEFAULT_TIMEOUT = float(os.environ.get("PAIMON_BENCH_TIMEOUT", "1800"))
 
 
@@ -75,6 +76,10 @@ def side_command(side: str, spec: dict[str, Any], peer_py: str | None) -> tuple[
         if peer_py is None:
             raise RuntimeError("peer venv missing: run scripts/setup_peers.sh")
         return [peer_py, str(PEER_OPS), json.dumps(dict(spec, engine=side))], _peer_env()
+    if side == DELTA:  # delta-rs lives in the peer venv too
+        if peer_py is None:
+            raise RuntimeError("peer venv missing: run scripts/setup_peers.sh")
+        return [peer_py, str(DELTA_OPS), json.dumps(spec)], _peer_env()
     raise ValueError(f"unknown side {side!r}")
 
 
@@ -280,7 +285,7 @@ class CaseResult:
 
         ours = self.sides.get(OURS)
         out: dict[str, float | None] = {}
-        for other in (*PEERS, FLOOR):
+        for other in (*PEERS, DELTA, FLOOR):
             if other in self.sides:
                 a, b = med(ours), med(self.sides[other])
                 out[f"ours/{other}"] = round(a / b, 3) if a and b else None

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from paimon_core.exceptions import InvalidArgumentError, OrphanCleanAbortedError, PaimonError
 from paimon_core.io.file_io import FileIO, FileStatus
+from paimon_core.io.resolve import scheme_of
 from paimon_core.operation.orphan_candidates import (
     CandidateDir,
     list_candidate_files,
@@ -53,6 +55,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_OLDER_THAN_MILLIS",
+    "DEFAULT_REMOTE_PARALLELISM",
     "MAX_REPORTED_PATHS",
     "SAFE_MIN_AGE_MILLIS",
     "OrphanFilesClean",
@@ -71,6 +74,9 @@ R = TypeVar("R")
 DEFAULT_OLDER_THAN_MILLIS = 86_400_000  # 1 day, as Java
 SAFE_MIN_AGE_MILLIS = 3_600_000  # a cutoff closer to now than this needs force=True
 MAX_REPORTED_PATHS = 1000
+#: Threads for listing and reading on an object store (latency-bound). On a local file system
+#: the work is CPU-bound under the GIL (stat, Avro decoding), and threads only contend: one.
+DEFAULT_REMOTE_PARALLELISM = 8
 
 
 @dataclass(frozen=True)
@@ -110,6 +116,12 @@ def resolve_older_than(older_than: TimePoint | None, now_millis: int, *, force: 
     return cutoff
 
 
+def default_parallelism(table_path: str) -> int:
+    """Threads of a clean when none is given: 1 on a local file system, else
+    :data:`DEFAULT_REMOTE_PARALLELISM`."""
+    return 1 if scheme_of(table_path) in ("file", "local") else DEFAULT_REMOTE_PARALLELISM
+
+
 def valid_branches(file_io: FileIO, table_path: str) -> list[str]:
     """``main`` plus every branch; aborts when a branch has no schema (Java's validBranches)."""
     branches = list_branches(file_io, table_path)
@@ -129,7 +141,8 @@ def valid_branches(file_io: FileIO, table_path: str) -> list[str]:
 
 
 class OrphanFilesClean:
-    """Single-process orphan clean of one table (threads for listing and reading).
+    """Single-process orphan clean of one table (threads for listing and reading on object
+    stores: ``parallelism``, default :func:`default_parallelism`).
 
     ``clean()`` first lists the candidates (only the old enough ones are kept, as
     ``FileStatus``), then reads the references into a set of file names restricted to the
@@ -140,15 +153,15 @@ class OrphanFilesClean:
         self,
         table: FileStoreTable,
         *,
-        parallelism: int = 8,
+        parallelism: int | None = None,
         clean_empty_dirs: bool = True,
         vanish_checks: int = 3,
         vanish_wait_seconds: float = 0.5,
     ) -> None:
-        if parallelism < 1:
+        if parallelism is not None and parallelism < 1:
             raise InvalidArgumentError(f"parallelism must be >= 1, got {parallelism}", argument="parallelism")
         self.table = table
-        self.parallelism = parallelism
+        self.parallelism = parallelism or default_parallelism(table.path)
         self.clean_empty_dirs = clean_empty_dirs
         self.reader = ReferenceReader(
             table.file_io, table.path, vanish_checks=vanish_checks, vanish_wait_seconds=vanish_wait_seconds
@@ -165,22 +178,27 @@ class OrphanFilesClean:
         dirs = plan_candidate_dirs(table, branches)
         # 1. candidates first ...
         listed = parallel_map(list_candidate_files, dirs, self.parallelism)
-        scanned = sum(len(x) for x in listed)
+        listed_count = [len(x) for x in listed]
+        scanned = sum(listed_count)
         empty = {i for i, x in enumerate(listed) if not x and dirs[i].mtime_millis < cutoff}
         candidates = [
             (i, s) for i, statuses in enumerate(listed) for s in statuses if s.mtime_millis < cutoff
         ]
         del listed
-        names = {s.name for _, s in candidates}
+        names = [s.path[s.path.rfind("/") + 1 :] for _, s in candidates]  # FileStatus.name, without its strip
         # 2. ... then what is referenced: a commit that landed meanwhile is seen here.
-        referenced = self.referenced_names(branches, keep=names.__contains__)
-        del names
-        orphans = sorted(((i, s) for i, s in candidates if s.name not in referenced), key=lambda x: x[1].path)
-        del candidates, referenced
+        referenced = self.referenced_names(branches, keep=set(names))
+        orphans = sorted(
+            (c for c, name in zip(candidates, names, strict=True) if name not in referenced), key=lambda x: x[1].path
+        )
+        del candidates, referenced, names
         # 3. delete
         deleted = orphans if dry_run else self._delete(dirs, orphans)
         if not dry_run and self.clean_empty_dirs:
-            prune = empty | {i for i, _ in deleted}
+            # Only a directory all of whose listed files are gone now can have become empty (one
+            # still holding a file it listed is not re-listed just to find that out).
+            deleted_in = Counter(i for i, _ in deleted)
+            prune = empty | {i for i, n in deleted_in.items() if n == listed_count[i]}
             prune_empty_dirs(dirs[i] for i in sorted(prune))
         result = OrphanFilesCleanResult(
             table=table.name,
@@ -205,16 +223,17 @@ class OrphanFilesClean:
         return result
 
     def referenced_names(
-        self, branches: Sequence[str], *, keep: Callable[[str], bool] | None = None
+        self, branches: Sequence[str], *, keep: Callable[[str], bool] | Set[str] | None = None
     ) -> set[str]:
-        """Names of every file any root of ``branches`` references (only those ``keep`` accepts).
+        """Names of every file any root of ``branches`` references (only those ``keep`` accepts,
+        or, a set, contains).
 
         Raises :class:`OrphanCleanAbortedError` when something referenced cannot be read.
         """
         table = self.table
         try:
             roots = collect_roots(table.file_io, table.path, branches, parallelism=self.parallelism)
-            return self._referenced(roots, keep or (lambda _: True))
+            return self._referenced(roots, keep)
         except OrphanCleanAbortedError:
             raise
         except Exception as e:
@@ -224,23 +243,23 @@ class OrphanFilesClean:
                 table=table.name,
             ) from e
 
-    def _referenced(self, roots: list[RootRefs], keep: Callable[[str], bool]) -> set[str]:
+    def _referenced(self, roots: list[RootRefs], keep: Callable[[str], bool] | Set[str] | None) -> set[str]:
         referenced: set[str] = set()
         # The last (most durable) root naming a manifest is re-checked if it is missing.
         manifest_root: dict[str, int] = {}
         for start, named in self._chunks(self.reader.root_files, roots):
-            for offset, files in enumerate(named):
-                for name, is_manifest in files or ():
+            for offset, refs in enumerate(named):
+                for name, is_manifest in refs or ():
                     if is_manifest:
                         manifest_root[name] = start + offset
-                    if keep(name):
-                        referenced.add(name)
+                referenced.update(_kept([name for name, _ in refs or ()], keep))
 
         def data_files(item: tuple[str, int]) -> list[str] | None:
             return self.reader.manifest_files(item[0], roots[item[1]])
 
         for _, chunk in self._chunks(data_files, list(manifest_root.items())):
-            referenced.update(n for files in chunk for n in files or () if keep(n))
+            for files in chunk:
+                referenced.update(_kept(files or (), keep))
         return referenced
 
     def _chunks(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, list[R]]]:
@@ -267,6 +286,17 @@ class OrphanFilesClean:
         return [item for item, done in zip(orphans, ok, strict=True) if done]
 
 
+def _kept(names: Iterable[str], keep: Callable[[str], bool] | Set[str] | None) -> Iterable[str]:
+    """The names ``keep`` accepts (a set: contains, in C for a built-in set)."""
+    if keep is None:
+        return names
+    if isinstance(keep, (set, frozenset)):
+        return keep.intersection(names)
+    if isinstance(keep, Set):
+        return [n for n in names if n in keep]
+    return [n for n in names if keep(n)]
+
+
 # --- several tables -------------------------------------------------------------------------
 
 
@@ -291,7 +321,7 @@ def clean_database(
     older_than: TimePoint | None = None,
     dry_run: bool = False,
     force: bool = False,
-    parallelism: int = 8,
+    parallelism: int | None = None,
 ) -> list[OrphanFilesCleanResult]:
     """Orphan clean of every table of a database (``db.*``), one cutoff for all.
 

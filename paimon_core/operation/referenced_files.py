@@ -37,7 +37,7 @@ from typing import TypeVar
 from paimon_core.exceptions import CorruptFileError, TransientError
 from paimon_core.io.file_io import FileIO, join
 from paimon_core.manifest.index_manifest import read_index_manifest
-from paimon_core.manifest.manifest_file import read_manifest_file
+from paimon_core.manifest.manifest_file import read_manifest_file_names
 from paimon_core.manifest.manifest_list import read_manifest_list
 from paimon_core.path_confinement import check_file_name
 from paimon_core.paths import (
@@ -236,14 +236,10 @@ class ReferenceReader:
         """Data files and their extra files named by one manifest (ADD and DELETE entries:
         a file a retained manifest still mentions is never an orphan). ``root`` is a root
         naming the manifest, re-checked when the manifest is missing; None if it vanished."""
-        entries = self._read(read_manifest_file, manifest, root)
+        entries = self._read(read_manifest_file_names, manifest, root)
         if entries is None:
             return None
-        out: list[str] = []
-        for e in entries:
-            out.append(e.file.file_name)
-            out.extend(e.file.extra_files)
-        return out
+        return [name for names in entries for name in names]
 
     def vanished(self, root: RootRefs) -> bool:
         """Whether every file of the root is gone (re-checked a few times: an expiry deletes

@@ -99,19 +99,6 @@ def read_manifest_file(file_io: FileIO, path: str) -> list[ManifestEntry]:
     return entries
 
 
-def read_manifest_file_names(file_io: FileIO, path: str) -> list[tuple[str, ...]]:
-    """The file names of every entry of a manifest file: ``(data file, *its extra files)`` per
-    entry, ADD and DELETE alike (what an orphan clean needs).
-
-    Decodes only those fields (the others are skipped, not built: ~2x faster than
-    :func:`read_manifest_file` on large manifests) and validates like it: a file that cannot be
-    decoded, lacks a required field or has a ``_VERSION`` other than 2 raises
-    :class:`CorruptFileError` naming ``path``.
-    """
-    names: list[tuple[str, ...]] = read_avro_objects(file_io.read_bytes(path), path, ENTRY_NAMES_PLAN)
-    return names
-
-
 # --- decoding plans -----------------------------------------------------------------
 
 
@@ -217,29 +204,6 @@ ENTRY_PLAN = RecordPlan(
     build=_build_entry,
     required=frozenset(_ENTRY_FIELDS),
     nested=(("_FILE", FILE_PLAN),),
-)
-
-
-def _file_names(file_name: str, extra_files: list[str] | None) -> tuple[str, ...]:
-    return (file_name, *extra_files) if extra_files else (file_name,)
-
-
-def _entry_names(version: int, file: tuple[str, ...] | None) -> tuple[str, ...]:
-    if version != MANIFEST_ENTRY_VERSION:
-        raise ValueError(f"unsupported manifest entry _VERSION {version}")
-    if file is None:
-        raise ValueError("manifest entry without _FILE")
-    return file
-
-
-#: Decodes a manifest-file record into ``(file name, *extra files)``; every other field is
-#: skipped (required fields as in :data:`ENTRY_PLAN`).
-ENTRY_NAMES_PLAN = RecordPlan(
-    fields=("_VERSION", "_FILE"),
-    build=_entry_names,
-    required=frozenset(_ENTRY_FIELDS),
-    nested=(("_FILE", RecordPlan(fields=("_FILE_NAME", "_EXTRA_FILES"), build=_file_names,
-                                 required=frozenset(_FILE_FIELDS[:11]))),),
 )
 
 

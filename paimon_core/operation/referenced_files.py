@@ -37,7 +37,8 @@ from typing import TypeVar
 from paimon_core.exceptions import CorruptFileError, TransientError
 from paimon_core.io.file_io import FileIO, join
 from paimon_core.manifest.index_manifest import read_index_manifest
-from paimon_core.manifest.manifest_file import read_manifest_file_names
+from paimon_core.manifest.manifest_batch import ManifestBatch
+from paimon_core.manifest.manifest_decode import decode_manifest_batches
 from paimon_core.manifest.manifest_list import read_manifest_list
 from paimon_core.path_confinement import check_file_name
 from paimon_core.paths import (
@@ -236,10 +237,14 @@ class ReferenceReader:
         """Data files and their extra files named by one manifest (ADD and DELETE entries:
         a file a retained manifest still mentions is never an orphan). ``root`` is a root
         naming the manifest, re-checked when the manifest is missing; None if it vanished."""
-        entries = self._read(read_manifest_file_names, manifest, root)
-        if entries is None:
+        batch = self._read(_manifest_batch, manifest, root)
+        if batch is None:
             return None
-        return [name for names in entries for name in names]
+        out: list[str] = list(batch.cols["file_name"])
+        for i, plain in enumerate(batch.plain_key):
+            if not plain:  # extra files, an embedded index or an external path: decode the record
+                out.extend(batch.file(i).extra_files)
+        return out
 
     def vanished(self, root: RootRefs) -> bool:
         """Whether every file of the root is gone (re-checked a few times: an expiry deletes
@@ -265,6 +270,11 @@ class ReferenceReader:
                 "or an expiry is half done (retry later)",
                 path=name,
             ) from None
+
+
+def _manifest_batch(file_io: FileIO, path: str) -> ManifestBatch:
+    """A manifest decoded in bulk (columns; not kept in the scan's cache of decoded manifests)."""
+    return decode_manifest_batches([(path, file_io.read_bytes(path))])[0]
 
 
 def _retry(fn: Callable[[], T], retries: int) -> T:

@@ -26,6 +26,7 @@ from paimon_core.exceptions import (
     TerminalError,
     TransientError,
 )
+from paimon_core.ledger import Ledger, LedgerRecord, LedgerWriteError, ledger_context, record_action
 from paimon_core.predicate import Predicate, PredicateBuilder, parse_predicate
 from paimon_core.results import CommitResult
 from paimon_core.schema import schema_change as SchemaChange
@@ -45,6 +46,9 @@ __all__ = [
     "FileSystemCatalog",
     "InvalidArgumentError",
     "InvalidOptionError",
+    "Ledger",
+    "LedgerRecord",
+    "LedgerWriteError",
     "PaimonError",
     "Predicate",
     "PredicateBuilder",
@@ -58,5 +62,7 @@ __all__ = [
     "TerminalError",
     "TransientError",
     "__version__",
+    "ledger_context",
     "parse_predicate",
+    "record_action",
 ]

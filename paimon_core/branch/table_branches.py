@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
 from paimon_core.branch.branch_names import BRANCH_OPTION, SYSTEM_BRANCH_PREFIX, check_branch_ref
+from paimon_core.ledger.recorder import recorded
 
 if TYPE_CHECKING:
     from paimon_core.branch.branch_manager import (
@@ -51,17 +52,20 @@ class TableBranches:
         """The table's branches (``main`` not included), sorted."""
         return self.branch_manager().branches()
 
+    @recorded("create_branch")
     def create_branch(
         self, name: str, tag: str | None = None, *, ignore_if_exists: bool = False
     ) -> CreateBranchResult:
         """Branch ``name`` from ``tag`` of this handle's branch, or empty (the latest schema only)."""
         return self.branch_manager().create_branch(name, tag, ignore_if_exists=ignore_if_exists)
 
+    @recorded("delete_branch")
     def delete_branch(self, names: str | Sequence[str], *, dry_run: bool = False) -> DeleteBranchResult:
         """Remove branches (a name, ``"a,b"`` or a list): their metadata only; data files they
         shared stay, files only they referenced are left for ``remove_orphan_files``."""
         return self.branch_manager().delete_branch(names, dry_run=dry_run)
 
+    @recorded("fast_forward")
     def fast_forward(self, name: str, *, dry_run: bool = False) -> FastForwardResult:
         """Replace this handle's branch, from ``name``'s earliest snapshot on, with branch ``name``."""
         return self.branch_manager().fast_forward(name, dry_run=dry_run)

@@ -4,12 +4,18 @@ Each call is a thin entry point over one short-lived operation, as in Java's
 ``FileStoreTable`` (expireSnapshots, createTag, rollbackTo, ...). Destructive calls take
 ``dry_run``; each returns a typed result with ``to_dict()``. Times are epoch millis, a
 datetime or an ISO string; durations are millis, a timedelta or a Paimon duration ('1 d').
+
+Each call records one row in the warehouse's maintenance ledger when the warehouse has one
+(:mod:`paimon_core.ledger`); a call made inside another recorded action (a ``spark_jobs`` job, an
+Airflow operator) adds to that action's row instead.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, cast
+
+from paimon_core.ledger.recorder import recorded
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -44,6 +50,7 @@ class TableMaintenance:
         return cast("FileStoreTable", self)  # the mixin is only ever part of FileStoreTable
 
     # --- expiry ------------------------------------------------------------------------
+    @recorded("expire_snapshots")
     def expire_snapshots(
         self,
         *,
@@ -60,6 +67,7 @@ class TableMaintenance:
             retain_max=retain_max, retain_min=retain_min, older_than=older_than, max_deletes=max_deletes, dry_run=dry_run
         )
 
+    @recorded("expire_changelogs")
     def expire_changelogs(
         self,
         *,
@@ -82,6 +90,7 @@ class TableMaintenance:
             dry_run=dry_run,
         )
 
+    @recorded("remove_orphan_files")
     def remove_orphan_files(
         self, *, older_than: TimePoint | None = None, dry_run: bool = False, force: bool = False
     ) -> OrphanFilesCleanResult:
@@ -90,6 +99,7 @@ class TableMaintenance:
 
         return OrphanFilesClean(self._table).clean(older_than=older_than, dry_run=dry_run, force=force)
 
+    @recorded("remove_unexisting_files")
     def remove_unexisting_files(
         self, *, dry_run: bool = False, parallelism: int | None = None
     ) -> RemoveUnexistingFilesResult:
@@ -101,6 +111,7 @@ class TableMaintenance:
         return RemoveUnexistingFiles(self._table, parallelism=parallelism).run(dry_run=dry_run)
 
     # --- compaction --------------------------------------------------------------------
+    @recorded("compact")
     def compact(
         self,
         *,
@@ -143,6 +154,7 @@ class TableMaintenance:
         ident = BATCH_COMMIT_IDENTIFIER if commit_identifier is None else commit_identifier
         return job.run(request, dry_run=dry_run, commit_identifier=ident)
 
+    @recorded("compact_manifest")
     def compact_manifest(self, *, dry_run: bool = False) -> CompactManifestResult:
         """Merge the latest snapshot's manifests into few (ADD/DELETE pairs cancelled) and commit
         them as a COMPACT snapshot (Paimon's ``compact_manifest`` procedure); data is untouched."""
@@ -151,6 +163,7 @@ class TableMaintenance:
         return ManifestCompact(self._table).run(dry_run=dry_run)
 
     # --- partitions ----------------------------------------------------------------------
+    @recorded("expire_partitions")
     def expire_partitions(
         self,
         expiration_time: Duration | None = None,
@@ -184,6 +197,7 @@ class TableMaintenance:
             max_expires=max_expires,
         ).expire(dry_run=dry_run)
 
+    @recorded("mark_partition_done")
     def mark_partition_done(self, partitions: str | Sequence[Mapping[str, str]]) -> MarkPartitionDoneResult:
         """Mark partitions (``'dt=a,hh=1;dt=b'`` or specs) done by ``partition.mark-done-action``
         (``success-file``: a ``_SUCCESS`` file in each partition directory)."""
@@ -192,6 +206,7 @@ class TableMaintenance:
         return mark_partition_done(self._table, partitions)
 
     # --- tags --------------------------------------------------------------------------
+    @recorded("create_tag")
     def create_tag(
         self, name: str, snapshot_id: int | None = None, *, time_retained: Duration | None = None
     ) -> Snapshot:
@@ -200,6 +215,7 @@ class TableMaintenance:
 
         return create_tag(self._table, name, snapshot_id, time_retained=time_retained)
 
+    @recorded("create_tag_from_timestamp")
     def create_tag_from_timestamp(
         self, name: str, timestamp: TimePoint, *, time_retained: Duration | None = None, dry_run: bool = False
     ) -> Snapshot:
@@ -209,6 +225,7 @@ class TableMaintenance:
 
         return create_tag_from_timestamp(self._table, name, timestamp, time_retained=time_retained, dry_run=dry_run)
 
+    @recorded("replace_tag")
     def replace_tag(
         self,
         name: str,
@@ -222,24 +239,28 @@ class TableMaintenance:
 
         return replace_tag(self._table, name, snapshot_id, time_retained=time_retained, dry_run=dry_run)
 
+    @recorded("rename_tag")
     def rename_tag(self, name: str, target: str, *, dry_run: bool = False) -> Snapshot:
         """Rename tag ``name`` to ``target``."""
         from paimon_core.tag.tag_operations import rename_tag
 
         return rename_tag(self._table, name, target, dry_run=dry_run)
 
+    @recorded("delete_tag")
     def delete_tag(self, names: str | Sequence[str], *, dry_run: bool = False) -> DeleteTagResult:
         """Delete tags (a comma-separated string or a list) and the files only they used."""
         from paimon_core.operation.tag_deletion import delete_tags
 
         return delete_tags(self._table, names, dry_run=dry_run)
 
+    @recorded("expire_tags")
     def expire_tags(self, *, older_than: TimePoint | None = None, dry_run: bool = False) -> ExpireTagsResult:
         """Delete tags past their time-retained (or created before ``older_than``)."""
         from paimon_core.tag.tag_time_expire import expire_tags
 
         return expire_tags(self._table, older_than=older_than, dry_run=dry_run)
 
+    @recorded("trigger_tag_automatic_creation")
     def trigger_tag_automatic_creation(self, *, now: TimePoint | None = None) -> TagCreationResult:
         """Create the period tags ``tag.automatic-creation`` asks for, as of ``now`` (idempotent)."""
         from paimon_core.tag.tag_auto_creation import TagAutoCreation
@@ -247,17 +268,20 @@ class TableMaintenance:
         return TagAutoCreation(self._table).run(now=now)
 
     # --- rollback ----------------------------------------------------------------------
+    @recorded("rollback_to")
     def rollback_to(self, target: int | str, *, dry_run: bool = False) -> RollbackResult:
         """Make a snapshot id or tag the latest state, metadata-only (Paimon 1.2+)."""
         from paimon_core.table.rollback_helper import RollbackHelper
 
         return RollbackHelper(self._table).rollback_to(target, dry_run=dry_run)
 
+    @recorded("rollback_to_timestamp")
     def rollback_to_timestamp(self, timestamp: TimePoint, *, dry_run: bool = False) -> RollbackResult:
         from paimon_core.table.rollback_helper import RollbackHelper
 
         return RollbackHelper(self._table).rollback_to_timestamp(timestamp, dry_run=dry_run)
 
+    @recorded("rollback_to_as_latest")
     def rollback_to_as_latest(self, target: int | str, *, dry_run: bool = False) -> RollbackResult:
         """Non-destructive rollback: a new snapshot with the target's state; later ones stay."""
         from paimon_core.table.rollback_helper import RollbackHelper
@@ -265,12 +289,14 @@ class TableMaintenance:
         return RollbackHelper(self._table).rollback_to_as_latest(target, dry_run=dry_run)
 
     # --- consumers ---------------------------------------------------------------------
+    @recorded("reset_consumer")
     def reset_consumer(self, consumer_id: str, next_snapshot_id: int | None = None) -> ResetConsumerResult:
         """Move a consumer to ``next_snapshot_id``; without one, delete the consumer."""
         from paimon_core.consumer.consumer_operations import reset_consumer
 
         return reset_consumer(self._table, consumer_id, next_snapshot_id)
 
+    @recorded("clear_consumers")
     def clear_consumers(
         self, including: str = ".*", excluding: str | None = None, *, dry_run: bool = False
     ) -> ClearConsumersResult:

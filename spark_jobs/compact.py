@@ -148,13 +148,17 @@ def request_of(args: ProcedureArgs) -> CompactRequest:
 
 
 def spark_executor(spark: SparkSession) -> TaskExecutor:
-    """One Spark task per compaction task; the messages come back to the driver, in task order."""
+    """One Spark task per compaction task; the messages come back to the driver, in task order
+    (and the tasks' Python CPU goes to the ledger row being recorded)."""
 
     def run(table: FileStoreTable, tasks: Sequence[CompactTask]) -> list[CommitMessage]:
         if not tasks:
             return []
+        from spark_jobs.common.ledger import worker_cpu
+
+        cpu = worker_cpu(spark)  # the workers' CPU, for the ledger row
         rdd = spark.sparkContext.parallelize(list(enumerate(tasks)), numSlices=len(tasks))
-        done = rdd.map(lambda it: (it[0], run_compact_task(table, it[1]))).collect()
+        done = rdd.map(cpu.each(lambda it: (it[0], run_compact_task(table, it[1])))).collect()
         return [m for _, m in sorted(done, key=lambda x: x[0])]
 
     return run

@@ -31,6 +31,7 @@ from paimon_core import FileSystemCatalog, PaimonError
 from paimon_core.operation.compact.table_compact import TableCompact, local_executor
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
 from spark_jobs.common.args import EXIT_FAILURE, EXIT_USAGE, UsageError
+from spark_jobs.common.ledger import job_recording
 from spark_jobs.common.output import configure_logging, emit, emit_error
 from spark_jobs.common.procedure import Param, ProcedureArgs, parse_procedure_args
 from spark_jobs.compact import _options, request_of, spark_executor
@@ -88,7 +89,8 @@ def matching_tables(catalog: FileSystemCatalog, args: ProcedureArgs) -> list[str
 
 
 def run(args: ProcedureArgs, *, spark: SparkSession | None = None) -> tuple[dict[str, Any], bool]:
-    """Compact the matching tables; returns (the JSON payload, whether every table succeeded)."""
+    """Compact the matching tables; returns (the JSON payload, whether every table succeeded).
+    Each table is one row of the warehouse's maintenance ledger (action ``compact_database``)."""
     started = time.monotonic()
     catalog = FileSystemCatalog(args.config.warehouse, storage_options=dict(args.config.storage_options) or None)
     names = matching_tables(catalog, args)
@@ -100,13 +102,16 @@ def run(args: ProcedureArgs, *, spark: SparkSession | None = None) -> tuple[dict
     results: list[dict[str, Any]] = []
     for name in names:
         try:
-            table = catalog.get_table(name)
-            if options:
-                table = table.copy(options)
-            job = TableCompact(table, commit_user=f"{user}:{name}" if user else None, executor=executor)
-            r = job.run(
-                request, dry_run=args.dry_run, commit_identifier=BATCH_COMMIT_IDENTIFIER if ident is None else ident
-            ).to_dict()
+            with job_recording(args.config, name, JOB, catalog=catalog, dry_run=args.dry_run) as recording:
+                table = catalog.get_table(name)
+                recording.set_table(table)
+                if options:
+                    table = table.copy(options)
+                job = TableCompact(table, commit_user=f"{user}:{name}" if user else None, executor=executor)
+                r = job.run(
+                    request, dry_run=args.dry_run, commit_identifier=BATCH_COMMIT_IDENTIFIER if ident is None else ident
+                ).to_dict()
+                recording.set_result(r)
             # a dry run shows its plan: the compaction units per (partition, bucket)
             results.append({"status": "ok", **{k: r[k] for k in _SUMMARY}, **({"plan": r["plan"]} if args.dry_run else {})})
         except (PaimonError, OSError) as e:

@@ -52,6 +52,7 @@ from spark_jobs.common.args import (
     base_parser,
     parse_job_args,
 )
+from spark_jobs.common.ledger import job_recording
 from spark_jobs.common.merge_spec import ARG_NAMES, MergeIntoError, MergeIntoSpec
 from spark_jobs.common.output import configure_logging, emit, emit_error
 
@@ -194,22 +195,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         return emit_error(JOB, e, exit_code=EXIT_USAGE)
     try:
         catalog = FileSystemCatalog(args.config.warehouse, storage_options=dict(args.config.storage_options) or None)
-        done = committed_result(catalog, args)
+        target = args.spec.target_table
+        with job_recording(args.config, target, JOB, catalog=catalog, dry_run=args.dry_run) as recording:
+            recording.set_table(catalog.get_table(target))
+            done = committed_result(catalog, args)
+            if done is not None:
+                recording.set_result(done)
+            else:
+                from pyspark.sql import SparkSession
+
+                from spark_jobs.common.session import get_spark
+
+                existing = SparkSession.getActiveSession()
+                spark = get_spark(args.config.session_config())
+                try:
+                    result = run(spark, args)
+                finally:
+                    if existing is None:
+                        spark.stop()
+                recording.set_result(result)
         if done is not None:
             logger.info("merge_into run %s on %s already committed: nothing to do", args.run_id, args.config.table)
             emit(done)
             return 0
-        from pyspark.sql import SparkSession
-
-        from spark_jobs.common.session import get_spark
-
-        existing = SparkSession.getActiveSession()
-        spark = get_spark(args.config.session_config())
-        try:
-            result = run(spark, args)
-        finally:
-            if existing is None:
-                spark.stop()
     except (UsageError, MergeIntoError) as e:
         return emit_error(JOB, e, exit_code=EXIT_FAILURE if isinstance(e, MergeIntoError) else EXIT_USAGE)
     except (PaimonError, OSError) as e:

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 from paimon_core import FileSystemCatalog, PaimonError
 from spark_jobs.common.args import EXIT_FAILURE, EXIT_USAGE, UsageError
+from spark_jobs.common.ledger import job_recording
 from spark_jobs.common.output import configure_logging, emit, emit_error
 from spark_jobs.common.procedure import Param, ProcedureArgs, parse_procedure_args
 
@@ -75,9 +76,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = args.config
     try:
         catalog = FileSystemCatalog(config.warehouse, storage_options=dict(config.storage_options) or None)
-        result = migrate_directory(
-            catalog, str(args.get("source_path")), config.table, options=options, dry_run=args.dry_run
-        )
+        with job_recording(config, config.table, JOB, catalog=catalog, dry_run=args.dry_run) as recording:
+            existed = catalog.table_exists(config.table)
+            if existed:
+                recording.set_table(catalog.get_table(config.table))
+            result = migrate_directory(
+                catalog, str(args.get("source_path")), config.table, options=options, dry_run=args.dry_run
+            )
+            if not existed and catalog.table_exists(config.table):
+                recording.set_table(catalog.get_table(config.table))
+                recording.set_metrics(snapshot_before=None)  # the migration created the table
+            recording.set_result(result)
     except (PaimonError, OSError) as e:
         logger.info("%s into %s failed: %s", JOB, config.table, e)
         return emit_error(JOB, e, exit_code=EXIT_FAILURE)

@@ -57,6 +57,7 @@ from spark_jobs.common.args import (
     base_parser,
     parse_job_args,
 )
+from spark_jobs.common.ledger import job_recording
 from spark_jobs.common.output import configure_logging, emit, emit_error
 
 if TYPE_CHECKING:
@@ -168,12 +169,15 @@ def clean_table_distributed(
     """Orphan clean of one table on the cluster (``cutoff`` already validated)."""
     from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
 
+    from spark_jobs.common.ledger import worker_cpu
+
     sc = spark.sparkContext
+    cpu = worker_cpu(spark)  # the workers' CPU, for the ledger row
     branches = valid_branches(table.file_io, table.path)
     dirs = plan_candidate_dirs(table, branches)
     # 1. Candidates first, materialized with their lineage cut: never re-listed later.
     sc.setJobDescription(f"orphan clean {table.name}: list {len(dirs)} directories")
-    listing = sc.parallelize(list(enumerate(dirs)), _slices(len(dirs), parallelism)).flatMap(_list_dir)
+    listing = sc.parallelize(list(enumerate(dirs)), _slices(len(dirs), parallelism)).flatMap(cpu.each(_list_dir))
     candidates = spark.createDataFrame(listing, _CANDIDATES).localCheckpoint(eager=True)
     # 2. Then the references: a commit that landed meanwhile is seen.
     try:
@@ -182,7 +186,7 @@ def clean_table_distributed(
         b_roots = sc.broadcast(roots)
         sc.setJobDescription(f"orphan clean {table.name}: read {len(roots)} snapshots/tags/changelogs")
         first = sc.parallelize(range(len(roots)), _slices(len(roots), parallelism)).mapPartitions(
-            lambda idxs: _root_rows(idxs, reader, b_roots)
+            cpu.partitions(lambda idxs: _root_rows(idxs, reader, b_roots))
         )
         named = spark.createDataFrame(first, "name string, is_manifest boolean, root int").localCheckpoint(
             eager=True
@@ -190,7 +194,7 @@ def clean_table_distributed(
         manifests = named.where("is_manifest").groupBy("name").agg(F.max("root").alias("root"))
         sc.setJobDescription(f"orphan clean {table.name}: read manifests")
         data = manifests.repartition(parallelism).rdd.mapPartitions(
-            lambda rows: _manifest_rows(rows, reader, b_roots)
+            cpu.partitions(lambda rows: _manifest_rows(rows, reader, b_roots))
         )
         referenced = named.select("name").union(spark.createDataFrame(data, "name string"))
         referenced = referenced.localCheckpoint(eager=True)
@@ -219,7 +223,7 @@ def clean_table_distributed(
         sc.setJobDescription(f"orphan clean {table.name}: delete {count} files")
         b_dirs = sc.broadcast(dirs)
         done = orphans.repartition(parallelism, "dir_id").rdd.mapPartitions(
-            lambda rows: _delete_rows(rows, b_dirs)
+            cpu.partitions(lambda rows: _delete_rows(rows, b_dirs))
         )
         outcome = done.collect()
         count, size = sum(c for c, _ in outcome), sum(b for _, b in outcome)
@@ -261,7 +265,8 @@ def run(spark: SparkSession | None, plan: OrphanCleanPlan) -> dict[str, Any]:
     """Clean with an existing session (None for ``--mode local``); returns the JSON-safe result.
 
     With ``DB.*`` a table that fails does not stop the others; the first failure is then
-    raised as :class:`OrphanCleanAbortedError` naming every failed table.
+    raised as :class:`OrphanCleanAbortedError` naming every failed table. Each table is one row
+    of the warehouse's maintenance ledger (:mod:`spark_jobs.common.ledger`).
     """
     started = time.monotonic()
     catalog = _catalog(plan)
@@ -271,17 +276,19 @@ def run(spark: SparkSession | None, plan: OrphanCleanPlan) -> dict[str, Any]:
     failed: dict[str, PaimonError] = {}
     for name in names:
         try:
-            table = catalog.get_table(name)
-            if plan.mode == "local" or spark is None:
-                clean = OrphanFilesClean(table, parallelism=plan.parallelism or 8)
-                results.append(clean.clean(older_than=cutoff, dry_run=plan.dry_run, force=True))
-            else:
-                parallelism = plan.parallelism or spark.sparkContext.defaultParallelism
-                results.append(
-                    clean_table_distributed(
+            with job_recording(plan.config, name, JOB, catalog=catalog, dry_run=plan.dry_run) as recording:
+                table = catalog.get_table(name)
+                recording.set_table(table)
+                if plan.mode == "local" or spark is None:
+                    clean = OrphanFilesClean(table, parallelism=plan.parallelism or 8)
+                    result = clean.clean(older_than=cutoff, dry_run=plan.dry_run, force=True)
+                else:
+                    parallelism = plan.parallelism or spark.sparkContext.defaultParallelism
+                    result = clean_table_distributed(
                         spark, table, cutoff=cutoff, dry_run=plan.dry_run, parallelism=parallelism
                     )
-                )
+                recording.set_result(result)
+            results.append(result)
         except PaimonError as e:
             if not plan.all_tables:
                 raise

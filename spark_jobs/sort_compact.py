@@ -63,6 +63,9 @@ def spark_sort_executor(spark: SparkSession) -> SortExecutor:
     def run(table: FileStoreTable, spec: SortSpec, tasks: Sequence[SortCompactTask]) -> list[list[DataFileMeta]]:
         if not tasks:
             return []
+        from spark_jobs.common.ledger import worker_cpu
+
+        cpu = worker_cpu(spark)  # the workers' CPU, for the ledger row
         sc = spark.sparkContext
         target = table.options.target_file_size(has_primary_key=False)
         ranges = [t.ranges(target, spec) for t in tasks]
@@ -79,7 +82,7 @@ def spark_sort_executor(spark: SparkSession) -> SortExecutor:
                     yield ti, _ipc(keys), weights.astype(np.float64).tobytes()
 
         sampled: dict[int, list[tuple[pa.Table, np.ndarray]]] = {}
-        for ti, keys_ipc, w_bytes in sc.parallelize(units, slices).mapPartitions(sample).collect():
+        for ti, keys_ipc, w_bytes in sc.parallelize(units, slices).mapPartitions(cpu.partitions(sample)).collect():
             sampled.setdefault(ti, []).append((_from_ipc(keys_ipc), np.frombuffer(w_bytes, dtype=np.float64)))
         bounds: dict[int, bytes] = {}
         for ti, samples in sampled.items():
@@ -106,8 +109,8 @@ def spark_sort_executor(spark: SparkSession) -> SortExecutor:
                 ti, r = owner(gid)
                 yield gid, write_range(table, spec, task_list[ti], r, pa.concat_tables(chunks))
 
-        shuffled = sc.parallelize(units, slices).mapPartitions(shuffle).partitionBy(total, lambda gid: gid)
-        done = dict(shuffled.mapPartitions(write).collect())
+        shuffled = sc.parallelize(units, slices).mapPartitions(cpu.partitions(shuffle)).partitionBy(total, lambda gid: gid)
+        done = dict(shuffled.mapPartitions(cpu.partitions(write)).collect())
         return [[f for r in range(ranges[ti]) for f in done.get(bases[ti] + r, [])] for ti in range(len(tasks))]
 
     return run

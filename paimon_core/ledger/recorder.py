@@ -452,7 +452,7 @@ def _start(
                 return ActionRecording()
             catalog = _catalog_of(table_obj, warehouse)
         ledger = Ledger(catalog)
-        if ensure:
+        if ensure and cached_existence(catalog.warehouse) is not True:
             ledger.ensure()
         elif not ledger.exists():
             return ActionRecording()

@@ -2,7 +2,8 @@
 
 Common flags: ``--warehouse`` and ``--table`` (required), ``--master``, ``--driver-memory``,
 ``--conf k=v`` (repeatable), ``--app-name``, ``--storage-option k=v`` (fsspec options of the
-warehouse). Each job adds its own flags with :func:`base_parser` and reads them from the
+warehouse), ``--no-ledger`` (record nothing in the warehouse's maintenance ledger and do not create
+it; see :mod:`spark_jobs.common.ledger`). Each job adds its own flags with :func:`base_parser` and reads them from the
 returned namespace. A bad argument raises :class:`UsageError` (the job prints it as its JSON
 line and exits 2) instead of argparse's ``SystemExit``.
 """
@@ -48,6 +49,8 @@ class JobConfig:
     app_name: str | None = None
     conf: Mapping[str, str] = field(default_factory=dict)
     storage_options: Mapping[str, str] = field(default_factory=dict)
+    #: record the run in the warehouse's maintenance ledger (created if missing); ``--no-ledger``: not
+    ledger: bool = True
 
     def session_config(self) -> SessionConfig:
         """The SparkSession settings of this run (executors of an S3 warehouse get the driver's
@@ -81,6 +84,12 @@ def base_parser(job: str, description: str, *, table: bool = True) -> argparse.A
         metavar="K=V",
         help="fsspec storage option of the warehouse (repeatable)",
     )
+    p.add_argument(
+        "--no-ledger",
+        dest="no_ledger",
+        action="store_true",
+        help="record nothing in the warehouse's maintenance ledger (paimon_maintenance.ledger), do not create it",
+    )
     return p
 
 
@@ -108,5 +117,6 @@ def parse_job_args(
         app_name=ns.app_name,
         conf=conf,
         storage_options=storage,
+        ledger=not getattr(ns, "no_ledger", False),
     )
     return config, ns

@@ -112,9 +112,11 @@ def read_target(spark: SparkSession, table: FileStoreTable, read: TargetRead) ->
                     pos += n
                     yield pa.RecordBatch.from_arrays([*out.columns, files, positions], schema=arrow_target)
 
+    from spark_jobs.common.ledger import worker_cpu
+
     slices = max(1, min(len(splits), spark.sparkContext.defaultParallelism * 4))
     ids = spark.range(0, len(splits), 1, numPartitions=slices)
-    return ids.mapInArrow(read_splits, schema)
+    return ids.mapInArrow(worker_cpu(spark).partitions(read_splits), schema)
 
 
 def write_changes(df: DataFrame, table: FileStoreTable, *, with_kind: bool) -> list[PaimonCommitMessage]:
@@ -134,7 +136,9 @@ def write_changes(df: DataFrame, table: FileStoreTable, *, with_kind: bool) -> l
     routed = routed.select(*[f"`{c}`" for c in keep])
     task = _writer_task(table, kind_column, bucket_column)
     out_schema = StructType([StructField("task", IntegerType(), False), StructField("messages", BinaryType(), False)])
-    rows = routed.mapInArrow(task, out_schema).collect()
+    from spark_jobs.common.ledger import worker_cpu
+
+    rows = routed.mapInArrow(worker_cpu(routed.sparkSession).partitions(task), out_schema).collect()
     return [PaimonCommitMessage(tuple(pickle.loads(r["messages"])), r["task"]) for r in rows]
 
 

@@ -17,6 +17,9 @@ The job prints exactly one JSON line: the core result's ``to_dict()`` plus ``job
 and ``table``; on a bad argument it prints an error line and exits 2, on a core
 :class:`~paimon_core.PaimonError` (missing table, unknown tag, invalid retention...) exits 1.
 
+Each run is one row of the warehouse's maintenance ledger (``paimon_maintenance.ledger``, created
+if missing; ``--no-ledger`` records nothing): see :mod:`spark_jobs.common.ledger`.
+
 These jobs only read and write metadata files, so they never start a Spark session (a JVM launch
 costs seconds): nothing here imports pyspark. Run them with ``python -m spark_jobs <job>``;
 ``spark-submit`` works too but only adds the JVM start-up.
@@ -30,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from paimon_core import FileSystemCatalog, PaimonError
+from paimon_core import PaimonError
 from paimon_core.snapshot.snapshot import Snapshot
 from paimon_core.table.table import FileStoreTable
 from spark_jobs.common.args import (
@@ -41,6 +44,7 @@ from spark_jobs.common.args import (
     base_parser,
     parse_job_args,
 )
+from spark_jobs.common.ledger import job_action, job_catalog, job_recording
 from spark_jobs.common.output import configure_logging, emit, emit_error
 
 __all__ = ["Param", "ProcedureArgs", "open_table", "parse_procedure_args", "result_dict", "run_procedure"]
@@ -148,8 +152,7 @@ def parse_procedure_args(
 
 def open_table(config: JobConfig) -> FileStoreTable:
     """The job's table (TableNotFoundError / DatabaseNotFoundError if it does not exist)."""
-    catalog = FileSystemCatalog(config.warehouse, storage_options=dict(config.storage_options) or None)
-    return catalog.get_table(config.table)
+    return job_catalog(config).get_table(config.table)
 
 
 def result_dict(result: object) -> dict[str, Any]:
@@ -181,15 +184,21 @@ def run_procedure(
     parse: Callable[[Sequence[str]], ProcedureArgs],
     call: Callable[[FileStoreTable, ProcedureArgs], Mapping[str, Any]],
 ) -> int:
-    """Parse, open the table, run ``call``, print one JSON line; returns the exit code."""
+    """Parse, open the table, run ``call``, print one JSON line; returns the exit code. The run
+    is one row of the warehouse's maintenance ledger (:mod:`spark_jobs.common.ledger`)."""
     configure_logging()
     try:
         args = parse(list(sys.argv[1:] if argv is None else argv))
     except UsageError as e:
         return emit_error(job, e, exit_code=EXIT_USAGE)
     try:
-        table = open_table(args.config)
-        payload = dict(call(table, args))
+        catalog = job_catalog(args.config)
+        with job_recording(args.config, args.config.table, job_action(job, args), catalog=catalog) as recording:
+            recording.set_dry_run(args.dry_run)
+            table = catalog.get_table(args.config.table)
+            recording.set_table(table)
+            payload = dict(call(table, args))
+            recording.set_result(payload)
     except UsageError as e:
         return emit_error(job, e, exit_code=EXIT_USAGE)
     except (PaimonError, OSError) as e:

@@ -1,0 +1,158 @@
+"""One run of every ``spark_jobs`` job on a small table, with the ledger row it must write.
+
+Shared by the job enumeration tests (tests/unit/paimon_core/ledger/test_jobs_ledger.py runs the
+jobs that need no Spark session, tests/integration/test_ledger_spark.py the ones that do). Both
+walk :data:`spark_jobs.JOBS` (the registry ``python -m spark_jobs --help`` prints): a job added
+later fails them until it records its row and has a scenario here.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from paimon_core import FileSystemCatalog
+from paimon_core.ledger import ledger_disabled
+from tests.unit.paimon_core.ledger.helpers import old_file, rows, small_table
+
+
+@dataclass(frozen=True)
+class JobScenario:
+    """``python -m spark_jobs <job> --warehouse W --table <table> <args>`` after ``setup``;
+    ``status`` None: the job records nothing (not maintenance)."""
+
+    args: Callable[[str], list[str]]  # the warehouse -> the job's own arguments
+    status: str | None
+    table: str = "db.t"
+    setup: Callable[[FileSystemCatalog], object] = lambda c: None
+    spark: bool = False  # needs a Spark session
+    action: str | None = None  # default: the job's name
+    table_flag: bool = True  # the job takes --table
+
+
+def _now() -> int:
+    return int(time.time() * 1000)
+
+
+def _tag(name: str, snapshot: int | None = None) -> Callable[[FileSystemCatalog], object]:
+    return lambda c: c.get_table("db.t").create_tag(name, snapshot)
+
+
+def _consumer(c: FileSystemCatalog) -> None:
+    from paimon_core.consumer.consumer_manager import Consumer
+
+    c.get_table("db.t").consumer_manager.reset_consumer("c1", Consumer(1))
+
+
+def _orphan(c: FileSystemCatalog) -> None:
+    old_file(os.path.join(c.get_table("db.t").path, "dt=2024-01-01", "bucket-0", "data-orphan.parquet"))
+
+
+def _branch_from_tag(c: FileSystemCatalog) -> None:
+    t = c.get_table("db.t")
+    t.create_tag("b0", 2)
+    t.create_branch("b", "b0")
+
+
+def _old_partition(c: FileSystemCatalog) -> None:
+    c.get_table("db.t").write_arrow(rows(900, 3, dt="2000-01-01"))
+
+
+def _fixed_bucket(c: FileSystemCatalog) -> None:
+    t = c.create_table(
+        "db.fb", rows(0, 1).schema, primary_keys=["dt", "id"], partition_keys=["dt"], options={"bucket": "2"}
+    )
+    t.write_arrow(rows(0, 20))
+
+
+def _parquet_dir(c: FileSystemCatalog) -> None:
+    d = Path(c.warehouse).parent / "to_migrate"
+    d.mkdir(exist_ok=True)
+    pq.write_table(pa.table({"id": pa.array([1, 2, 3], pa.int64())}), d / "part-0.parquet")
+
+
+def _merge_source(c: FileSystemCatalog) -> None:
+    c.create_table("db.src", rows(0, 1).schema).write_arrow(rows(0, 5))
+
+
+SCENARIOS: dict[str, JobScenario] = {
+    "ingest": JobScenario(lambda w: ["--source", os.path.join(os.path.dirname(w), "none")], None, spark=True),
+    "compact": JobScenario(lambda w: ["--mode", "local"], "success"),
+    "compact_database": JobScenario(
+        lambda w: ["--execution", "local", "--including_databases", "db"], "success", table_flag=False
+    ),
+    "compact_manifest": JobScenario(lambda w: ["--dry-run"], "dry_run"),
+    "expire_snapshots": JobScenario(lambda w: ["--retain-max", "2", "--retain-min", "1"], "success"),
+    "remove_orphan_files": JobScenario(
+        lambda w: ["--mode", "local", "--older-than", str(_now() - 86_400_000)], "success", setup=_orphan
+    ),
+    "remove_unexisting_files": JobScenario(lambda w: [], "no_op"),
+    "expire_changelogs": JobScenario(lambda w: [], "no_op"),
+    "create_tag": JobScenario(lambda w: ["--tag", "t1"], "success"),
+    "create_tag_from_timestamp": JobScenario(lambda w: ["--tag", "t0", "--timestamp", "0"], "success"),
+    "replace_tag": JobScenario(lambda w: ["--tag", "t1", "--snapshot", "1"], "success", setup=_tag("t1")),
+    "rename_tag": JobScenario(lambda w: ["--tag", "t1", "--target_tag", "t2"], "success", setup=_tag("t1")),
+    "delete_tag": JobScenario(lambda w: ["--tag", "t1"], "success", setup=_tag("t1", 1)),
+    "expire_tags": JobScenario(lambda w: [], "no_op"),
+    "trigger_tag_automatic_creation": JobScenario(lambda w: [], "no_op"),
+    "rollback_to": JobScenario(lambda w: ["--snapshot", "1"], "success"),
+    "rollback_to_timestamp": JobScenario(lambda w: ["--timestamp", str(_now()), "--dry-run"], "dry_run"),
+    "rollback_to_as_latest": JobScenario(lambda w: ["--snapshot_id", "1"], "success"),
+    "reset_consumer": JobScenario(
+        lambda w: ["--consumer_id", "c1", "--next_snapshot_id", "2"], "success", setup=_consumer
+    ),
+    "clear_consumers": JobScenario(lambda w: [], "success", setup=_consumer),
+    "merge_into": JobScenario(
+        lambda w: (
+            ["--target_alias", "t", "--source_table", "db.src", "--merge_condition", "t.id = src.id"]
+            + ["--matched_upsert_setting", "v = src.v"]
+        ),
+        "success",
+        setup=_merge_source,
+        spark=True,
+    ),
+    "migrate_table": JobScenario(
+        lambda w: ["--source_path", str(Path(w).parent / "to_migrate")],
+        "success",
+        table="db.m",
+        setup=_parquet_dir,
+    ),
+    "rescale": JobScenario(lambda w: ["--bucket_num", "4"], "success", table="db.fb", setup=_fixed_bucket),
+    "expire_partitions": JobScenario(
+        lambda w: ["--expiration_time", "30 d", "--timestamp_formatter", "yyyy-MM-dd"],
+        "success",
+        setup=_old_partition,
+    ),
+    "mark_partition_done": JobScenario(lambda w: ["--partitions", "dt=2024-01-01"], "success"),
+    "create_branch": JobScenario(lambda w: ["--branch", "b"], "success"),
+    "delete_branch": JobScenario(
+        lambda w: ["--branch", "b"], "success", setup=lambda c: c.get_table("db.t").create_branch("b")
+    ),
+    "fast_forward": JobScenario(lambda w: ["--branch", "b", "--dry-run"], "dry_run", setup=_branch_from_tag),
+}
+
+
+@dataclass
+class Prepared:
+    catalog: FileSystemCatalog
+    argv: list[str] = field(default_factory=list)
+
+
+def prepare(job: str, warehouse: str) -> Prepared:
+    """The warehouse with ``db.t`` (6 small files) and the scenario's setup, written with the
+    ledger off (the job creates it); the job's full argument list."""
+    scenario = SCENARIOS[job]
+    catalog = FileSystemCatalog(warehouse)
+    small_table(catalog, commits=6)
+    with ledger_disabled():
+        scenario.setup(catalog)
+    argv = [job, "--warehouse", warehouse]
+    if scenario.table_flag:
+        argv += ["--table", scenario.table]
+    return Prepared(catalog, argv + scenario.args(warehouse))

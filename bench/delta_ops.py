@@ -10,7 +10,7 @@ per run, as every side; the import is outside the timer):
   which is what our compaction's plan reads from snapshot and manifests) then
   ``dt.optimize.compact(target_size=..., writer_properties=zstd(level))`` (phase ``compact``);
   answers the optimize metrics.
-* ``vacuum`` {path, retention_hours}: ``DeltaTable(path)`` (``open``) then
+* ``vacuum`` {path, retention_hours, full (default true)}: ``DeltaTable(path)`` (``open``) then
   ``dt.vacuum(retention_hours=..., enforce_retention_duration=False, dry_run=False, full=True)``
   (``vacuum``); answers the number of files it deleted. ``full=True`` is the mode that removes
   files the log never referenced (the default "lite" mode only removes files the log removed).
@@ -100,7 +100,7 @@ def op_vacuum(spec: dict[str, Any]) -> dict[str, Any]:
         table = DeltaTable(spec["path"])
     with sw.phase("vacuum"):
         deleted = table.vacuum(retention_hours=int(spec["retention_hours"]), dry_run=False,
-                               enforce_retention_duration=False, full=True)
+                               enforce_retention_duration=False, full=bool(spec.get("full", True)))
     return sw.result(result={"deleted_file_count": len(deleted)})
 
 

@@ -6,7 +6,10 @@ The connection holds everything about the warehouse, so DAG code names only a co
   ``s3://bucket/wh``, ``memory://wh``);
 * the fsspec storage options: the ``storage_options`` extra (a dict or a JSON string), plus
   ``endpoint_url`` from the extra and, for object stores, Login/Password as ``key``/``secret``
-  (unless the storage options set them).
+  (unless the storage options set them);
+* the ``ledger`` extra (default true): the Paimon operators record what they do in the
+  warehouse's maintenance ledger (``paimon_maintenance.ledger``, created when missing; see
+  :mod:`paimon_core.ledger`); ``false``: they record nothing and create nothing.
 
 Environment form (as in the tests)::
 
@@ -105,6 +108,35 @@ class PaimonHook(BaseHook):
             if conn.password:
                 options.setdefault("secret", conn.password)
         return options
+
+    @cached_property
+    def ledger_enabled(self) -> bool:
+        """The ``ledger`` extra: record maintenance in the warehouse's ledger (default true)."""
+        value = self._extra.get("ledger", True)
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in ("true", "1", "yes", "on", ""):
+            return True
+        if text in ("false", "0", "no", "off"):
+            return False
+        raise ValueError(f"Connection {self.paimon_conn_id!r}: the 'ledger' extra must be true or false, got {value!r}")
+
+    def ensure_ledger(self) -> bool:
+        """Create the warehouse's maintenance ledger when it is missing (``ledger`` extra on).
+        Never raises (a ledger problem never fails a task); returns whether it exists."""
+        if not self.ledger_enabled:
+            return False
+        from paimon_core.ledger import Ledger
+
+        try:
+            ledger = Ledger(self.get_catalog())
+            if not ledger.exists():
+                ledger.ensure()
+            return True
+        except Exception as e:  # noqa: BLE001 - the ledger never fails a task
+            self.log.warning("Maintenance ledger of %s unavailable: %s: %s", self.warehouse, type(e).__name__, e)
+            return False
 
     # --- paimon ------------------------------------------------------------------------
     def get_conn(self) -> FileSystemCatalog:

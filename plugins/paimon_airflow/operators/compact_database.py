@@ -174,6 +174,12 @@ class PaimonCompactDatabaseOperator(PaimonSparkJobOperator):
     def check_result(self, context: Context, result: dict[str, Any], *, returncode: int) -> dict[str, Any]:
         """Report every table (XCom ``tables`` and the log), then fail naming the tables that failed."""
         tables = result.get("tables")
+        if self._busy:  # left out of the job: a skipped ledger row each (the job records the rest)
+            from paimon_airflow.operators.ledger import record_skipped
+
+            hook = PaimonHook(paimon_conn_id=self.paimon_conn_id)
+            for t, holder in sorted(self._busy.items()):
+                record_skipped(hook, t, "compact_database", f"being compacted by {holder}")
         if isinstance(tables, list) and self._busy:
             skipped = [
                 {"table": t, "status": "skipped", "reason": f"being compacted by {holder}"}

@@ -13,7 +13,8 @@ then does nothing, so the operators first ask the table, in the task process, th
   identifier); a bigger one returns None and goes to Spark.
 
 Both return None when they cannot decide (a bad argument, a missing table): the job then runs as
-before and reports it. Results carry ``in_task_process: true``.
+before and reports it. Results carry ``in_task_process: true``. A compaction settled here is its
+one maintenance ledger row (recorded here; the job never runs); an ingest records none.
 """
 
 from __future__ import annotations
@@ -72,5 +73,12 @@ def small_compaction_result(hook: PaimonHook, argv: Sequence[str], *, max_bytes:
         planned = sum(int(t.get("rewrite_bytes") or 0) for t in dry.get("plan") or ())
         if not dry.get("already_committed") and dry.get("plan") and planned > max_bytes:
             return None
-    result = dict(compact.call(table, args))  # no Spark session: the job's --mode local
+    from paimon_core.ledger import record_action
+    from spark_jobs.common.ledger import job_action
+
+    with record_action(  # the one ledger row of this compaction (the job never runs)
+        table, job_action("compact", args), entry_point="airflow", catalog=catalog, dry_run=args.dry_run
+    ) as recording:
+        result = dict(compact.call(table, args))  # no Spark session: the job's --mode local
+        recording.set_result(result)
     return {**result, "job": "compact", "status": "ok", "table": args.config.table, "in_task_process": True}

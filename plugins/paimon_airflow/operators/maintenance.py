@@ -79,6 +79,13 @@ def _bool(value: bool | str, name: str) -> bool:
     raise PaimonTerminalFailure(f"{name} must be true or false, got {value!r}")
 
 
+def _bool_or_false(value: bool | str) -> bool:
+    try:
+        return _bool(value, "flag")
+    except PaimonTerminalFailure:
+        return False
+
+
 def _snapshot_dict(snapshot: Any) -> dict[str, Any]:
     return {
         "snapshot_id": snapshot.id,
@@ -110,13 +117,42 @@ class PaimonTableOperator(PaimonLineageMixin, BaseOperator):
         self.table = table
         self.paimon_conn_id = paimon_conn_id
 
+    @property
+    def ledger_action(self) -> str:
+        """The procedure this task runs, as the maintenance ledger names it (default ``action``)."""
+        return self.action
+
+    @property
+    def ledger_dry_run(self) -> bool:
+        """Whether this task is a dry run (its ledger row's status is ``dry_run``)."""
+        try:
+            return _bool(getattr(self, "is_dry_run", False), "dry_run")
+        except PaimonTerminalFailure:
+            return False
+
     def execute(self, context: Context) -> dict[str, Any]:
-        """Load the table, run :meth:`run`, log and return its JSON-safe result."""
+        """Load the table, run :meth:`run`, log and return its JSON-safe result. The call is one
+        row of the warehouse's maintenance ledger (:mod:`paimon_airflow.operators.ledger`)."""
+        from paimon_airflow.operators.ledger import task_ledger
+        from paimon_core.ledger import record_action
+
         with paimon_errors(f"{self.action} on {self.table}"):
             hook = PaimonHook(paimon_conn_id=self.paimon_conn_id)
-            table = hook.get_table(self.table)
-            self._lineage_before = self._lineage_capture(table, hook=hook)
-            result = dict(self.run(table, context))
+            with (
+                task_ledger(context, hook),
+                record_action(
+                    str(self.table).strip(),
+                    self.ledger_action,
+                    entry_point="airflow",
+                    catalog=hook.get_catalog(),
+                    dry_run=self.ledger_dry_run,
+                ) as recording,
+            ):
+                table = hook.get_table(self.table)
+                recording.set_table(table)
+                self._lineage_before = self._lineage_capture(table, hook=hook)
+                result = dict(self.run(table, context))
+                recording.set_result(result)
         result.setdefault("table", self.table)
         self._lineage_after = self._lineage_capture(table)
         self._lineage_result = result
@@ -364,6 +400,13 @@ class PaimonRollbackOperator(PaimonTableOperator):
         "is_dry_run",
     )
     action = "rollback"
+
+    @property
+    def ledger_action(self) -> str:
+        """``rollback_to_as_latest``, ``rollback_to_timestamp`` or ``rollback_to``."""
+        if _bool_or_false(self.as_latest):
+            return "rollback_to_as_latest"
+        return "rollback_to_timestamp" if _time_or_none(self.timestamp) is not None else "rollback_to"
 
     def __init__(
         self,

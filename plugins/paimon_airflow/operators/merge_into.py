@@ -114,4 +114,13 @@ class PaimonMergeIntoOperator(PaimonSparkJobOperator):
             args = parse_args(list(argv))
         except UsageError:
             return None  # the job reports it
-        return committed_result(PaimonHook(paimon_conn_id=self.paimon_conn_id).get_catalog(), args)
+        catalog = PaimonHook(paimon_conn_id=self.paimon_conn_id).get_catalog()
+        done = committed_result(catalog, args)
+        if done is not None:  # the job does not run: its (no-op) ledger row is recorded here
+            from paimon_core.ledger import record_action
+
+            with record_action(
+                catalog.get_table(args.spec.target_table), "merge_into", entry_point="airflow", catalog=catalog
+            ) as recording:
+                recording.set_result(done)
+        return done

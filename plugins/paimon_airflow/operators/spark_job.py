@@ -192,6 +192,7 @@ class PaimonSparkJobOperator(PaimonLineageMixin, BaseOperator):
         self.env_vars: dict[str, str] = dict(env_vars or {})
         self._submit_hook: SparkSubmitHook | None = None
         self._secret_env: dict[str, str] = {}
+        self._ledger_env: dict[str, str] = {}
         self._process: subprocess.Popen[str] | None = None
 
     # --- command line --------------------------------------------------------------------
@@ -224,6 +225,8 @@ class PaimonSparkJobOperator(PaimonLineageMixin, BaseOperator):
                 self._secret_env[env_name] = _option_text(value)
                 continue
             argv += ["--storage-option", f"{key}={_option_text(value)}"]
+        if not _ledger_on(hook):
+            argv.append("--no-ledger")  # the connection's ``ledger`` extra is off
         return argv
 
     def _env(self) -> dict[str, str]:
@@ -234,6 +237,7 @@ class PaimonSparkJobOperator(PaimonLineageMixin, BaseOperator):
             "PYSPARK_PYTHON": sys.executable,
             "PYSPARK_DRIVER_PYTHON": sys.executable,
         }
+        env.update(self._ledger_env)  # the task's ids for the job's ledger rows
         env.update(self.env_vars)
         env.update(self._secret_env)
         return env
@@ -251,7 +255,18 @@ class PaimonSparkJobOperator(PaimonLineageMixin, BaseOperator):
 
     # --- run -----------------------------------------------------------------------------
     def execute(self, context: Context) -> dict[str, Any]:
-        """Run the job, parse its JSON line, fail or retry on its error, return the result."""
+        """Run the job, parse its JSON line, fail or retry on its error, return the result.
+
+        Maintenance ledger: the job records its row(s) with this task's ids
+        (``$PAIMON_LEDGER_CONTEXT``); what the task process settles itself (a landed retry, a
+        small compaction) is recorded here, once (:mod:`paimon_airflow.operators.ledger`)."""
+        from paimon_airflow.operators.ledger import job_env, task_ledger
+
+        with task_ledger(context, PaimonHook(paimon_conn_id=self.paimon_conn_id)) as recording:
+            self._ledger_env = job_env(context) if recording else {}
+            return self._execute(context)
+
+    def _execute(self, context: Context) -> dict[str, Any]:
         with paimon_errors(f"{self.job} on {self.table}"):  # no warehouse, bad options or cutoff
             argv = self.job_argv(context)
         if not self.lineage_tables_from_result:
@@ -353,6 +368,13 @@ class PaimonSparkJobOperator(PaimonLineageMixin, BaseOperator):
                 os.killpg(process.pid, signal.SIGTERM)
             except ProcessLookupError:
                 pass
+
+
+def _ledger_on(hook: PaimonHook) -> bool:
+    try:
+        return hook.ledger_enabled
+    except ValueError:  # a bad ``ledger`` extra: record nothing
+        return False
 
 
 #: s3fs storage options that botocore also reads from the environment.
@@ -480,24 +502,37 @@ class PaimonCompactOperator(PaimonSparkJobOperator):
         self.compact_dry_run = dry_run
 
     def execute(self, context: Context) -> dict[str, Any]:
-        """Skip for strategy ``none``; else run the ``compact`` job."""
+        """Skip for strategy ``none``; else run the ``compact`` job. A skip (strategy ``none``, the
+        table's lease held by another task) is a ``skipped`` row of the maintenance ledger."""
+        from paimon_airflow.operators.ledger import record_skipped, task_ledger
+
+        hook = PaimonHook(paimon_conn_id=self.paimon_conn_id)
         if str(self.compact_strategy or "").strip().lower() == "none":
+            with task_ledger(context, hook):
+                record_skipped(hook, str(self.table).strip(), "compact", "compaction 'none'")
             raise AirflowSkipException(f"{self.table}: compaction 'none'")
         if _flag(self.compact_dry_run, "dry_run"):
             return super().execute(context)
         from paimon_airflow.utils.lease import compaction_lease
 
-        hook = PaimonHook(paimon_conn_id=self.paimon_conn_id)
-        with compaction_lease(
-            hook.get_catalog().file_io,
-            hook.warehouse,
-            str(self.table).strip(),
-            holder=run_key(context),
-            ttl=self.lease_ttl or self.execution_timeout,
-            if_busy=self.if_busy,
-            wait=self.lease_wait,
-        ):
-            return super().execute(context)
+        held = False
+        try:
+            with compaction_lease(
+                hook.get_catalog().file_io,
+                hook.warehouse,
+                str(self.table).strip(),
+                holder=run_key(context),
+                ttl=self.lease_ttl or self.execution_timeout,
+                if_busy=self.if_busy,
+                wait=self.lease_wait,
+            ):
+                held = True
+                return super().execute(context)
+        except AirflowSkipException as e:
+            if not held:  # another task is compacting the table
+                with task_ledger(context, hook):
+                    record_skipped(hook, str(self.table).strip(), "compact", str(e))
+            raise
 
     def job_argv(self, context: Context) -> list[str]:
         argv = super().job_argv(context)

@@ -45,6 +45,16 @@ __all__ = [
 TAG_ACTIONS = ("create_from_timestamp", "replace", "rename", "expire", "trigger_automatic_creation")
 
 
+#: ``tag_action`` -> Paimon's procedure (the ledger's action).
+_TAG_PROCEDURES = {
+    "create_from_timestamp": "create_tag_from_timestamp",
+    "replace": "replace_tag",
+    "rename": "rename_tag",
+    "expire": "expire_tags",
+    "trigger_automatic_creation": "trigger_tag_automatic_creation",
+}
+
+
 def _text(value: str | None) -> str | None:
     """A rendered template's empty string or ``None`` means "not given"."""
     text = "" if value is None else str(value).strip()
@@ -78,6 +88,11 @@ class PaimonManageTagsOperator(PaimonTableOperator):
         "is_dry_run",
     )
     action = "manage_tags"
+
+    @property
+    def ledger_action(self) -> str:
+        """The tag procedure ``tag_action`` names (``create_tag_from_timestamp``, ``replace_tag``...)."""
+        return _TAG_PROCEDURES.get(str(self.tag_action).strip(), "manage_tags")
 
     def __init__(
         self,

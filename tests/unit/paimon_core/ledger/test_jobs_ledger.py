@@ -52,7 +52,7 @@ def test_job_writes_exactly_one_row(job: str, tmp_path: Path, capsys: pytest.Cap
         "spark_job",
     ), row["error"]
     result = out["tables"][0] if job == "compact_database" else out  # type: ignore[index]
-    reported = metrics_of(action, result)  # type: ignore[arg-type]
+    reported = metrics_of(action, result)
     assert {k: row[k] for k in reported} == reported
     assert float(row["cpu_seconds"]) > 0 and row["error"] is None
 

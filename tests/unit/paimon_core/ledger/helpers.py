@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import IO, Any
 
 import pyarrow as pa
@@ -15,6 +19,7 @@ from paimon_core.io.local_io import LocalFileIO
 from paimon_core.ledger import LEDGER_TABLE, Ledger, ledger_disabled
 
 LEDGER_DIR = "/paimon_maintenance.db/"
+REPO = Path(__file__).resolve().parents[4]
 
 
 class LedgerFailingFileIO(LocalFileIO):
@@ -98,3 +103,45 @@ def old_file(path: str, age_days: float = 3) -> None:
         f.write(b"orphan")
     t = time.time() - age_days * 86400
     os.utime(path, (t, t))
+
+
+_WORKER = r"""
+import json, sys, time
+from paimon_core import FileSystemCatalog
+from paimon_core.ledger import Ledger, LedgerRecord
+from paimon_core.ledger.record import new_record_id
+warehouse, worker, commits, per_commit, start_at = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
+while time.time() < start_at:
+    time.sleep(0.005)
+ledger = Ledger(FileSystemCatalog(warehouse))
+ledger.ensure()
+ids = []
+for c in range(commits):
+    now = int(time.time() * 1000) - (c % 2) * 86_400_000  # two dt partitions
+    batch = [LedgerRecord(new_record_id(), f"db.t{worker}", "compact", "success", now, now + 1) for _ in range(per_commit)]
+    ledger.append(batch)
+    ids += [r.record_id for r in batch]
+print(json.dumps(ids))
+"""
+
+
+def run_concurrent_appends(warehouse: str, *, processes: int, commits: int, per_commit: int = 1) -> list[str]:
+    """``processes`` processes that each ensure the ledger and append ``commits`` commits, all at
+    once; the record ids they wrote."""
+    start_at = time.time() + 3.0  # every interpreter is up before the first ensure
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WORKER, warehouse, str(i), str(commits), str(per_commit), str(start_at)],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(processes)
+    ]
+    ids: list[str] = []
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err[-3000:]
+        ids += json.loads(out.strip().splitlines()[-1])
+    return ids

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -21,9 +18,12 @@ from paimon_core.ledger import (
     LedgerWriteError,
 )
 from paimon_core.ledger.record import new_record_id
-from tests.unit.paimon_core.ledger.helpers import LedgerFailingFileIO, ledger_snapshot_ids
+from tests.unit.paimon_core.ledger.helpers import (
+    LedgerFailingFileIO,
+    ledger_snapshot_ids,
+    run_concurrent_appends,
+)
 
-REPO = Path(__file__).resolve().parents[4]
 DAY_MS = 86_400_000
 
 
@@ -88,48 +88,6 @@ def test_append_without_a_ledger_or_to_a_broken_one_raises_ledger_write_error(tm
     assert ledger.read().num_rows == 0  # nothing half-written
     ledger.append([rec()])
     assert ledger.read().num_rows == 1
-
-
-_WORKER = r"""
-import json, sys, time
-from paimon_core import FileSystemCatalog
-from paimon_core.ledger import Ledger, LedgerRecord
-from paimon_core.ledger.record import new_record_id
-warehouse, worker, commits, per_commit, start_at = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
-while time.time() < start_at:
-    time.sleep(0.005)
-ledger = Ledger(FileSystemCatalog(warehouse))
-ledger.ensure()
-ids = []
-for c in range(commits):
-    now = int(time.time() * 1000) - (c % 2) * 86_400_000  # two dt partitions
-    batch = [LedgerRecord(new_record_id(), f"db.t{worker}", "compact", "success", now, now + 1) for _ in range(per_commit)]
-    ledger.append(batch)
-    ids += [r.record_id for r in batch]
-print(json.dumps(ids))
-"""
-
-
-def run_concurrent_appends(warehouse: str, *, processes: int, commits: int, per_commit: int = 1) -> list[str]:
-    """``processes`` processes that each ensure the ledger and append ``commits`` commits, all at
-    once; the record ids they wrote."""
-    start_at = time.time() + 3.0  # every interpreter is up before the first ensure
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", _WORKER, warehouse, str(i), str(commits), str(per_commit), str(start_at)],
-            cwd=REPO,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for i in range(processes)
-    ]
-    ids: list[str] = []
-    for p in procs:
-        out, err = p.communicate(timeout=300)
-        assert p.returncode == 0, err[-3000:]
-        ids += json.loads(out.strip().splitlines()[-1])
-    return ids
 
 
 def test_eight_processes_ensure_and_append_at_once_lose_nothing(local_warehouse: str) -> None:

@@ -18,7 +18,7 @@ the UI page shows; it has no Airflow dependency.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -37,6 +37,7 @@ __all__ = [
     "HealthPenalties",
     "TableHealth",
     "TagRef",
+    "health_of",
     "partition_text",
     "table_health",
 ]
@@ -181,7 +182,33 @@ def table_health(table: FileStoreTable, *, now_millis: int | None = None) -> Tab
     entries: list[ManifestEntry] = (
         table.new_file_store_scan().live_entries(latest) if latest is not None else []
     )
+    return health_of(
+        table,
+        now_millis=now,
+        latest=latest,
+        earliest=earliest,
+        entries=entries,
+        snapshot_count=len(snapshot_ids),
+        consumers=table.consumer_manager.consumers(),
+        tags=table.tag_manager.tags(),
+    )
 
+
+def health_of(
+    table: FileStoreTable,
+    *,
+    now_millis: int,
+    latest: Snapshot | None,
+    earliest: Snapshot | None,
+    entries: Sequence[ManifestEntry],
+    snapshot_count: int,
+    consumers: Mapping[str, int],
+    tags: Mapping[str, Snapshot],
+) -> TableHealth:
+    """:func:`table_health` over metadata the caller has already read (the latest and earliest
+    snapshots, the latest snapshot's live entries, the snapshot count, the consumers' next
+    snapshot ids and the tags), so a caller that needs the entries too reads them once."""
+    now = now_millis
     is_pk = bool(table.primary_keys)
     threshold = small_file_threshold(table)
     stop = num_sorted_run_stop_trigger(table.options.options) if is_pk else None
@@ -220,18 +247,18 @@ def table_health(table: FileStoreTable, *, now_millis: int | None = None) -> Tab
 
     latest_id = latest.id if latest is not None else None
     earliest_id = earliest.id if earliest is not None else None
-    consumers = tuple(
+    consumer_lags = tuple(
         ConsumerLag(
             consumer_id=cid,
             next_snapshot=nxt,
             lag_snapshots=max(0, latest_id + 1 - nxt) if latest_id is not None else 0,
             behind_earliest=earliest_id is not None and nxt < earliest_id,
         )
-        for cid, nxt in table.consumer_manager.consumers().items()
+        for cid, nxt in consumers.items()
     )
-    tags = tuple(
+    tag_refs = tuple(
         TagRef(name=name, snapshot_id=snap.id, time_millis=snap.time_millis)
-        for name, snap in sorted(table.tag_manager.tags().items())
+        for name, snap in sorted(tags.items())
     )
 
     # --- score ------------------------------------------------------------------------
@@ -241,10 +268,10 @@ def table_health(table: FileStoreTable, *, now_millis: int | None = None) -> Tab
     small_weight = SMALL_FILES_WEIGHT if is_pk else SMALL_FILES_WEIGHT + RUNS_WEIGHT
     small_penalty = small_weight * excess_small / files if files else 0.0
     retention_penalty = 0.0
-    if any(c.behind_earliest for c in consumers):
+    if any(c.behind_earliest for c in consumer_lags):
         retention_penalty += RETENTION_WEIGHT / 2
     opts = table.options
-    count = len(snapshot_ids)
+    count = snapshot_count
     expiry_lags = count > opts.snapshot_num_retained_max or (
         earliest is not None
         and count > opts.snapshot_num_retained_min
@@ -282,8 +309,8 @@ def table_health(table: FileStoreTable, *, now_millis: int | None = None) -> Tab
         max_level0_file_count=max(level0s, default=0) if is_pk else None,
         avg_level0_file_count=(sum(level0s) / len(level0s) if level0s else 0.0) if is_pk else None,
         compaction_debt=debt,
-        consumers=consumers,
-        tags=tags,
+        consumers=consumer_lags,
+        tags=tag_refs,
         health_score=score,
         penalties=penalties,
         buckets=tuple(buckets),

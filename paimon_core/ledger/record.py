@@ -142,7 +142,8 @@ def utc_day(millis: int) -> str:
 
 @dataclass(frozen=True)
 class LedgerRecord:
-    """One maintenance action. Times are epoch millis (``start_time``/``end_time`` in the table)."""
+    """One maintenance action. Times are epoch millis (``start_time``/``end_time`` in the table);
+    the rows one process records have increasing ``start_millis`` (1 ms apart at least)."""
 
     record_id: str
     table_name: str

@@ -27,6 +27,7 @@ import json
 import logging
 import os
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
@@ -248,7 +249,7 @@ class _Recording(ActionRecording):
         self.action = action
         self.entry_point = entry_point
         self.dry_run = dry_run
-        self.start_millis = int(time.time() * 1000)
+        self.start_millis = _next_start_millis()
         self._t0 = time.monotonic()
         self._cpu0 = time.process_time()
         self._extra_cpu = 0.0
@@ -358,6 +359,19 @@ class _Recording(ActionRecording):
         )
 
 
+_last_start = 0
+_start_lock = threading.Lock()
+
+
+def _next_start_millis() -> int:
+    """Now in epoch millis, but after the previous recording's start in this process: the rows of
+    one process sort in the order their actions started (two in the same millisecond: +1 ms)."""
+    global _last_start
+    with _start_lock:
+        _last_start = max(int(time.time() * 1000), _last_start + 1)
+        return _last_start
+
+
 def _opt_int(v: object) -> int | None:
     if v is None or isinstance(v, bool):
         return None
@@ -453,8 +467,16 @@ def _start(
             catalog = _catalog_of(table_obj, warehouse)
         ledger = Ledger(catalog)
         if ensure and cached_existence(catalog.warehouse) is not True:
-            ledger.ensure()
-        elif not ledger.exists():
+            try:
+                ledger.ensure()
+            except Exception as e:  # noqa: BLE001 - the row is still built, and spooled if its write fails
+                logger.warning(
+                    "Cannot create the maintenance ledger of %s: %s: %s",
+                    catalog.warehouse,
+                    type(e).__name__,
+                    e,
+                )
+        elif not ensure and not ledger.exists():
             return ActionRecording()
         point = entry_point or str(airflow_ids().get("entry_point") or "python")
         return _Recording(catalog, table_obj, name, action, point, dry_run)
@@ -519,7 +541,7 @@ def _finish(recording: ActionRecording, error: BaseException | None) -> None:
 def write_records(catalog: FileSystemCatalog, records: Sequence[LedgerRecord]) -> bool:
     """Write ``records`` (plus any spooled ones of this warehouse) in one commit; spool them
     when that fails. Never raises; returns whether they were written."""
-    from paimon_core.ledger.ledger import Ledger, LedgerWriteError
+    from paimon_core.ledger.ledger import Ledger
     from paimon_core.ledger.spool import Spool, SpoolClaim
 
     if not records:
@@ -537,7 +559,7 @@ def write_records(catalog: FileSystemCatalog, records: Sequence[LedgerRecord]) -
             except Exception as e:  # noqa: BLE001 - the write below decides
                 logger.info("ledger: could not check spooled records of %s: %s", catalog.warehouse, e)
         ledger.append([*records, *spooled])
-    except (LedgerWriteError, Exception) as e:  # noqa: BLE001 - never fails the action
+    except Exception as e:  # noqa: BLE001 - never fails the action (LedgerWriteError, a bad spool file...)
         logger.error(
             "Maintenance ledger write to %s failed; %d record(s) spooled for the next write: %s",
             catalog.warehouse,

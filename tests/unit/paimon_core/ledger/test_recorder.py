@@ -246,3 +246,38 @@ def test_ledger_on_another_table_of_the_same_catalog_is_found_by_path(tmp_path: 
     for name in ("db.a", "other.b", LEDGER_TABLE):
         FileSystemCatalog(str(tmp_path / "wh")).get_table(name).expire_snapshots()
     assert [r["table_name"] for r in ledger_rows(catalog)] == ["db.a", "other.b", LEDGER_TABLE]
+
+
+def test_writes_and_their_automatic_maintenance_record_nothing(local_warehouse: str) -> None:
+    catalog = FileSystemCatalog(local_warehouse)
+    catalog.create_database("db")
+    keep2 = {
+        "snapshot.num-retained.max": "2",
+        "snapshot.num-retained.min": "1",
+        "tag.automatic-creation": "batch",
+    }
+    table = catalog.create_table("db.w", rows(0, 1).schema, partition_keys=["dt"], options=keep2)
+    Ledger(catalog).ensure()
+    for i in range(4):
+        result = table.write_arrow(rows(i * 10, 10))
+    assert result.expired_snapshots == 1 and result.created_tags  # the writer's own expiry and tags ran
+    with deferred_ledger():  # and the ledger's own writes (expiring its snapshots) record nothing either
+        for _ in range(3):
+            table.create_tag(f"x{_}")
+    assert [r["action"] for r in ledger_rows(catalog)] == ["create_tag"] * 3
+
+
+def test_a_ledger_that_cannot_be_created_spools_the_row(tmp_path: Path) -> None:
+    io = LedgerFailingFileIO()
+    catalog = FileSystemCatalog(str(tmp_path / "wh"), file_io=io)
+    table = small_table(catalog)
+    with io.fail(), record_action(table, "expire_snapshots", entry_point="spark_job", ensure=True) as rec:
+        rec.set_result(table.expire_snapshots(retain_max=1, retain_min=1))
+    assert not Ledger(catalog).exists(refresh=True)
+    assert len(Spool(catalog.warehouse).pending()) == 1
+    with record_action(table, "create_tag", entry_point="spark_job", ensure=True) as rec:
+        rec.set_result(table.create_tag("t"))
+    assert [(r["action"], r["status"]) for r in ledger_rows(catalog)] == [
+        ("expire_snapshots", "success"),
+        ("create_tag", "success"),
+    ]

@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from paimon_core import PaimonError
-from paimon_core.snapshot.snapshot import Snapshot
 from paimon_core.table.table import FileStoreTable
 from spark_jobs.common.args import (
     EXIT_FAILURE,
@@ -156,26 +155,11 @@ def open_table(config: JobConfig) -> FileStoreTable:
 
 
 def result_dict(result: object) -> dict[str, Any]:
-    """A JSON-safe dict of a core result (``to_dict()``; a tag's snapshot as a short summary)."""
-    if result is None:
-        return {}
-    if isinstance(result, Snapshot):
-        return {
-            "snapshot_id": result.id,
-            "schema_id": result.schema_id,
-            "commit_time_millis": result.time_millis,
-            "record_count": result.total_record_count,
-            "tag_create_time": result.tag_create_time,
-            "tag_time_retained": result.tag_time_retained,
-        }
-    to_dict = getattr(result, "to_dict", None)
-    if callable(to_dict):
-        out = to_dict()
-        if isinstance(out, Mapping):
-            return dict(out)
-    if isinstance(result, Mapping):
-        return dict(result)
-    return {"result": result}
+    """A JSON-safe dict of a core result (``to_dict()``; a tag's snapshot as a short summary),
+    as the maintenance ledger records it (:func:`paimon_core.ledger.recorder.result_dict`)."""
+    from paimon_core.ledger.recorder import result_dict as ledger_result_dict
+
+    return ledger_result_dict(result)
 
 
 def run_procedure(

@@ -58,7 +58,12 @@ EXISTS_CACHE_SECONDS = 60.0
 APPEND_ATTEMPTS = 3
 BACKOFF_SECONDS = (0.2, 1.0)
 
+#: How often one process applies the ledger's partition retention after its writes (its writers
+#: are short-lived: Paimon's own ``partition.expiration-check-interval`` would never come due).
+PARTITION_CHECK_SECONDS = 3600.0
+
 _exists_cache: dict[str, tuple[bool, float]] = {}
+_partition_checks: dict[str, float] = {}
 _cache_lock = threading.Lock()
 
 
@@ -76,12 +81,14 @@ def cached_existence(warehouse: str) -> bool | None:
 
 
 def forget_cached_existence(warehouse: str | None = None) -> None:
-    """Drop the cached existence answers (of one warehouse, or all)."""
+    """Drop the cached existence answers and retention checks (of one warehouse, or all)."""
     with _cache_lock:
         if warehouse is None:
             _exists_cache.clear()
+            _partition_checks.clear()
         else:
             _exists_cache.pop(warehouse, None)
+            _partition_checks.pop(warehouse, None)
 
 
 class Ledger:
@@ -170,6 +177,7 @@ class Ledger:
                     logger.info("Ledger write of %d record(s) landed on an earlier attempt", len(records))
                     return
                 self._commit_once(table, data, maybe_landed)
+                _expire_partitions_if_due(table, self.warehouse)
                 return
             except Exception as e:  # noqa: BLE001 - retried, then reported as LedgerWriteError
                 last = e
@@ -262,3 +270,26 @@ class Ledger:
         rb = rb.with_filter(pb.is_in("dt", sorted(set(days)))).with_projection(["record_id", "dt"])
         out = rb.new_read().to_arrow(rb.new_scan().plan().splits)
         return set(out.column("record_id").to_pylist())
+
+
+def _expire_partitions_if_due(table: FileStoreTable, warehouse: str) -> None:
+    """Drop the ledger's partitions past ``partition.expiration-time`` (its own retention), at most
+    once per :data:`PARTITION_CHECK_SECONDS` per process; a failure is logged (retried next time)."""
+    now = time.monotonic()
+    with _cache_lock:
+        last = _partition_checks.get(warehouse)
+        if last is not None and now - last < PARTITION_CHECK_SECONDS:
+            return
+        _partition_checks[warehouse] = now
+    from paimon_core.operation.partition_expire import PartitionExpire
+
+    try:
+        expire = PartitionExpire.from_options(table)
+        if expire is not None:
+            dropped = expire.expire()
+            if dropped.expired_partitions:
+                logger.info(
+                    "Ledger of %s: dropped %d old partition(s)", warehouse, len(dropped.expired_partitions)
+                )
+    except Exception as e:  # noqa: BLE001 - retention never fails a ledger write
+        logger.warning("Ledger of %s: partition retention failed: %s: %s", warehouse, type(e).__name__, e)

@@ -99,3 +99,15 @@ def test_eight_processes_ensure_and_append_at_once_lose_nothing(local_warehouse:
     got = Ledger(catalog).read().column("record_id").to_pylist()
     assert len(ids) == 64 and sorted(got) == sorted(ids)  # each exactly once
     assert catalog.get_table(LEDGER_TABLE).snapshot_manager.latest_snapshot_id() == 32
+
+
+def test_appends_apply_the_ledgers_partition_retention(local_warehouse: str) -> None:
+    catalog = FileSystemCatalog(local_warehouse)
+    ledger = Ledger(catalog)
+    ledger.ensure()
+    now = int(time.time() * 1000)
+    old, kept = rec(start=now - 120 * DAY_MS), rec(start=now - 30 * DAY_MS)
+    ledger.append([old, kept])  # the first append of this process checks retention (after its commit)
+    assert sorted(ledger.read().column("record_id").to_pylist()) == [kept.record_id]
+    ledger.append([rec(start=now - 200 * DAY_MS)])  # checked at most once an hour per process
+    assert ledger.read().num_rows == 2

@@ -64,7 +64,7 @@ class _Pick:
     partition: str
     bytes: int
     files: int
-    runs_removed: int
+    gain: int  # sorted runs or files removed, whichever is more
     urgent: bool
     why: str
 
@@ -348,14 +348,9 @@ def _action(
     notes: Sequence[str],
     idle_text: str | None,
 ) -> PlannedAction:
-    target = max(1, state.target_file_size)
     size = sum(p.bytes for p in picks)
     files = sum(p.files for p in picks)
-    out_files = sum(files_for(p.bytes, target) for p in picks)
-    # primary-key picks remove sorted runs (and small files); append picks count files removed
-    gain = float(sum(p.runs_removed for p in picks))
-    if state.primary_key:
-        gain += max(0, files - out_files)
+    gain = float(sum(p.gain for p in picks))
     urgent = any(p.urgent for p in picks)
     ordered = sorted(picks, key=lambda p: (not p.urgent, -p.bytes, p.label))
     shown = [p.why for p in ordered[:REASONS_SHOWN]]

@@ -28,7 +28,9 @@ SCHEMA = pa.schema(
 )
 
 
-def partition(text: str = PARTITION, *, created: int | None = NOW - DAY, time: int | None = None, size: int = MIB) -> PartitionState:
+def partition(
+    text: str = PARTITION, *, created: int | None = NOW - DAY, time: int | None = None, size: int = MIB
+) -> PartitionState:
     key, _, value = text.partition("=")
     return PartitionState(
         partition=text,
@@ -125,7 +127,9 @@ def rows(ids: Sequence[int], v: int, day: str = "2026-11-01") -> pa.Table:
     return pa.table({"id": list(ids), "dt": [day] * len(ids), "v": [v] * len(ids)}, schema=SCHEMA)
 
 
-def write_commits(table: FileStoreTable, commits: int, *, days: Sequence[str] = ("2026-11-01",), size: int = 50) -> None:
+def write_commits(
+    table: FileStoreTable, commits: int, *, days: Sequence[str] = ("2026-11-01",), size: int = 50
+) -> None:
     """``commits`` commits, each writing ``size`` overlapping keys into every day of ``days``."""
     for i in range(commits):
         batch = pa.concat_tables([rows(range(i * 10, i * 10 + size), i, d) for d in days])

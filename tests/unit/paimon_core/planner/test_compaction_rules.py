@@ -10,7 +10,7 @@ from paimon_core.maintenance.settings import MaintenanceSettings
 from paimon_core.maintenance.table_state import TableState
 from paimon_core.tag.tag_period import to_local_datetime
 
-from .helpers import DAY, HOUR, MIB, NOW, PARTITION, append_bucket, partition, pk_bucket, state
+from .helpers import DAY, HOUR, MIB, NOW, append_bucket, partition, pk_bucket, state
 
 L0 = 0
 MAX = 5  # num-levels defaults to num-sorted-run.compaction-trigger + 1 = 6: levels 0..5
@@ -110,27 +110,54 @@ def test_lookup_tables_compact_level0_at_once() -> None:
 
 
 def test_full_compaction_by_registry_and_by_delta_commits() -> None:
-    buckets = [pk_bucket([(L0, MIB, 1), (MAX, 100 * MIB, 2)]), pk_bucket([(MAX, 10 * MIB, 1), ], bucket=1)]
+    buckets = [
+        pk_bucket([(L0, MIB, 1), (MAX, 100 * MIB, 2)]),
+        pk_bucket(
+            [
+                (MAX, 10 * MIB, 1),
+            ],
+            bucket=1,
+        ),
+    ]
     s = state(buckets=buckets)
     full = compact(s, compaction="full")
     assert full is not None and full.args["compact_strategy"] == "full" and full.bytes_to_read == 101 * MIB
     assert compact(s) is None  # minor: 2 runs < trigger
-    due = state(options={"bucket": "2", "full-compaction.delta-commits": "3"}, buckets=buckets, appends_since_compact=3)
+    due = state(
+        options={"bucket": "2", "full-compaction.delta-commits": "3"},
+        buckets=buckets,
+        appends_since_compact=3,
+    )
     a = compact(due)
     assert a is not None and a.args["compact_strategy"] == "full"
     assert "full-compaction.delta-commits 3 reached (3 commits since the last compaction)" in a.reason
-    not_yet = state(options={"bucket": "2", "full-compaction.delta-commits": "3"}, buckets=buckets, appends_since_compact=2)
+    not_yet = state(
+        options={"bucket": "2", "full-compaction.delta-commits": "3"},
+        buckets=buckets,
+        appends_since_compact=2,
+    )
     assert compact(not_yet) is None
 
 
 def test_offpeak_hours_are_respected_unless_writers_stall() -> None:
     hour = to_local_datetime(NOW, None).hour
-    outside = {"bucket": "2", "compaction.offpeak.start.hour": str((hour + 2) % 24), "compaction.offpeak.end.hour": str((hour + 4) % 24)}
-    inside = {"bucket": "2", "compaction.offpeak.start.hour": str(hour), "compaction.offpeak.end.hour": str((hour + 2) % 24)}
+    outside = {
+        "bucket": "2",
+        "compaction.offpeak.start.hour": str((hour + 2) % 24),
+        "compaction.offpeak.end.hour": str((hour + 4) % 24),
+    }
+    inside = {
+        "bucket": "2",
+        "compaction.offpeak.start.hour": str(hour),
+        "compaction.offpeak.end.hour": str((hour + 2) % 24),
+    }
     runs = [*l0_runs(5), (MAX, 1024 * MIB, 8)]
     p = plan(state(options=outside, buckets=[pk_bucket(runs)]))
     assert p.action("compact") is None
-    assert "1 bucket(s) wait for the off-peak hours (compaction.offpeak.start.hour" in p.skipped_reasons["compact"]
+    assert (
+        "1 bucket(s) wait for the off-peak hours (compaction.offpeak.start.hour"
+        in p.skipped_reasons["compact"]
+    )
     assert compact(state(options=outside, buckets=[pk_bucket(runs)]), respect_offpeak=False) is not None
     assert compact(state(options=inside, buckets=[pk_bucket(runs)])) is not None
     stalled = compact(state(options=outside, buckets=[pk_bucket([*l0_runs(9), (MAX, MIB, 1)])]))
@@ -146,7 +173,11 @@ def test_partitions_written_within_the_idle_time_are_left_alone() -> None:
     )
     a = compact(s, partition_idle_time="1 h")
     assert a is not None and a.bytes_to_read == 5 * MIB
-    assert a.args == {"compact_strategy": "minor", "partitions": [{"dt": "2026-11-01"}], "partition_idle_time": "1 h"}
+    assert a.args == {
+        "compact_strategy": "minor",
+        "partitions": [{"dt": "2026-11-01"}],
+        "partition_idle_time": "1 h",
+    }
     assert "1 partition(s) written within partition_idle_time 1 h left alone" in a.reason
     # the table may carry its own idle time
     own = state(
@@ -156,7 +187,11 @@ def test_partitions_written_within_the_idle_time_are_left_alone() -> None:
     )
     assert compact(own) == a
     everything = compact(s)
-    assert everything is not None and everything.args["partitions"] is None and everything.bytes_to_read == 10 * MIB
+    assert (
+        everything is not None
+        and everything.args["partitions"] is None
+        and everything.bytes_to_read == 10 * MIB
+    )
 
 
 def test_no_compaction_when_the_registry_says_none_the_table_is_empty_or_postponed() -> None:
@@ -164,13 +199,20 @@ def test_no_compaction_when_the_registry_says_none_the_table_is_empty_or_postpon
     assert plan(state(buckets=[pk_bucket(runs)]), compaction="none").skipped_reasons["compact"] == (
         "compaction is 'none' in the registry settings"
     )
-    assert plan(state(snapshot_id=None, earliest_snapshot_id=None)).skipped_reasons["compact"] == "the table has no snapshot"
+    assert (
+        plan(state(snapshot_id=None, earliest_snapshot_id=None)).skipped_reasons["compact"]
+        == "the table has no snapshot"
+    )
     postponed = plan(state(options={"bucket": "-2"}, buckets=[pk_bucket(runs)]))
     assert postponed.skipped_reasons["compact"].startswith("postponed buckets (bucket = -2)")
 
 
 def test_write_only_tables_say_nothing_else_compacts_them() -> None:
-    a = compact(state(options={"bucket": "2", "write-only": "true"}, buckets=[pk_bucket([*l0_runs(5), (MAX, MIB, 1)])]))
+    a = compact(
+        state(
+            options={"bucket": "2", "write-only": "true"}, buckets=[pk_bucket([*l0_runs(5), (MAX, MIB, 1)])]
+        )
+    )
     assert a is not None and "write-only=true: no writer compacts this table" in a.reason
 
 
@@ -193,7 +235,9 @@ def test_unaware_append_compacts_the_partitions_with_bins() -> None:
     )
     a = compact(s)
     assert a is not None and a.bytes_to_read == 8 * MIB and a.gain == 7  # 8 small files into 1
-    assert a.reason.startswith("1 partition(s) to compact (minor): partition dt=2026-11-01: 8 files under 179.2 MiB")
+    assert a.reason.startswith(
+        "1 partition(s) to compact (minor): partition dt=2026-11-01: 8 files under 179.2 MiB"
+    )
     assert a.args["partitions"] == [{"dt": "2026-11-01"}]
     none = plan(state(primary_keys=(), options={"bucket": "-1"}, buckets=[append_bucket(files=2)]))
     assert none.skipped_reasons["compact"].startswith("no partition has files to compact: at most 2 file(s)")
@@ -204,7 +248,10 @@ def test_fixed_bucket_append_minor_and_full() -> None:
     s = state(primary_keys=(), options={"bucket": "4"}, buckets=[b])
     minor = compact(s)
     assert minor is not None and minor.bytes_to_read == 5 * MIB
-    assert "bucket dt=2026-11-01/0: 5 files >= compaction.min.file-num 5 (BucketedAppendCompactManager)" in minor.reason
+    assert (
+        "bucket dt=2026-11-01/0: 5 files >= compaction.min.file-num 5 (BucketedAppendCompactManager)"
+        in minor.reason
+    )
     full = compact(s, compaction="full")
     assert full is not None and full.bytes_to_read == 6 * MIB and full.args["compact_strategy"] == "full"
 

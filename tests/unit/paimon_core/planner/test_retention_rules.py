@@ -20,7 +20,9 @@ MINUTE = 60_000
 DAY_END = NOW - 3 * HOUR
 
 
-def plan(s: TableState, *, last: Mapping[str, int] | None = None, now: int = NOW, **settings: object) -> TablePlan:
+def plan(
+    s: TableState, *, last: Mapping[str, int] | None = None, now: int = NOW, **settings: object
+) -> TablePlan:
     return plan_table(s, MaintenanceSettings.from_mapping(settings), now_millis=now, last_success=last or {})
 
 
@@ -38,10 +40,14 @@ def test_snapshots_over_retain_max_expire_regardless_of_time() -> None:
     s = state(snapshot_id=40, snapshot_count=30)  # 11..40, all young
     a = plan(s, snapshot_retain_max=20).action("expire_snapshots")
     assert a is not None and a.gain == 10 and a.urgent
-    assert a.reason.startswith("10 of 30 snapshots past retention (30 snapshots > snapshot.num-retained.max 20")
+    assert a.reason.startswith(
+        "10 of 30 snapshots past retention (30 snapshots > snapshot.num-retained.max 20"
+    )
     assert a.args == {"retain_max": 20, "retain_min": None}
     assert a.files_to_delete == 40  # snapshot file, 2 manifest lists and a delta manifest each
-    table_option = state(snapshot_id=40, snapshot_count=30, options={"bucket": "2", "snapshot.num-retained.max": "25"})
+    table_option = state(
+        snapshot_id=40, snapshot_count=30, options={"bucket": "2", "snapshot.num-retained.max": "25"}
+    )
     b = plan(table_option).action("expire_snapshots")
     assert b is not None and b.gain == 5 and b.args == {"retain_max": None, "retain_min": None}
 
@@ -66,7 +72,9 @@ def test_snapshots_older_than_time_retained_expire_keeping_retain_min() -> None:
         )
     ).action("expire_snapshots")
     assert c is not None and c.gain == 4 and "a consumer holds snapshot 15 and later" in c.reason
-    fenced = plan(state(snapshot_id=40, snapshot_count=30, time_retention_end=25, consumer_min_next_snapshot=11))
+    fenced = plan(
+        state(snapshot_id=40, snapshot_count=30, time_retention_end=25, consumer_min_next_snapshot=11)
+    )
     assert "a consumer still reads from snapshot 11" in fenced.skipped_reasons["expire_snapshots"]
 
 
@@ -108,12 +116,23 @@ def test_the_daily_tag_is_planned_when_missing() -> None:
     done = plan(state(), last={"create_tag": DAY_END + MINUTE})
     assert done.skipped_reasons["create_tag"] == "tag 2026-11-01 was created at 2026-11-02 00:01 UTC"
     young = plan(state(earliest_snapshot_time_millis=DAY_END + MINUTE))
-    assert young.skipped_reasons["create_tag"] == "no snapshot at or before 2026-11-02 00:00 UTC to tag 2026-11-01"
-    assert plan(state(), tag_period="none").skipped_reasons["create_tag"] == "tag_period 'none' in the registry settings"
+    assert (
+        young.skipped_reasons["create_tag"]
+        == "no snapshot at or before 2026-11-02 00:00 UTC to tag 2026-11-01"
+    )
+    assert (
+        plan(state(), tag_period="none").skipped_reasons["create_tag"]
+        == "tag_period 'none' in the registry settings"
+    )
 
 
 def test_a_table_with_automatic_tags_gets_its_own_period_tag() -> None:
-    opts = {"bucket": "2", "tag.automatic-creation": "process-time", "tag.creation-period": "hourly", "sink.process-time-zone": "UTC"}
+    opts = {
+        "bucket": "2",
+        "tag.automatic-creation": "process-time",
+        "tag.creation-period": "hourly",
+        "sink.process-time-zone": "UTC",
+    }
     p = plan(state(options=opts))
     a = p.action("trigger_tag_automatic_creation")
     assert a is not None and p.action("create_tag") is None
@@ -131,7 +150,9 @@ def test_a_table_with_automatic_tags_gets_its_own_period_tag() -> None:
 
 def test_tags_past_their_retention_expire() -> None:
     tags = (
-        TagState("2026-10-20", 11, NOW - 13 * DAY, create_time_millis=NOW - 13 * DAY, time_retained_ms=7 * DAY),
+        TagState(
+            "2026-10-20", 11, NOW - 13 * DAY, create_time_millis=NOW - 13 * DAY, time_retained_ms=7 * DAY
+        ),
         TagState("2026-10-30", 12, NOW - 3 * DAY, create_time_millis=NOW - 3 * DAY, time_retained_ms=7 * DAY),
         TagState("manual", 13, NOW - 30 * DAY),
     )
@@ -143,12 +164,18 @@ def test_tags_past_their_retention_expire() -> None:
 
 # --- partitions -------------------------------------------------------------------------------------
 def _partitioned(**kw: object) -> TableState:
-    parts = [partition(f"dt=2026-10-{d:02d}", time=NOW - (33 - d) * DAY - HOUR, size=10 * MIB) for d in range(1, 31)]
+    parts = [
+        partition(f"dt=2026-10-{d:02d}", time=NOW - (33 - d) * DAY - HOUR, size=10 * MIB)
+        for d in range(1, 31)
+    ]
     return state(partitions=parts, **kw)  # type: ignore[arg-type]
 
 
 def test_partitions_past_the_expiration_time_expire() -> None:
-    assert "no partition_expiration_time in the settings" in plan(_partitioned()).skipped_reasons["expire_partitions"]
+    assert (
+        "no partition_expiration_time in the settings"
+        in plan(_partitioned()).skipped_reasons["expire_partitions"]
+    )
     a = plan(_partitioned(), partition_expiration_time="30 d").action("expire_partitions")
     assert a is not None and a.gain == 3 and a.args == {"expiration_time": "30 d"}
     assert a.reason.startswith(
@@ -165,7 +192,10 @@ def test_partitions_past_the_expiration_time_expire() -> None:
 def test_partition_expiry_waits_for_its_check_interval() -> None:
     s = _partitioned(collected_at_millis=NOW - 20 * MINUTE)
     p = plan(s, last={"expire_partitions": NOW - 10 * MINUTE}, partition_expiration_time="30 d")
-    assert "checked 10 min ago (partition.expiration-check-interval 60 min)" in p.skipped_reasons["expire_partitions"]
+    assert (
+        "checked 10 min ago (partition.expiration-check-interval 60 min)"
+        in p.skipped_reasons["expire_partitions"]
+    )
     assert plan(s, last={"expire_partitions": NOW - 2 * HOUR}, partition_expiration_time="30 d").action(
         "expire_partitions"
     )
@@ -173,7 +203,10 @@ def test_partition_expiry_waits_for_its_check_interval() -> None:
 
 def test_unpartitioned_tables_and_unreadable_partition_times() -> None:
     flat = state(partition_keys=(), partitions=[])
-    assert plan(flat, partition_expiration_time="1 d").skipped_reasons["expire_partitions"] == "the table is not partitioned"
+    assert (
+        plan(flat, partition_expiration_time="1 d").skipped_reasons["expire_partitions"]
+        == "the table is not partitioned"
+    )
     bad = state(partitions=[partition(time=None)], partition_time_error="InvalidArgumentError: bad formatter")
     reason = plan(bad, partition_expiration_time="1 d").skipped_reasons["expire_partitions"]
     assert reason == "no partition time can be read (InvalidArgumentError: bad formatter)"
@@ -181,12 +214,21 @@ def test_unpartitioned_tables_and_unreadable_partition_times() -> None:
 
 # --- manifests and orphan files ---------------------------------------------------------------------
 def test_manifests_are_merged_past_the_merge_min_count() -> None:
-    few = state(manifests=ManifestState(count=12, total_bytes=12 * 4096, small_count=12, small_bytes=12 * 4096))
-    assert "12 manifests, 12 small (manifest.merge-min-count 30)" in plan(few).skipped_reasons["compact_manifest"]
-    many = state(manifests=ManifestState(count=31, total_bytes=31 * 4096, small_count=31, small_bytes=31 * 4096))
+    few = state(
+        manifests=ManifestState(count=12, total_bytes=12 * 4096, small_count=12, small_bytes=12 * 4096)
+    )
+    assert (
+        "12 manifests, 12 small (manifest.merge-min-count 30)"
+        in plan(few).skipped_reasons["compact_manifest"]
+    )
+    many = state(
+        manifests=ManifestState(count=31, total_bytes=31 * 4096, small_count=31, small_bytes=31 * 4096)
+    )
     a = plan(many).action("compact_manifest")
     assert a is not None and a.gain == 30
-    assert a.reason.startswith("31 manifests under manifest.target-file-size 8.0 MiB >= manifest.merge-min-count 30")
+    assert a.reason.startswith(
+        "31 manifests under manifest.target-file-size 8.0 MiB >= manifest.merge-min-count 30"
+    )
     assert plan(many, manifest_compaction=False).action("compact_manifest") is None
 
 

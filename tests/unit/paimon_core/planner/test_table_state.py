@@ -51,7 +51,9 @@ KINDS = {
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
 @pytest.mark.parametrize("commits", [3, 6])
-def test_planned_compaction_is_what_paimon_would_compact(catalog: FileSystemCatalog, kind: str, commits: int) -> None:
+def test_planned_compaction_is_what_paimon_would_compact(
+    catalog: FileSystemCatalog, kind: str, commits: int
+) -> None:
     spec = KINDS[kind]
     table = new_table(catalog, kind, pk=bool(spec["pk"]), **{k: str(v) for k, v in spec.items() if k != "pk"})
     write_commits(table, commits, days=DAYS)
@@ -79,7 +81,11 @@ def test_pk_buckets_keep_their_sorted_runs(catalog: FileSystemCatalog) -> None:
     assert s.compaction_debt == pytest.approx(4 / 8)
     table.compact(compact_strategy="full")
     after = collect(catalog.get_table("db.pk"))
-    assert after.buckets == () and after.compact_bucket_count == 1 and after.compaction_debt == pytest.approx(1 / 8)
+    assert (
+        after.buckets == ()
+        and after.compact_bucket_count == 1
+        and after.compaction_debt == pytest.approx(1 / 8)
+    )
 
 
 def test_expiry_figures_match_the_expiry_dry_runs(catalog: FileSystemCatalog) -> None:
@@ -89,9 +95,13 @@ def test_expiry_figures_match_the_expiry_dry_runs(catalog: FileSystemCatalog) ->
     s = collect(table)
     a = plan_table(s, MaintenanceSettings(), now_millis=now(), last_success={}).action("expire_snapshots")
     dry = table.expire_snapshots(dry_run=True)
-    assert a is not None and a.gain == len(dry.expired_snapshot_ids) == 5  # keeps snapshot.num-retained.min 10
+    assert (
+        a is not None and a.gain == len(dry.expired_snapshot_ids) == 5
+    )  # keeps snapshot.num-retained.min 10
     capped = plan_table(s, MaintenanceSettings(snapshot_retain_min=12), now_millis=now(), last_success={})
-    assert (capped.action("expire_snapshots") or a).gain == len(table.expire_snapshots(retain_min=12, dry_run=True).expired_snapshot_ids)
+    assert (capped.action("expire_snapshots") or a).gain == len(
+        table.expire_snapshots(retain_min=12, dry_run=True).expired_snapshot_ids
+    )
 
 
 def test_partition_and_tag_expiry_match_the_dry_runs(catalog: FileSystemCatalog) -> None:
@@ -159,7 +169,9 @@ def test_an_unchanged_table_costs_one_metadata_read(catalog: FileSystemCatalog, 
     watched, io = counted(catalog.get_table(table.name))
     again = collect(watched, previous=first)
     assert again.source == "unchanged" and again.checked_at_millis >= first.collected_at_millis
-    assert again == first.__class__(**{**first.__dict__, "checked_at_millis": again.checked_at_millis, "source": "unchanged"})
+    assert again == first.__class__(
+        **{**first.__dict__, "checked_at_millis": again.checked_at_millis, "source": "unchanged"}
+    )
     assert [Path(p).name for p in io.reads] == ["LATEST"] and io.listings == []
     assert io.exists_checks <= 4  # latest, latest + 1, the next schema, the earliest snapshot
 

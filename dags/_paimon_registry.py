@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["IngestEntry", "Registry", "TableSettings", "WatchSettings", "load"]
+__all__ = ["AlertSettings", "IngestEntry", "PassSettings", "Registry", "TableSettings", "WatchSettings", "load"]
 
 REGISTRY_FILE = Path(__file__).with_name("paimon_tables.yaml")
 COMPACTIONS = ("full", "minor", "none")
@@ -44,6 +44,13 @@ class TableSettings:
     # expire_partitions step: drop partitions older than this ('30 d'); null: only tables with
     # the option partition.expiration-time are expired (by it), the others skip the step
     partition_expiration_time: str | None = None
+    # the planner of paimon_maintenance (paimon_core.maintenance.settings.MaintenanceSettings)
+    orphan_clean_interval: str | None = "7 d"  # orphan cleanup when the last one is this old; null: never
+    expire_interval: str = "1 h"  # expiry (snapshots, tags, partitions) at most this often
+    max_compaction_debt: float = 0.8  # sorted runs / num-sorted-run.stop-trigger above which a table lags
+    lag_grace: str = "1 d"  # how long debt or an overdue action may last before it is a lag alert
+    respect_offpeak: bool = True  # compact only in compaction.offpeak hours (unless writers stall)
+    manifest_compaction: bool = True  # merge manifests when they pile up (compact_manifest)
 
     @staticmethod
     def parse(raw: dict[str, Any], *, where: str) -> TableSettings:
@@ -70,6 +77,16 @@ class TableSettings:
             raise ValueError(
                 f"{where}: partition_expiration_time must be a duration like '30 d', got {expiration!r}"
             )
+        for name in ("orphan_clean_interval", "expire_interval", "lag_grace"):
+            value = getattr(s, name)
+            if value is not None and not _DURATION.fullmatch(str(value)):
+                raise ValueError(f"{where}: {name} must be a duration like '7 d' or '1 h', got {value!r}")
+        debt = s.max_compaction_debt
+        if isinstance(debt, bool) or not isinstance(debt, (int, float)) or debt <= 0:
+            raise ValueError(f"{where}: max_compaction_debt must be a number > 0, got {debt!r}")
+        for name in ("respect_offpeak", "manifest_compaction"):
+            if not isinstance(getattr(s, name), bool):
+                raise ValueError(f"{where}: {name} must be true or false, got {getattr(s, name)!r}")
         return s
 
     def to_dict(self) -> dict[str, Any]:
@@ -113,6 +130,60 @@ class WatchSettings:
         return w
 
 
+@dataclass(frozen=True)
+class PassSettings:
+    """``paimon_maintenance``'s pass: its budget, fairness and how work is batched."""
+
+    policy: str = "balanced"  # balanced: longest since last maintenance first; quota: per-table share
+    max_rewrite_gb: float = 100.0  # bytes the pass's compactions may rewrite (the rest: backlog)
+    spark_slots: int = 2  # Spark applications at once (size the paimon_spark pool to it)
+    max_minutes: int = 180  # the pass's end time: work estimated past it waits for the next pass (backlog)
+    batch_size: int = 200  # tables per light-action task instance
+    spark_group_size: int = 8  # tables per Spark application
+    in_process_max_mb: int = 64  # compactions rewriting at most this run in the task process (no JVM)
+
+    @staticmethod
+    def parse(raw: dict[str, Any]) -> PassSettings:
+        unknown = set(raw) - set(PassSettings.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"maintenance_pass: unknown settings {sorted(unknown)}")
+        defaults = PassSettings()
+        values = {k: raw[k] if raw.get(k) is not None else getattr(defaults, k) for k in PassSettings.__dataclass_fields__}
+        s = PassSettings(**values)
+        if s.policy not in ("balanced", "quota"):
+            raise ValueError(f"maintenance_pass.policy must be 'balanced' or 'quota', got {s.policy!r}")
+        for name in ("spark_slots", "max_minutes", "batch_size", "spark_group_size"):
+            value = getattr(s, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"maintenance_pass.{name} must be an integer >= 1, got {value!r}")
+        for name in ("max_rewrite_gb", "in_process_max_mb"):
+            value = getattr(s, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise ValueError(f"maintenance_pass.{name} must be a number >= 0, got {value!r}")
+        return s
+
+
+@dataclass(frozen=True)
+class AlertSettings:
+    """Lag alerts: who hears of them."""
+
+    callback: str | None = None  # dotted path of a callable(alerts: list[dict], context) (e.g. your notifier)
+    fail_task: bool = True  # the lag_alerts task fails when there are alerts (failure callbacks fire)
+
+    @staticmethod
+    def parse(raw: dict[str, Any]) -> AlertSettings:
+        unknown = set(raw) - set(AlertSettings.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"alerts: unknown settings {sorted(unknown)}")
+        callback = raw.get("callback")
+        if callback is not None and not re.fullmatch(r"[A-Za-z_][\w.]*\.[A-Za-z_]\w*", str(callback)):
+            raise ValueError(f"alerts.callback must be a dotted path like 'my_pkg.alerts.notify', got {callback!r}")
+        fail = raw.get("fail_task", True)
+        if not isinstance(fail, bool):
+            raise ValueError(f"alerts.fail_task must be true or false, got {fail!r}")
+        return AlertSettings(callback=None if callback is None else str(callback), fail_task=fail)
+
+
 _TABLE = re.compile(r"[A-Za-z0-9_]+\.[A-Za-z0-9_$-]+")
 
 
@@ -129,6 +200,8 @@ class Registry:
     start_date: dt.datetime = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
     ingest: tuple[IngestEntry, ...] = ()
     watch: WatchSettings = field(default_factory=WatchSettings)
+    maintenance_pass: PassSettings = field(default_factory=PassSettings)
+    alerts: AlertSettings = field(default_factory=AlertSettings)
 
     def settings_for(self, table: str) -> TableSettings:
         """``table``'s settings: the defaults with its overrides applied."""
@@ -153,6 +226,8 @@ def _parse(raw: dict[str, Any]) -> Registry:
         "tables",
         "ingest",
         "watch",
+        "maintenance_pass",
+        "alerts",
     }
     unknown = set(raw) - known
     if unknown:
@@ -182,7 +257,16 @@ def _parse(raw: dict[str, Any]) -> Registry:
         dt.datetime.fromisoformat(str(start)).replace(tzinfo=dt.UTC) if start else registry.start_date
     )
     watch = WatchSettings.parse(dict(raw.get("watch") or {}))
-    return Registry(**{**registry.__dict__, "ingest": entries, "start_date": start_date, "watch": watch})
+    return Registry(
+        **{
+            **registry.__dict__,
+            "ingest": entries,
+            "start_date": start_date,
+            "watch": watch,
+            "maintenance_pass": PassSettings.parse(dict(raw.get("maintenance_pass") or {})),
+            "alerts": AlertSettings.parse(dict(raw.get("alerts") or {})),
+        }
+    )
 
 
 @lru_cache(maxsize=1)

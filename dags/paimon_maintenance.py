@@ -1,17 +1,27 @@
-"""``paimon_maintenance``: per table, in order: compaction, tags, partition expiry, snapshot expiry,
-orphan cleanup.
+"""``paimon_maintenance``: plan the pass from every table's health, then do only what is needed.
 
-One mapped task group per table (``list_tables`` at run time, filtered by the registry), so the
-steps of one table run in order while tables proceed independently; orphan cleanup of a table
-starts only after its compaction finished, so the two never race. ``max_active_runs=1`` keeps a
-single compactor per table (Paimon requires it) within this DAG, and the table's compaction lease
-(see ``paimon_compaction``) across DAGs: a table another DAG is compacting right now is skipped
-here. Compaction runs in the ``paimon_spark`` pool.
-A step that fails stops that table's later steps (``none_failed``); a skipped one (compaction
-``none``, tag period ``none``, partition expiry off) does not. Partition expiry runs only for a
-table whose registry ``partition_expiration_time`` or option ``partition.expiration-time`` is set;
-it writes an OVERWRITE snapshot, and the snapshot expiry after it removes the dropped files once no
-retained snapshot or tag holds them.
+One ``plan`` task looks at every table of the registry (:mod:`paimon_core.maintenance`: the
+table's metadata, its own options and the registry's settings; a table whose latest snapshot has
+not changed since the last pass costs one metadata read) and returns the actions the tables need
+now, each with its reason, cost and priority, within the pass's budget (the rest is backlog,
+carried to the next pass). Then:
+
+* ``maintain``: the light actions (snapshot, tag and partition expiry, tags, orphan cleanup,
+  compactions small enough for the task process), many tables per task instance (mapped over
+  batches, named by what they do), each table's actions in order: compaction, tags, partition
+  expiry, snapshot expiry, orphan cleanup;
+* ``compact_on_spark``: the compactions that need Spark, several tables per Spark application
+  (pool ``paimon_spark``), so a JVM starts once per group;
+* ``lag_alerts``: tables whose compaction debt stays over budget, or whose expiry / orphan
+  cleanup / tags have not succeeded for longer than their period; it fails (so Airflow's
+  failure callbacks and notifiers fire) and calls the registry's alert callback.
+
+``mode``: ``plan`` shows the whole pass and changes nothing; ``apply`` runs it;
+``approve_in_ui`` waits for a person to approve the plan. Left empty (the default) a scheduled
+run applies and a run triggered by hand only plans, so a trigger from the form with its
+defaults never changes a table. One compactor per table across DAGs: every compaction holds the
+table's compaction lease; ``max_active_runs=1``. Every action records a row in the maintenance
+ledger (``paimon_maintenance.ledger``).
 """
 
 from __future__ import annotations
@@ -27,25 +37,21 @@ if str(Path(__file__).resolve().parent) not in sys.path:
 import datetime as dt
 from typing import Any
 
-from airflow.sdk import DAG, task_group
+from airflow.sdk import DAG, Param, get_current_context, task
+from airflow.sdk.exceptions import AirflowSkipException
 
-from _paimon_common import DEFAULT_ARGS, SPARK_POOL, compaction_params, list_tables, table_params
+from _paimon_common import DEFAULT_ARGS, MANUAL_MODES, SPARK_POOL, compaction_params, table_params
 from _paimon_registry import load
-from paimon_airflow.operators.maintenance import (
-    PaimonCreateTagOperator,
-    PaimonExpireSnapshotsOperator,
-    PaimonExpireTagsOperator,
-    PaimonRemoveOrphanFilesOperator,
+from paimon_airflow.operators.maintenance_pass import (
+    PaimonCompactGroupOperator,
+    PaimonMaintenanceBatchOperator,
 )
-from paimon_airflow.operators.partitions import PaimonExpirePartitionsOperator
-from paimon_airflow.operators.spark_job import PaimonCompactOperator
 
 REGISTRY = load()
-TABLE_LABEL = "{{ task.table }}"  # mapped task instances are named by their table
 
 with DAG(
     dag_id="paimon_maintenance",
-    description="Compaction, tags, snapshot expiry and orphan cleanup of every registered Paimon table",
+    description="Need-driven maintenance of every registered Paimon table: plan from health, then batches",
     schedule="0 2 * * *",
     start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
     catchup=False,
@@ -54,69 +60,92 @@ with DAG(
     params={
         **table_params(),
         **compaction_params(scope="compaction of every table in this run"),
+        "mode": Param(
+            None,
+            type=["null", "string"],
+            enum=[None, *MANUAL_MODES],
+            description="plan: show the pass, change nothing. apply: run it. approve_in_ui: plan, then wait "
+            "for approval. Empty: apply when scheduled, plan when triggered by hand.",
+        ),
+        "max_rewrite_gb": Param(
+            None,
+            type=["null", "number"],
+            minimum=0,
+            description="bytes the pass's compactions may rewrite, in GB (empty: the registry's budget)",
+        ),
     },
     tags=["paimon", "maintenance"],
     doc_md=__doc__,
 ) as dag:
 
-    @task_group(group_id="table")
-    def maintain(
-        table: Any,
-        compaction: Any,
-        compaction_mode: Any,
-        snapshot_retain_max: Any,
-        snapshot_retain_min: Any,
-        tag_period: Any,
-        tag_retention: Any,
-        orphan_min_age_days: Any,
-        partition_idle_time: Any,
-        partition_expiration_time: Any,
-    ) -> None:
-        """One table's maintenance, in order."""
-        common: dict[str, Any] = {
-            "table": table,
-            "paimon_conn_id": REGISTRY.paimon_conn_id,
-            "map_index_template": TABLE_LABEL,
-        }
-        compact = PaimonCompactOperator(
-            task_id="compact",
-            compact_strategy=compaction,
-            mode=compaction_mode,
-            partition_idle_time=partition_idle_time,
-            spark_conn_id=REGISTRY.spark_conn_id,
-            pool=SPARK_POOL,
-            conf={"spark.sql.shuffle.partitions": "4"},
-            **common,
-        )
-        tag = PaimonCreateTagOperator(
-            task_id="create_tag",
-            period=tag_period,
-            time_retained=tag_retention,
-            trigger_rule="none_failed",
-            **common,
-        )
-        expire_tags = PaimonExpireTagsOperator(task_id="expire_tags", trigger_rule="none_failed", **common)
-        expire_partitions = PaimonExpirePartitionsOperator(
-            task_id="expire_partitions",
-            expiration_time=partition_expiration_time,
-            skip_when_off=True,
-            trigger_rule="none_failed",
-            **common,
-        )
-        expire = PaimonExpireSnapshotsOperator(
-            task_id="expire_snapshots",
-            retain_max=snapshot_retain_max,
-            retain_min=snapshot_retain_min,
-            trigger_rule="none_failed",
-            **common,
-        )
-        orphans = PaimonRemoveOrphanFilesOperator(
-            task_id="remove_orphan_files",
-            older_than_days=orphan_min_age_days,
-            dry_run=False,
-            trigger_rule="none_failed",
-            **common,
-        )
-        compact >> tag >> expire_tags >> expire_partitions >> expire >> orphans
+    @task(task_id="plan", retries=2)
+    def plan() -> dict[str, Any]:
+        """The pass: per table what it needs and why, in batches and Spark groups, and the backlog."""
+        from paimon_airflow.maintenance_plan import plan_pass
 
-    maintain.expand_kwargs(list_tables())
+        return plan_pass(get_current_context(), REGISTRY)
+
+    @task.branch(task_id="decide")
+    def decide(planned: dict[str, Any]) -> list[str]:
+        """``plan``: stop here; ``apply``: run the batches; ``approve_in_ui``: ask a person first."""
+        return {"plan": [], "apply": ["go"], "approve_in_ui": ["approve"]}[str(planned["mode"])]
+
+    @task(task_id="go")
+    def go() -> None:
+        """Mode ``apply``: no approval needed."""
+
+    from airflow.providers.standard.operators.hitl import ApprovalOperator
+
+    approve = ApprovalOperator(
+        task_id="approve",
+        subject="Apply this Paimon maintenance pass?",
+        body="{{ ti.xcom_pull(task_ids='plan')['summary_md'] }}",
+        ignore_downstream_trigger_rules=True,
+    )
+
+    # what the mapped tasks expand over (a mapped task takes a task's own return value)
+    def _work(planned: dict[str, Any], key: str) -> list[dict[str, Any]]:
+        if planned["mode"] == "plan":  # also upstream of these: the plan task, which succeeded
+            raise AirflowSkipException("mode plan: the pass is shown, nothing runs")
+        return list(planned[key])
+
+    @task(task_id="batches", trigger_rule="none_failed_min_one_success")
+    def batches(planned: dict[str, Any]) -> list[dict[str, Any]]:
+        """The plan's batches of light actions (many tables per task instance)."""
+        return _work(planned, "batches")
+
+    @task(task_id="spark_groups", trigger_rule="none_failed_min_one_success")
+    def spark_groups(planned: dict[str, Any]) -> list[dict[str, Any]]:
+        """The plan's groups of compactions that need Spark (several tables per application)."""
+        return _work(planned, "spark_groups")
+
+    planned = plan()
+    go_on = go()
+    decide(planned) >> [approve, go_on]  # type: ignore[arg-type]
+    light = batches(planned)  # type: ignore[arg-type]  # an XComArg: the plan task's result
+    heavy = spark_groups(planned)  # type: ignore[arg-type]
+    [approve, go_on] >> light
+    [approve, go_on] >> heavy
+
+    maintain = PaimonMaintenanceBatchOperator.partial(
+        task_id="maintain",
+        paimon_conn_id=REGISTRY.paimon_conn_id,
+        map_index_template="{{ task.batch['label'] }}",
+    ).expand(batch=light)
+    spark = PaimonCompactGroupOperator.partial(
+        task_id="compact_on_spark",
+        paimon_conn_id=REGISTRY.paimon_conn_id,
+        spark_conn_id=REGISTRY.spark_conn_id,
+        pool=SPARK_POOL,
+        conf={"spark.sql.shuffle.partitions": "4"},
+        map_index_template="{{ task.group['label'] }}",
+    ).expand(group=heavy)
+
+    @task(task_id="lag_alerts", trigger_rule="all_done", retries=0)
+    def lag_alerts() -> list[dict[str, Any]]:
+        """Tables lagging on compaction debt or on an action's period (fails when there are any)."""
+        from paimon_airflow.maintenance_plan import check_lag
+
+        return check_lag(get_current_context(), REGISTRY)
+
+    [maintain, spark] >> lag_alerts()

@@ -334,6 +334,17 @@ def show(dag_id, run_id, logical=""):
     for ti, value in xcoms(dag_id, run_id):
         mi = ti.get("map_index")
         label = ti["task_id"] + (f"[{ti.get('rendered_map_index') or mi}]" if mi is not None and mi >= 0 else "")
+        if isinstance(value, dict) and isinstance(value.get("outcomes"), list):  # a maintenance batch
+            say(f"    {label:<34} {ti['state']:<8} {json.dumps(value.get('counts'))}")
+            for o in value["outcomes"]:
+                res = {k: v for k, v in (o.get("result") or {}).items() if k in KEEP and k != "table"}
+                say(f"      {o['table']:<22} {o['action']:<20} {o['status']:<8} {json.dumps(res, separators=(',', ':'))}")
+            continue
+        if isinstance(value, dict) and "summary" in value and "batches" in value:  # the pass's plan
+            s = value["summary"]
+            say(f"    {label:<34} {ti['state']:<8} {s['tables']} tables, {s['actions']} actions {s['by_action']}, "
+                f"{s['batches']} batch(es), {s['spark_groups']} Spark group(s), backlog {s['backlog']}")
+            continue
         if isinstance(value, dict):
             compact = {k: v for k, v in value.items() if k in KEEP}
             text = json.dumps(compact, separators=(",", ":"))
@@ -359,7 +370,7 @@ if due and dt.datetime.fromisoformat(due.replace("Z", "+00:00")) <= now:
     if not existing:
         logical = due
 run = call("POST", "/api/v2/dags/paimon_maintenance/dagRuns",
-           {"logical_date": logical, "conf": {}, "note": "scripts/demo.sh"}, token)
+           {"logical_date": logical, "conf": {"mode": "apply"}, "note": "scripts/demo.sh"}, token)  # by hand: plan unless told
 call("PATCH", "/api/v2/dags/paimon_maintenance", {"is_paused": False}, token)
 say(f"[demo {time.monotonic() - t0:5.0f}s] triggered paimon_maintenance over REST: {run['dag_run_id']} (and unpaused it)")
 wait("paimon_maintenance", {run["dag_run_id"]})

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from paimon_core.exceptions import TerminalError
+from paimon_core.ledger.metrics import status_of
 from paimon_core.results import _ToDict
 
 if TYPE_CHECKING:
@@ -115,27 +116,6 @@ def order_items(items: Iterable[ActionItem]) -> list[ActionItem]:
     return out
 
 
-def _status(action: str, result: Mapping[str, Any], dry_run: bool) -> str:
-    """``no_op`` when the action changed nothing, else ``success`` (``dry_run`` for a dry run)."""
-    if dry_run:
-        return "dry_run"
-    if action in ("compact", "compact_manifest"):
-        changed = bool(result.get("snapshot_id")) and not result.get("already_committed")
-    elif action == "create_tag":
-        changed = bool(result.get("created"))
-    elif action == "expire_snapshots":
-        changed = bool(result.get("expired_snapshot_ids"))
-    elif action == "expire_tags":
-        changed = bool(result.get("expired_tags"))
-    elif action == "expire_partitions":
-        changed = bool(result.get("expired_partitions"))
-    elif action == "remove_orphan_files":
-        changed = int(result.get("deleted_file_count") or 0) > 0
-    else:
-        changed = True
-    return "success" if changed else "no_op"
-
-
 def _create_tag(table: FileStoreTable, args: Mapping[str, Any]) -> dict[str, Any]:
     """Tag ``args['tag_name']`` on the latest snapshot at or before ``snapshot_time_millis``
     (default: the latest); an existing tag is left alone (``created`` false)."""
@@ -193,6 +173,10 @@ def execute_action(
         if dry_run:
             return {"tag_name": args.get("tag_name"), "created": False, "reason": "dry_run"}
         return _create_tag(table, args)
+    if action == "trigger_tag_automatic_creation":
+        if dry_run:
+            return {"created_tags": [], "dry_run": True}
+        return table.trigger_tag_automatic_creation(now=now_millis).to_dict()
     if action == "expire_tags":
         return table.expire_tags(dry_run=dry_run).to_dict()
     if action == "expire_partitions":
@@ -271,7 +255,7 @@ def execute_batch(
                 )
             )
             continue
-        status = _status(item.action, result, dry_run)
+        status = status_of(item.action, result, dry_run=dry_run)
         logger.info("Maintenance %s of %s: %s", item.action, item.table, status)
         outcomes.append(ActionOutcome(item.table, item.action, status, clock() - started, result=result))
     return BatchResult(tuple(outcomes))

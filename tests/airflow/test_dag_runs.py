@@ -109,28 +109,31 @@ def test_maintenance_dag_orders_steps_per_table(dags: dict[str, Any], paimon_war
         f.write(b"orphan")
     old = dt.datetime(2025, 12, 1, tzinfo=dt.UTC).timestamp()
     os.utime(orphan, (old, old))
-    conf = {"compaction": "full", "compaction_mode": "local"}  # compaction without a JVM
+    conf = {"compaction": "full", "compaction_mode": "local", "mode": "apply"}  # compaction without a JVM
     run = dags["paimon_maintenance"].test(logical_date=_utc("2026-01-05"), run_conf=conf)
     states = _states(run)
     assert run.state == "success", states
-    assert states["table.compact"] == ["success", "success"]
-    assert states["table.remove_orphan_files"] == ["success", "success"]
-    assert states["table.expire_partitions"] == ["skipped", "skipped"]  # no partition expiry configured
+    assert states["maintain"] == ["success"]  # both tables in one batch
+    outcomes = {
+        (o["table"], o["action"]): o["status"]
+        for o in run.get_task_instance("maintain", map_index=0).xcom_pull(task_ids="maintain", map_indexes=0)["outcomes"]
+    }
+    assert outcomes[("db.a", "compact")] == "success"
+    assert outcomes[("db.a", "remove_orphan_files")] == "success"
+    assert ("db.b", "compact") not in outcomes  # 2 files: nothing to compact, not planned
     catalog = FileSystemCatalog(paimon_warehouse)
     a = catalog.get_table("db.a")
-    # the tag is named by the run's data interval start and holds the state at its end
-    # compaction committed snapshot 7 (now, after the interval end), before the tag was taken;
-    # the tag holds the last snapshot of the interval (6), not the compaction
+    # the daily tag names the last whole UTC day before the run's data interval end and holds the
+    # table as it was at that day's end: the last commit (6), never the compaction that runs now
     latest = a.snapshot_manager.latest_snapshot()
     assert latest is not None and latest.id == 7 and str(latest.commit_kind).endswith("COMPACT")
-    assert {k: v.id for k, v in a.tag_manager.tags().items()} == {run.data_interval_start.strftime("%Y-%m-%d"): 6}
+    day = (run.data_interval_end - dt.timedelta(days=1)).strftime("%Y-%m-%d")
+    assert {k: v.id for k, v in a.tag_manager.tags().items()} == {day: 6}
     assert (a.snapshot_manager.earliest_snapshot_id() or 0) >= 5  # older snapshots expired
     assert not os.path.exists(orphan)
     assert a.to_arrow().num_rows == 60 and catalog.get_table("db.b").to_arrow().num_rows == 20
-    labels = sorted(
-        ti.rendered_map_index for ti in run.get_task_instances() if ti.task_id == "table.create_tag"
-    )
-    assert labels == ["db.a", "db.b"]
+    maintain = [ti for ti in run.get_task_instances() if ti.task_id == "maintain"]
+    assert [ti.rendered_map_index for ti in maintain] == [run.get_task_instance("batches").xcom_pull(task_ids="batches")[0]["label"]]
 
 
 def test_rollback_dag_plans_then_applies(dags: dict[str, Any], paimon_warehouse: str) -> None:

@@ -48,21 +48,19 @@ def test_dagbag_loads_every_dag(dagbag) -> None:  # type: ignore[no-untyped-def]
             assert t.retries is not None
 
 
-def test_maintenance_order_pool_and_mapping(dagbag) -> None:  # type: ignore[no-untyped-def]
+def test_maintenance_plans_then_runs_batches(dagbag) -> None:  # type: ignore[no-untyped-def]
+    """One plan task; light batches and Spark groups mapped over what it found, named by label."""
     dag = dagbag.dags["paimon_maintenance"]
-    order = [
-        "table.compact",
-        "table.create_tag",
-        "table.expire_tags",
-        "table.expire_partitions",
-        "table.expire_snapshots",
-        "table.remove_orphan_files",
-    ]
-    for up, down in zip(order, order[1:], strict=False):
-        assert dag.get_task(up).downstream_task_ids == {down}
-    assert dag.get_task("table.compact").pool == "paimon_spark"
-    assert dag.get_task("table.remove_orphan_files").map_index_template == "{{ task.table }}"
-    assert "table.compact" in dag.get_task("list_tables").downstream_task_ids
+    assert dag.get_task("plan").downstream_task_ids == {"decide", "batches", "spark_groups"}
+    assert dag.get_task("decide").downstream_task_ids == {"approve", "go"}
+    assert dag.get_task("batches").downstream_task_ids == {"maintain"}
+    assert dag.get_task("spark_groups").downstream_task_ids == {"compact_on_spark"}
+    assert dag.get_task("compact_on_spark").pool == "paimon_spark"
+    assert dag.get_task("maintain").map_index_template == "{{ task.batch['label'] }}"
+    assert dag.get_task("compact_on_spark").map_index_template == "{{ task.group['label'] }}"
+    assert dag.get_task("lag_alerts").upstream_task_ids == {"maintain", "compact_on_spark"}
+    # the trigger form's default is no mode: a manual run plans, a scheduled one applies
+    assert dag.params["mode"] is None
 
 
 def test_scheduled_dags_backfill(dagbag) -> None:  # type: ignore[no-untyped-def]

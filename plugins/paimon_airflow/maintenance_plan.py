@@ -1,0 +1,276 @@
+"""The planning and alert tasks of ``paimon_maintenance``: thin glue over :mod:`paimon_core.maintenance`.
+
+:func:`plan_pass` (the ``plan`` task) lists the registry's tables, collects each table's state
+(re-using the last pass's state when the table has not changed: one metadata read), plans each
+table (:func:`~paimon_core.maintenance.planner.plan_table`, with its last successful actions from
+the maintenance ledger), schedules the pass within the registry's budget
+(:func:`~paimon_core.maintenance.scheduler.schedule_pass`), saves the states for the next pass
+and the console, records one ``assess`` ledger row per table (one commit), and returns the
+pass: batches of light actions, groups of Spark compactions, the backlog and a summary.
+
+:func:`check_lag` (the ``lag_alerts`` task) turns the saved states and the ledger into lag alerts
+(:func:`~paimon_core.maintenance.lag.lag_alerts`) and raises them through Airflow.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from paimon_core.catalog.filesystem_catalog import FileSystemCatalog
+    from paimon_core.maintenance.actions import TablePlan
+
+__all__ = ["check_lag", "effective_mode", "last_successes", "plan_pass", "run_now_millis"]
+
+log = logging.getLogger(__name__)
+
+#: How far back the ledger is read for each table's last successful actions.
+LEDGER_LOOKBACK_DAYS = 60
+DAY_MILLIS = 86_400_000
+#: Statuses that count as "the action ran and left the table as it should be".
+DONE_STATUSES = ("success", "no_op")
+
+
+def effective_mode(params: Mapping[str, Any], run_type: str | None) -> str:
+    """The run's ``mode`` Param; empty: ``apply`` for scheduled runs and backfills, ``plan`` for a
+    run triggered by hand (so the trigger form's defaults never change a table)."""
+    mode = params.get("mode")
+    if mode:
+        return str(mode)
+    return "plan" if str(run_type or "").lower().endswith("manual") else "apply"
+
+
+def run_now_millis(context: Mapping[str, Any]) -> int:
+    """The pass's clock: the end of the run's data interval (else its ``run_after``), so a
+    scheduled run plans as of its cron time and a backfill as of its day; never later than now."""
+    now = int(time.time() * 1000)
+    at = context.get("data_interval_end")
+    if at is None:
+        dag_run = context.get("dag_run")
+        at = getattr(dag_run, "run_after", None) if dag_run is not None else None
+    if at is None:
+        return now
+    return min(now, int(at.timestamp() * 1000))
+
+
+def last_successes(catalog: FileSystemCatalog, *, now_millis: int) -> dict[str, dict[str, int]]:
+    """``{table: {action: end millis}}`` of each table's last successful (or no-op) actions in the
+    ledger (the last :data:`LEDGER_LOOKBACK_DAYS` days; empty without a ledger)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from paimon_core.ledger import Ledger
+
+    ledger = Ledger(catalog)
+    if not ledger.exists():
+        return {}
+    rows = ledger.read(since_millis=now_millis - LEDGER_LOOKBACK_DAYS * DAY_MILLIS)
+    rows = rows.filter(pc.is_in(rows.column("status"), value_set=pa.array(DONE_STATUSES)))
+    out: dict[str, dict[str, int]] = {}
+    ends = rows.column("end_time").cast("int64").to_pylist()
+    names, actions = rows.column("table_name").to_pylist(), rows.column("action").to_pylist()
+    for table, action, end in zip(names, actions, ends, strict=True):
+        if end is None:
+            continue
+        per = out.setdefault(str(table), {})
+        if end > per.get(str(action), -1):
+            per[str(action)] = int(end)
+    return out
+
+
+def _settings(registry: Any, table: str, params: Mapping[str, Any]) -> Any:
+    from paimon_core.maintenance.settings import MaintenanceSettings
+
+    raw = registry.settings_for(table).to_dict()
+    # a run's Param named like a setting overrides it for every table of the run
+    raw.update({k: params[k] for k in raw if params.get(k) is not None})
+    raw["in_process_max_bytes"] = int(registry.maintenance_pass.in_process_max_mb * 1024 * 1024)
+    return MaintenanceSettings.from_mapping(raw)
+
+
+def _assess_record(plan: TablePlan, *, started: int, ended: int) -> Any:
+    import json
+
+    from paimon_core.ledger import LedgerRecord
+    from paimon_core.ledger.record import new_record_id
+
+    s = plan.state
+    details = {
+        "actions": [a.action for a in plan.actions],
+        "reasons": {a.action: a.reason for a in plan.actions},
+        "compaction_debt": s.compaction_debt,
+        "snapshot_count": s.snapshot_count,
+        "small_files": int(s.health.get("small_file_count") or 0),
+        "source": s.source,
+    }
+    return LedgerRecord(
+        record_id=new_record_id(),
+        table_name=plan.table,
+        action="assess",
+        status="success" if plan.actions else "no_op",
+        start_millis=started,
+        end_millis=max(started, ended),
+        snapshot_before=s.snapshot_id,
+        snapshot_after=s.snapshot_id,
+        table_files=s.data_file_count,
+        table_bytes=s.total_bytes,
+        health_score=float(s.health_score),
+        details=json.dumps(details, sort_keys=True, separators=(",", ":")),
+    )
+
+
+def plan_pass(context: Mapping[str, Any], registry: Any) -> dict[str, Any]:
+    """The ``plan`` task (see the module docs); JSON-safe, one XCom per key."""
+    from paimon_airflow.hooks.paimon import PaimonHook
+    from paimon_airflow.operators.ledger import task_ledger
+    from paimon_airflow.utils.selection import select_tables
+    from paimon_core.ledger.recorder import write_records
+    from paimon_core.maintenance.planner import plan_table
+    from paimon_core.maintenance.scheduler import PassBudget, schedule_pass
+    from paimon_core.maintenance.state_store import PlannerStateStore
+    from paimon_core.maintenance.table_state import collect_table_state
+
+    params: Mapping[str, Any] = context.get("params") or {}
+    dag_run = context.get("dag_run")
+    mode = effective_mode(params, getattr(dag_run, "run_type", None))
+    now = run_now_millis(context)
+    started = time.monotonic()
+    cpu0 = time.process_time()
+
+    hook = PaimonHook(paimon_conn_id=registry.paimon_conn_id)
+    catalog = hook.get_catalog()
+    include = str(params.get("include") or registry.include)
+    exclude = str(params.get("exclude") if params.get("exclude") is not None else registry.exclude)
+    names = select_tables(hook.list_tables(), include, exclude)
+
+    store = PlannerStateStore(catalog.file_io, hook.warehouse)
+    saved = store.load()
+    last = last_successes(catalog, now_millis=now)
+    plans: list[TablePlan] = []
+    errors: list[dict[str, str]] = []
+    states = dict(saved.states)
+    scanned = 0
+    for name in names:
+        try:
+            settings = _settings(registry, name, params)
+            state = collect_table_state(catalog.get_table(name), now_millis=now, previous=saved.states.get(name))
+            plan = plan_table(state, settings, now_millis=now, last_success=last.get(name, {}))
+        except Exception as e:  # noqa: BLE001 - one unreadable table must not stop the pass
+            log.error("Cannot plan %s: %s: %s", name, type(e).__name__, e)
+            errors.append({"table": name, "error": f"{type(e).__name__}: {e}"})
+            continue
+        scanned += state.source == "scan"
+        states[name] = state
+        plans.append(plan)
+    for gone in set(states) - set(names):
+        del states[gone]
+
+    pass_settings = registry.maintenance_pass
+    gb = params.get("max_rewrite_gb")
+    budget = PassBudget(
+        max_rewrite_bytes=int(float(gb if gb is not None else pass_settings.max_rewrite_gb) * 1024**3),
+        spark_slots=pass_settings.spark_slots,
+        deadline_millis=now + pass_settings.max_minutes * 60_000,
+        batch_size=pass_settings.batch_size,
+        spark_group_size=pass_settings.spark_group_size,
+    )
+    last_maintained = {t: max(v.values()) for t, v in last.items() if v}
+    schedule = schedule_pass(
+        plans, budget, policy=pass_settings.policy, now_millis=now, last_maintained=last_maintained
+    )
+    sched = schedule.to_dict()
+    by_action: dict[str, int] = {}
+    for plan in plans:
+        for a in plan.actions:
+            by_action[a.action] = by_action.get(a.action, 0) + 1
+    summary = {
+        "mode": mode,
+        "now_millis": now,
+        "tables": len(names),
+        "planned": len(plans),
+        "scanned": scanned,
+        "unchanged": len(plans) - scanned,
+        "errors": errors,
+        "tables_with_work": sum(1 for p in plans if p.actions),
+        "actions": sum(by_action.values()),
+        "by_action": by_action,
+        "batches": len(sched["batches"]),
+        "spark_groups": len(sched["spark_groups"]),
+        "backlog": len(sched["backlog"]),
+        "plan_seconds": round(time.monotonic() - started, 3),
+        "plan_cpu_seconds": round(time.process_time() - cpu0, 3),
+    }
+    debt_since = _debt_over_since(plans, registry, params, now, saved.extra.get("debt_over_since") or {})
+    store.save(states, now_millis=now, extra={"last_pass": summary, "debt_over_since": debt_since})
+    ended = int(time.time() * 1000)
+    with task_ledger(context, hook):
+        write_records(catalog, [_assess_record(p, started=ended, ended=ended) for p in plans])
+    log.info("Maintenance pass: %s", summary)
+    return {
+        "mode": mode,
+        "batches": sched["batches"],
+        "spark_groups": sched["spark_groups"],
+        "backlog": sched["backlog"],
+        "tables": [p.to_dict(include_state=False) for p in plans if p.actions],
+        "summary": summary,
+        "summary_md": schedule.summary_md(),
+    }
+
+
+def _debt_over_since(
+    plans: Sequence[TablePlan], registry: Any, params: Mapping[str, Any], now: int, previous: Mapping[str, Any]
+) -> dict[str, int]:
+    """``{table: millis}``: since when each table's compaction debt has been over its budget."""
+    from paimon_core.maintenance.lag import debt_over_since
+
+    out: dict[str, int] = {}
+    for plan in plans:
+        prev = previous.get(plan.table)
+        since = debt_over_since(
+            plan.state,
+            _settings(registry, plan.table, params),
+            now_millis=now,
+            previous_since=int(prev) if isinstance(prev, int) else None,
+        )
+        if since is not None:
+            out[plan.table] = since
+    return out
+
+
+def check_lag(context: Mapping[str, Any], registry: Any) -> list[dict[str, Any]]:
+    """The ``lag_alerts`` task: alerts of every table (see the module docs)."""
+    from airflow.sdk.exceptions import AirflowFailException
+
+    from paimon_airflow.alerts import notify
+    from paimon_airflow.hooks.paimon import PaimonHook
+    from paimon_core.maintenance.lag import lag_alerts
+    from paimon_core.maintenance.state_store import PlannerStateStore
+
+    now = int(time.time() * 1000)
+    hook = PaimonHook(paimon_conn_id=registry.paimon_conn_id)
+    catalog = hook.get_catalog()
+    saved = PlannerStateStore(catalog.file_io, hook.warehouse).load()
+    last = last_successes(catalog, now_millis=now)
+    params: Mapping[str, Any] = context.get("params") or {}
+    alerts: list[dict[str, Any]] = []
+    for name, state in sorted(saved.states.items()):
+        settings = _settings(registry, name, params)
+        since = (saved.extra.get("debt_over_since") or {}).get(name)
+        for alert in lag_alerts(
+            state,
+            settings,
+            now_millis=now,
+            last_success=last.get(name, {}),
+            debt_over_since_millis=int(since) if isinstance(since, int) else None,
+        ):
+            alerts.append(alert.to_dict())
+    if alerts:
+        notify(registry.alerts.callback, alerts, context)
+        if registry.alerts.fail_task:
+            raise AirflowFailException(
+                f"{len(alerts)} Paimon maintenance lag alert(s): " + "; ".join(str(a.get("message")) for a in alerts[:10])
+            )
+    return alerts

@@ -1,0 +1,126 @@
+"""``paimon_maintenance`` as a planned pass, through ``dag.test()`` on a mixed warehouse.
+
+The warehouse (``bench.maintenance_warehouse``): append, fixed-bucket and dynamic-bucket
+primary-key tables, partitioned; some need compaction, some only snapshot expiry, some nothing.
+
+* Triggered by hand with the defaults, the pass only plans: nothing changes.
+* ``mode=apply``: exactly the tables that needed compaction get a COMPACT snapshot, exactly those
+  over their retention lose snapshots, every table reads the same rows (here and through
+  pypaimon), the task instances grow with the batches, not with the tables, and every action
+  has its ledger row with the task's ids.
+* The next pass finds nothing to do and changes nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.maintenance_warehouse import build
+from paimon_core import FileSystemCatalog
+from tests.airflow.conftest import DAGS_FOLDER
+
+pytestmark = pytest.mark.integration
+
+DAG_ID = "paimon_maintenance"
+INCLUDE = r"bench\..*"
+
+
+@pytest.fixture(scope="module")
+def dag(airflow_db: None) -> Any:
+    from airflow.dag_processing.dagbag import BundleDagBag
+
+    bag = BundleDagBag(dag_folder=str(DAGS_FOLDER), bundle_path=DAGS_FOLDER)
+    assert bag.import_errors == {}
+    return bag.dags[DAG_ID]
+
+
+def _snapshot(catalog: FileSystemCatalog, names: tuple[str, ...]) -> dict[str, Any]:
+    out = {}
+    for name in names:
+        t = catalog.get_table(name)
+        sm = t.snapshot_manager
+        rows = t.to_arrow().sort_by([("id", "ascending"), ("dt", "ascending")])
+        out[name] = {
+            "ids": [s.id for s in sm.snapshots()],
+            "kinds": [str(s.commit_kind.value) for s in sm.snapshots()],
+            "rows": rows.to_pylist(),
+        }
+    return out
+
+
+def _tis(run: Any) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for ti in run.get_task_instances():
+        out.setdefault(ti.task_id, []).append(str(ti.state))
+    return out
+
+
+def test_plan_then_apply_then_nothing_to_do(dag: Any, paimon_warehouse: str, tmp_path: Path) -> None:
+    wh = build(paimon_warehouse, 12, need_compaction=0.25, commits=2, compaction_commits=6)
+    # 2 commits: within snapshot.num-retained.max 2; give half of them a third (expiry due)
+    catalog = FileSystemCatalog(paimon_warehouse)
+    import pyarrow as pa
+
+    over_retention = tuple(n for i, n in enumerate(wh.tables) if i % 2 == 1 and n not in wh.needs_compaction)
+    for name in over_retention:
+        t = catalog.get_table(name)
+        t.write_arrow(pa.table({"id": pa.array([999], pa.int64()), "dt": ["2026-11-02"], "v": ["x"]}, schema=t.arrow_schema))
+    before = _snapshot(catalog, wh.tables)
+
+    # 1. by hand, defaults: plan only
+    run = dag.test(logical_date=dt.datetime(2026, 11, 27, tzinfo=dt.UTC), run_conf={"include": INCLUDE})
+    assert run.state == "success", _tis(run)
+    states = _tis(run)
+    print(states)
+    assert states["plan"] == ["success"]
+    assert set(states["maintain"]) == {"skipped"}, states
+    assert _snapshot(catalog, wh.tables) == before
+
+    # 2. apply
+    run = dag.test(
+        logical_date=dt.datetime(2026, 11, 27, 1, tzinfo=dt.UTC), run_conf={"include": INCLUDE, "mode": "apply"}
+    )
+    states = _tis(run)
+    assert set(states["maintain"]) == {"success"}, states
+    assert states.get("compact_on_spark") == ["skipped"], states  # every compaction fits in the task process
+    total_tis = sum(len(v) for v in states.values())
+    assert total_tis <= 10, states  # 12 tables: one batch, not 12 x 6 task instances
+    after = _snapshot(catalog, wh.tables)
+    for name in wh.tables:
+        b, a = before[name], after[name]
+        assert a["rows"] == b["rows"], name
+        compacted = "COMPACT" in a["kinds"] and a["ids"][-1] > b["ids"][-1]
+        assert compacted == (name in wh.needs_compaction), (name, b["kinds"], a["kinds"])
+        expired = a["ids"][0] > b["ids"][0]
+        assert expired == (name in over_retention or name in wh.needs_compaction), (name, b["ids"], a["ids"])
+        if name not in wh.needs_compaction and name not in over_retention:
+            assert a["ids"] == b["ids"], name
+
+    # the ledger: one row per action, with the task's ids
+    from paimon_core.ledger import Ledger
+
+    ledger = Ledger(catalog).read()
+    acted = [r for r in ledger.to_pylist() if r["dag_id"] == DAG_ID and r["action"] != "assess"]
+    compact_rows = {r["table_name"] for r in acted if r["action"] == "compact" and r["status"] == "success"}
+    assert compact_rows == set(wh.needs_compaction)
+    assert all(r["task_id"] == "maintain" and r["run_id"] == run.run_id for r in acted)
+    assessed = {r["table_name"] for r in ledger.to_pylist() if r["action"] == "assess"}
+    assert set(wh.tables) <= assessed
+
+    # 3. the next pass: nothing to do
+    settled = _snapshot(catalog, wh.tables)
+    run = dag.test(
+        logical_date=dt.datetime(2026, 11, 27, 2, tzinfo=dt.UTC), run_conf={"include": INCLUDE, "mode": "apply"}
+    )
+    assert run.state == "success", _tis(run)
+    plan = run.get_task_instance("plan").xcom_pull(task_ids="plan", key="summary")
+    assert plan["actions"] == 0, json.dumps(plan, indent=1)
+    # only the tables the last pass compacted are scanned again; the others cost one metadata read
+    assert plan["planned"] == len(wh.tables) and plan["scanned"] == len(wh.needs_compaction), plan
+    print(_tis(run))
+    assert _snapshot(catalog, wh.tables) == settled

@@ -67,6 +67,12 @@ with DAG(
             description="plan: show the pass, change nothing. apply: run it. approve_in_ui: plan, then wait "
             "for approval. Empty: apply when scheduled, plan when triggered by hand.",
         ),
+        "in_process_max_mb": Param(
+            None,
+            type=["null", "integer"],
+            minimum=0,
+            description="compactions rewriting more than this (MB) go to Spark, in groups (empty: the registry's)",
+        ),
         "max_rewrite_gb": Param(
             None,
             type=["null", "number"],

@@ -87,7 +87,8 @@ def _settings(registry: Any, table: str, params: Mapping[str, Any]) -> Any:
     raw = registry.settings_for(table).to_dict()
     # a run's Param named like a setting overrides it for every table of the run
     raw.update({k: params[k] for k in raw if params.get(k) is not None})
-    raw["in_process_max_bytes"] = int(registry.maintenance_pass.in_process_max_mb * 1024 * 1024)
+    mb = params.get("in_process_max_mb")
+    raw["in_process_max_bytes"] = int(float(mb if mb is not None else registry.maintenance_pass.in_process_max_mb) * 1024**2)
     return MaintenanceSettings.from_mapping(raw)
 
 

@@ -124,3 +124,31 @@ def test_plan_then_apply_then_nothing_to_do(dag: Any, paimon_warehouse: str, tmp
     assert plan["planned"] == len(wh.tables) and plan["scanned"] == len(wh.needs_compaction), plan
     print(_tis(run))
     assert _snapshot(catalog, wh.tables) == settled
+
+
+def test_big_compactions_run_grouped_on_spark(dag: Any, paimon_warehouse: str) -> None:
+    """Compactions over ``in_process_max_mb`` go to Spark: the due tables of a group in ONE
+    spark-submit (``compact_database`` over exactly them), with their leases and ledger rows."""
+    wh = build(paimon_warehouse, 6, need_compaction=0.5, commits=1, compaction_commits=6)
+    catalog = FileSystemCatalog(paimon_warehouse)
+    before = _snapshot(catalog, wh.tables)
+    run = dag.test(
+        logical_date=dt.datetime(2026, 11, 27, 3, tzinfo=dt.UTC),
+        run_conf={"include": INCLUDE, "mode": "apply", "in_process_max_mb": 0},
+    )
+    states = _tis(run)
+    assert run.state == "success", states
+    assert states["compact_on_spark"] == ["success"], states  # 3 tables, one Spark application
+    result = run.get_task_instance("compact_on_spark", map_index=0).xcom_pull(
+        task_ids="compact_on_spark", map_indexes=0
+    )
+    assert sorted(t["table"] for t in result["tables"] if t.get("snapshot_id")) == sorted(wh.needs_compaction)
+    after = _snapshot(catalog, wh.tables)
+    for name in wh.tables:
+        assert after[name]["rows"] == before[name]["rows"], name
+        assert ("COMPACT" in after[name]["kinds"]) == (name in wh.needs_compaction), name
+    from paimon_core.ledger import Ledger
+
+    rows = [r for r in Ledger(catalog).read().to_pylist() if r["task_id"] == "compact_on_spark"]
+    assert sorted(r["table_name"] for r in rows if r["action"] == "compact_database") == sorted(wh.needs_compaction)
+    assert all(r["entry_point"] == "spark_job" and r["cpu_seconds"] for r in rows), rows

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import re
 from collections.abc import Mapping
 
 from paimon_core.maintenance.actions import Need, PlannedAction, fmt_bytes, fmt_duration, fmt_time
@@ -44,6 +45,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 DAY_MILLIS = 86_400_000
+_DAY_NAME = re.compile(r"\d{4}-\d{2}-\d{2}")
 #: Files one expired snapshot deletes at least: its snapshot file, its base and delta manifest
 #: lists and its delta manifest (data files replaced in it come on top).
 FILES_PER_SNAPSHOT = 4
@@ -179,16 +181,24 @@ def tag_need(
     if state.earliest_snapshot_time_millis is None or state.earliest_snapshot_time_millis > at:
         return Need(action, skipped=f"no snapshot at or before {fmt_time(at)} to tag {name}")
     overdue = max(0, now_millis - at)
+    since = at
+    reason = f"daily tag {name} (the table at {fmt_time(at)}) is missing, due {fmt_duration(overdue)} ago"
+    earlier = sorted(n for n in names if _DAY_NAME.fullmatch(n) and n < name)
+    if earlier:  # missing since the day after the newest daily tag
+        newest = dt.datetime.fromisoformat(earlier[-1]).replace(tzinfo=dt.UTC)
+        since = int(newest.timestamp() * 1000) + 2 * DAY_MILLIS  # the end of the day after it
+        if since < at:
+            reason += f" (the newest daily tag is {earlier[-1]})"
     return Need(
         action,
         planned=PlannedAction(
             action=action,
-            reason=f"daily tag {name} (the table at {fmt_time(at)}) is missing, due {fmt_duration(overdue)} ago",
+            reason=reason,
             gain=1.0,
             priority=1.0 + overdue / DAY_MILLIS,
             args={"tag_name": name, "snapshot_time_millis": at, "time_retained": settings.tag_retention},
         ),
-        needed_since_millis=at,
+        needed_since_millis=since,
     )
 
 

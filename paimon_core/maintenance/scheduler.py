@@ -466,6 +466,14 @@ def _pick_compactions(
             return
         fits_time, seconds = time_ok(a)
         alone = not picked and used == 0
+        if (
+            cap is not None
+            and not second_round
+            and size > cap
+            and not (alone and limit is not None and size > limit)
+        ):
+            over_share.append((t, a))  # quota: over its share, waits for what the shares leave
+            return
         if limit is not None and used + size > limit and not (alone and size > limit):
             left = max(0, limit - used)
             waiting.append(
@@ -477,14 +485,6 @@ def _pick_compactions(
                     rank[t],
                 )
             )
-            return
-        if (
-            cap is not None
-            and not second_round
-            and size > cap
-            and not (alone and limit is not None and size > limit)
-        ):
-            over_share.append((t, a))
             return
         if not fits_time:
             waiting.append(BacklogItem(t, a, _deadline_why(budget, now_millis), rank[t]))

@@ -1,6 +1,6 @@
 """A mixed warehouse for the maintenance-pass bench and tests: many small tables of every kind.
 
-:func:`build` creates ``tables`` tables in database ``bench``, cycling through the kinds a
+:func:`build` creates ``tables`` tables in database ``database`` (``bench``), cycling through the kinds a
 production warehouse holds (every one partitioned by ``dt``):
 
 * ``append``: unaware-bucket append table (``bucket = -1``);
@@ -28,8 +28,8 @@ KINDS = ("append", "pk", "dynamic")
 DATABASE = "bench"
 
 
-def table_name(i: int) -> str:
-    return f"{DATABASE}.t{i:04d}_{KINDS[i % len(KINDS)]}"
+def table_name(i: int, database: str = DATABASE) -> str:
+    return f"{database}.t{i:04d}_{KINDS[i % len(KINDS)]}"
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,7 @@ def build(
     commits: int = 3,
     compaction_commits: int = 6,
     rows: int = 100,
+    database: str = DATABASE,
 ) -> MixedWarehouse:
     """Create the warehouse (see the module docs)."""
     import pyarrow as pa
@@ -66,14 +67,14 @@ def build(
 
     started = time.monotonic()
     catalog = FileSystemCatalog(warehouse)
-    catalog.create_database(DATABASE, ignore_if_exists=True)
+    catalog.create_database(database, ignore_if_exists=True)
     schema = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("v", pa.string())])
     every = max(1, round(1 / need_compaction)) if need_compaction > 0 else 0
     names: list[str] = []
     due: list[str] = []
     for i in range(tables):
         kind = KINDS[i % len(KINDS)]
-        name = table_name(i)
+        name = table_name(i, database)
         options = {
             "write-only": "true",
             "snapshot.num-retained.min": "1",

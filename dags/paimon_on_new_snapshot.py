@@ -1,12 +1,13 @@
-"""``paimon_on_new_snapshot``: compact a table as soon as its commits push it over its health budget.
+"""``paimon_on_new_snapshot``: compact a table as soon as its commits make a compaction due.
 
 Event-driven, no schedule to tune: one ``Asset`` per watched table (the registry's ``watch.tables``,
 else its ingest tables), each with an ``AssetWatcher`` whose trigger is
-``PaimonTableSnapshotTrigger(fire_on="health", max_compaction_debt=...)``. The triggerer polls the
-tables' latest snapshot ids (one shared poll for all of them); when a new snapshot leaves a
-table's most sorted runs per bucket above ``max_compaction_debt`` of
-``num-sorted-run.stop-trigger`` (where Paimon's writers stall) it fires once, and this DAG runs
-for that table: ``compact`` (the registry's strategy and mode, the table's compaction lease, so
+``PaimonTableSnapshotTrigger(fire_on="compaction", planner_settings=...)``. The triggerer polls the
+tables' latest snapshot ids (one shared poll for all of them); when after a new snapshot the
+maintenance planner (``paimon_core.maintenance``: the same rules ``paimon_maintenance`` plans by,
+i.e. the table's own ``num-sorted-run.compaction-trigger``, ``compaction.min.file-num``,
+off-peak hours..., and the registry's settings) plans a compaction, it fires once, and this DAG
+runs for that table: ``compact`` (the registry's strategy and mode, the table's compaction lease, so
 it never overlaps ``paimon_compaction`` or ``paimon_maintenance`` on the same table), then
 ``health``. A manual run compacts the tables of its ``tables`` Param.
 
@@ -43,12 +44,14 @@ TABLE_LABEL = "{{ task.table }}"
 
 def table_asset(table: str) -> Asset:
     """The asset of ``table``'s health, watched by a health trigger."""
+    settings = REGISTRY.settings_for(table).to_dict()
+    settings["max_compaction_debt"] = REGISTRY.watch.max_compaction_debt
     trigger = PaimonTableSnapshotTrigger(
         table=table,
         paimon_conn_id=REGISTRY.paimon_conn_id,
         poll_interval=REGISTRY.watch.poll_interval_seconds,
-        fire_on="health",
-        max_compaction_debt=REGISTRY.watch.max_compaction_debt,
+        fire_on="compaction",  # the maintenance planner's rules, as paimon_maintenance plans
+        planner_settings=settings,
         with_partitions=False,
     )
     return Asset(

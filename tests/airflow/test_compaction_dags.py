@@ -340,8 +340,10 @@ def test_on_new_snapshot_watches_the_registry_tables(dags: dict[str, Any]) -> No
     trigger = watcher.trigger
     assert isinstance(trigger, PaimonTableSnapshotTrigger)
     _, kwargs = trigger.serialize()
-    assert kwargs["table"] == "db.events" and kwargs["fire_on"] == "health"
-    assert kwargs["max_compaction_debt"] == 0.8
+    assert kwargs["table"] == "db.events" and kwargs["fire_on"] == "compaction"
+    # the registry's settings of the table, for the planner (the watch budget as its debt limit)
+    assert kwargs["planner_settings"]["compaction"] == "minor"
+    assert kwargs["planner_settings"]["max_compaction_debt"] == 0.8
 
 
 def test_on_new_snapshot_manual_run_compacts_the_tables(dags: dict[str, Any], paimon_warehouse: str) -> None:

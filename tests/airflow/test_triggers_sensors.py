@@ -303,6 +303,30 @@ def test_health_mode_fires_once_per_crossing(paimon_warehouse: str) -> None:
     assert second["health"]["max_sorted_runs"] >= 4 and second["snapshot_id"] > 6
 
 
+def test_compaction_mode_fires_when_the_planner_plans_a_compaction(paimon_warehouse: str) -> None:
+    """The planner's rules (the table's num-sorted-run.compaction-trigger 3 here), once per crossing."""
+    t = _pk_table(paimon_warehouse, **{"num-sorted-run.compaction-trigger": "3"})
+    t.write_arrow(_pk_rows(range(40), 0))
+
+    async def scenario() -> list[dict[str, Any]]:
+        trigger = _trigger(
+            table="db.pk", last_seen_snapshot_id=1, fire_on="compaction", planner_settings={"compaction": "minor"}
+        )
+        events = _Events(trigger.run())
+        t.write_arrow(_pk_rows(range(40), 1))  # 2 runs: under the trigger
+        await events.nothing()
+        t.write_arrow(_pk_rows(range(40), 2))  # 3 runs: compaction due
+        first = await events.next()
+        t.write_arrow(_pk_rows(range(40), 3))  # still due: no second event
+        await events.nothing()
+        await events.close()
+        return [first]
+
+    [first] = asyncio.run(scenario())
+    assert first["reason"] == "compaction" and first["snapshot_id"] == 3, first
+    assert first["compaction"]["action"] == "compact" and "num-sorted-run.compaction-trigger" in first["violations"][0]
+
+
 # --- watermark in the real asset state store ------------------------------------------------------
 
 

@@ -26,7 +26,9 @@ Events (``fire_on``):
   given ``commit_user`` (and ``commit_identifier`` or later);
 * ``partition``: a new snapshot that added the first files of a partition;
 * ``health``: the table crossed a health budget (compaction debt, small-file ratio, health score;
-  see :func:`paimon_core.table.health.table_health`); fires once per crossing.
+  see :func:`paimon_core.table.health.table_health`); fires once per crossing;
+* ``compaction``: the maintenance planner (the rules ``paimon_maintenance`` plans by, with the
+  table's ``planner_settings``) plans a compaction now; fires once until none is due.
 
 The payload carries ``table``, ``snapshot_id`` (the newest matching snapshot),
 ``previous_snapshot_id`` (the watermark before), ``latest_snapshot_id``, ``commit_kind``,
@@ -58,7 +60,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
-from collections.abc import AsyncIterator, Hashable, Sequence
+from collections.abc import AsyncIterator, Hashable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -155,6 +157,8 @@ class PaimonTableSnapshotTrigger(BaseEventTrigger):
     :param min_health_score: health budget: lowest acceptable score (0-100).
     :param with_partitions: list the changed partitions in the event (reads delta manifests).
     :param share_poll: share one polling loop with the triggers of the same connection and interval.
+    :param planner_settings: ``compaction`` mode: the table's maintenance settings (the registry's
+        ``TableSettings.to_dict()``; ``MaintenanceSettings`` fields), JSON values.
     """
 
     def __init__(
@@ -173,6 +177,7 @@ class PaimonTableSnapshotTrigger(BaseEventTrigger):
         min_health_score: int | None = None,
         with_partitions: bool = True,
         share_poll: bool = True,
+        planner_settings: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -193,6 +198,7 @@ class PaimonTableSnapshotTrigger(BaseEventTrigger):
             max_small_file_ratio=max_small_file_ratio,
             min_health_score=min_health_score,
             with_partitions=with_partitions,
+            planner_settings=tuple(sorted((planner_settings or {}).items())),
         )
         self.share_poll = share_poll
         self._tables: _Tables | None = None
@@ -216,6 +222,7 @@ class PaimonTableSnapshotTrigger(BaseEventTrigger):
                 "min_health_score": c.min_health_score,
                 "with_partitions": c.with_partitions,
                 "share_poll": self.share_poll,
+                "planner_settings": dict(c.planner_settings),
             },
         )
 

@@ -31,8 +31,8 @@ __all__ = [
     "health_summary",
 ]
 
-FireOn = Literal["snapshot", "partition", "health"]
-FIRE_ON: tuple[FireOn, ...] = ("snapshot", "partition", "health")
+FireOn = Literal["snapshot", "partition", "health", "compaction"]
+FIRE_ON: tuple[FireOn, ...] = ("snapshot", "partition", "health", "compaction")
 #: Paimon's commit kinds (``paimon_core.snapshot.snapshot.CommitKind``), spelled out so this
 #: module does not import paimon_core at DAG parse time.
 COMMIT_KINDS = ("APPEND", "COMPACT", "OVERWRITE", "ANALYZE")
@@ -51,6 +51,9 @@ class WatchCriteria:
     * ``health``: the table went over budget (compaction debt above ``max_compaction_debt``,
       small-file ratio above ``max_small_file_ratio``, or health score below
       ``min_health_score``); fires on crossing, once, until it is back within budget.
+    * ``compaction``: the maintenance planner (:func:`paimon_core.maintenance.planner.plan_table`,
+      the same rules ``paimon_maintenance`` plans by: the table's own triggers and the registry's
+      ``planner_settings``) plans a compaction now; fires once, until no compaction is due.
     """
 
     fire_on: FireOn = "snapshot"
@@ -61,6 +64,8 @@ class WatchCriteria:
     max_small_file_ratio: float | None = None
     min_health_score: int | None = None
     with_partitions: bool = True
+    #: compaction mode: the table's maintenance settings (``MaintenanceSettings`` fields), as sorted pairs
+    planner_settings: tuple[tuple[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
         if self.fire_on not in FIRE_ON:
@@ -181,6 +186,8 @@ def evaluate(
         "rolled_back": rolled_back,
         "reason": criteria.fire_on,
     }
+    if criteria.fire_on == "compaction":
+        return _compaction_event(table, head, criteria, state, moved, base)
     if criteria.fire_on == "health":
         health = table_health(table)
         reasons = budget_violations(
@@ -234,6 +241,45 @@ def evaluate(
             return None, moved
         payload["new_partitions"] = list(added)
     return payload, moved
+
+
+def _compaction_event(
+    table: FileStoreTable,
+    head: int,
+    criteria: WatchCriteria,
+    state: WatchState,
+    moved: WatchState,
+    base: dict[str, Any],
+) -> tuple[dict[str, Any] | None, WatchState]:
+    """Compaction mode: fire when the planner plans a compaction (and did not at the watermark)."""
+    import time
+
+    from paimon_core.maintenance.planner import plan_table
+    from paimon_core.maintenance.settings import MaintenanceSettings
+    from paimon_core.maintenance.table_state import collect_table_state
+
+    now = int(time.time() * 1000)
+    settings = MaintenanceSettings.from_mapping(dict(criteria.planner_settings))
+    plan = plan_table(collect_table_state(table, now_millis=now), settings, now_millis=now, last_success={})
+    compact = plan.action("compact")
+    new_state = replace(moved, over_budget=compact is not None)
+    if compact is None or state.over_budget is True:
+        return None, new_state
+    latest = table.snapshot_manager.try_snapshot(head)
+    payload = {
+        **base,
+        "snapshot_id": head,
+        "commit_kind": str(latest.commit_kind.value) if latest else None,
+        "commit_user": latest.commit_user if latest else None,
+        "commit_identifier": latest.commit_identifier if latest else None,
+        "time_millis": latest.time_millis if latest else None,
+        "time": _iso(latest.time_millis) if latest else None,
+        "compaction": compact.to_dict(),
+        "health_score": plan.health_score,
+        "compaction_debt": plan.compaction_debt,
+        "violations": [compact.reason],
+    }
+    return payload, new_state
 
 
 def as_tuple(values: Sequence[str] | str | None) -> tuple[str, ...] | None:

@@ -45,6 +45,7 @@ ACTION_ORDER = (
     "compact",
     "compact_manifest",
     "create_tag",
+    "trigger_tag_automatic_creation",
     "expire_tags",
     "expire_partitions",
     "expire_snapshots",

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from paimon_core.maintenance.executor import ACTION_ORDER
 from paimon_core.maintenance.table_state import TableState
 from paimon_core.results import _ToDict
 
@@ -29,19 +30,9 @@ __all__ = [
 
 MIB = 1024 * 1024
 
-#: Metadata actions: cheap, run in the task process, never limited by the rewrite budget.
-LIGHT_ACTIONS = frozenset(
-    {
-        "compact_manifest",
-        "create_tag",
-        "trigger_tag_automatic_creation",
-        "expire_tags",
-        "expire_partitions",
-        "expire_snapshots",
-        "expire_changelogs",
-        "remove_orphan_files",
-    }
-)
+#: Metadata actions: every action the executor runs but ``compact``; cheap, run in the task
+#: process, never limited by the rewrite budget.
+LIGHT_ACTIONS = frozenset(ACTION_ORDER) - {"compact"}
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -144,3 +145,21 @@ def new_table(catalog: FileSystemCatalog, name: str, *, pk: bool, **options: str
         partition_keys=["dt"],
         options={"write-only": "true", **options},
     )
+
+
+#: The table kinds of the real-table tests (every one partitioned by dt, write-only): options by name.
+TABLE_KINDS = {
+    "append_unaware": {"bucket": "-1"},
+    "append_fixed": {"bucket": "2", "bucket-key": "id"},
+    "pk_fixed": {"bucket": "2"},
+    "pk_dynamic": {"bucket": "-1"},
+}
+
+
+def kind_table(catalog: FileSystemCatalog, kind: str, **options: str) -> FileStoreTable:
+    """A table of one of :data:`TABLE_KINDS`, named after it."""
+    return new_table(catalog, kind, pk=kind.startswith("pk"), **TABLE_KINDS[kind], **options)
+
+
+def wall_now() -> int:
+    return int(time.time() * 1000)

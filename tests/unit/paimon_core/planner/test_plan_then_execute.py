@@ -3,11 +3,6 @@ and after the pass the planner finds nothing left to do (and every row still rea
 
 from __future__ import annotations
 
-import time
-from pathlib import Path
-
-import pytest
-
 from paimon_core import FileSystemCatalog
 from paimon_core.maintenance import (
     MaintenanceSettings,
@@ -18,39 +13,21 @@ from paimon_core.maintenance import (
 )
 from paimon_core.maintenance.executor import ActionItem, execute_batch
 
-from .helpers import new_table, write_commits
-
-KINDS = {
-    "append_unaware": {"bucket": "-1"},
-    "append_fixed": {"bucket": "2", "bucket-key": "id"},
-    "pk_fixed": {"bucket": "2"},
-    "pk_dynamic": {"bucket": "-1"},
-}
-
-
-@pytest.fixture
-def catalog(tmp_path: Path) -> FileSystemCatalog:
-    c = FileSystemCatalog(str(tmp_path / "wh"))
-    c.create_database("db")
-    return c
-
-
-def now() -> int:
-    return int(time.time() * 1000)
+from .helpers import TABLE_KINDS, kind_table, new_table, wall_now, write_commits
 
 
 def test_a_pass_does_what_the_tables_need_and_then_nothing(catalog: FileSystemCatalog) -> None:
     settings = MaintenanceSettings(snapshot_retain_max=3, snapshot_retain_min=1, orphan_clean_interval=None)
     before = {}
-    for kind, options in KINDS.items():
-        table = new_table(catalog, kind, pk=kind.startswith("pk"), **options)
+    for kind in TABLE_KINDS:
+        table = kind_table(catalog, kind)
         write_commits(table, 6, days=("2026-11-01",))  # one partition needs compaction
         write_commits(table, 1, days=("2026-11-02",))  # the other does not
         before[table.name] = table.to_arrow().sort_by(
             [("dt", "ascending"), ("id", "ascending"), ("v", "ascending")]
         )
 
-    t0 = now()
+    t0 = wall_now()
     plans = [
         plan_table(
             collect_table_state(catalog.get_table(n), now_millis=t0), settings, now_millis=t0, last_success={}
@@ -68,7 +45,7 @@ def test_a_pass_does_what_the_tables_need_and_then_nothing(catalog: FileSystemCa
     result = execute_batch(catalog.get_table, items, commit_user_of=lambda t: f"test-{t}", now_millis=t0)
     assert result.failed == () and set(result.counts()) == {"success"}
 
-    t1 = now()
+    t1 = wall_now()
     for name, rows in before.items():
         table = catalog.get_table(name)
         after = plan_table(
@@ -97,7 +74,7 @@ def test_a_table_with_automatic_tags_gets_them_from_the_pass(catalog: FileSystem
     )
     write_commits(table, 1, days=("2026-11-01",))
     settings = MaintenanceSettings(orphan_clean_interval=None)
-    t0 = now()
+    t0 = wall_now()
     plan = plan_table(
         collect_table_state(catalog.get_table("db.tagged"), now_millis=t0),
         settings,
@@ -111,7 +88,7 @@ def test_a_table_with_automatic_tags_gets_them_from_the_pass(catalog: FileSystem
     result = execute_batch(catalog.get_table, items, commit_user_of=lambda t: "test", now_millis=t0)
     assert [o.status for o in result.outcomes] == ["success"]
     assert expected in catalog.get_table("db.tagged").tag_manager.list_names()
-    t1 = now()
+    t1 = wall_now()
     again = plan_table(
         collect_table_state(catalog.get_table("db.tagged"), now_millis=t1),
         settings,

@@ -19,49 +19,29 @@ from paimon_core.maintenance.table_state import TableState, collect_table_state
 from paimon_core.schema.schema_change import SetOption
 from paimon_core.table.table import FileStoreTable
 
-from .helpers import new_table, write_commits
+from .helpers import TABLE_KINDS, kind_table, new_table, wall_now, write_commits
 
 DAYS = ("2026-11-01", "2026-11-02")
 
 
-@pytest.fixture
-def catalog(tmp_path: Path) -> FileSystemCatalog:
-    c = FileSystemCatalog(str(tmp_path / "wh"))
-    c.create_database("db")
-    return c
-
-
-def now() -> int:
-    return int(time.time() * 1000)
-
-
 def collect(table: FileStoreTable, previous: TableState | None = None) -> TableState:
-    s = collect_table_state(table, now_millis=now(), previous=previous)
+    s = collect_table_state(table, now_millis=wall_now(), previous=previous)
     assert TableState.from_dict(json.loads(json.dumps(s.to_dict()))) == s  # JSON round trip
     return s
 
 
-KINDS = {
-    "append_unaware": {"pk": False, "bucket": "-1"},
-    "append_fixed": {"pk": False, "bucket": "2", "bucket-key": "id"},
-    "pk_fixed": {"pk": True, "bucket": "2"},
-    "pk_dynamic": {"pk": True, "bucket": "-1"},
-}
-
-
-@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("kind", sorted(TABLE_KINDS))
 @pytest.mark.parametrize("commits", [3, 6])
 def test_planned_compaction_is_what_paimon_would_compact(
     catalog: FileSystemCatalog, kind: str, commits: int
 ) -> None:
-    spec = KINDS[kind]
-    table = new_table(catalog, kind, pk=bool(spec["pk"]), **{k: str(v) for k, v in spec.items() if k != "pk"})
+    table = kind_table(catalog, kind)
     write_commits(table, commits, days=DAYS)
     table = catalog.get_table(table.name)
     s = collect(table)
     assert s.source == "scan" and s.snapshot_id == commits and s.snapshot_count == commits
     assert [p.partition for p in s.partitions] == ["dt=2026-11-01", "dt=2026-11-02"]
-    a = plan_table(s, MaintenanceSettings(), now_millis=now(), last_success={}).action("compact")
+    a = plan_table(s, MaintenanceSettings(), now_millis=wall_now(), last_success={}).action("compact")
     dry = table.compact(compact_strategy="minor", dry_run=True)
     if a is None:
         assert dry.plan == ()
@@ -93,12 +73,16 @@ def test_expiry_figures_match_the_expiry_dry_runs(catalog: FileSystemCatalog) ->
     write_commits(table, 15, days=DAYS[:1], size=5)
     table = catalog.get_table("db.t")
     s = collect(table)
-    a = plan_table(s, MaintenanceSettings(), now_millis=now(), last_success={}).action("expire_snapshots")
+    a = plan_table(s, MaintenanceSettings(), now_millis=wall_now(), last_success={}).action(
+        "expire_snapshots"
+    )
     dry = table.expire_snapshots(dry_run=True)
     assert (
         a is not None and a.gain == len(dry.expired_snapshot_ids) == 5
     )  # keeps snapshot.num-retained.min 10
-    capped = plan_table(s, MaintenanceSettings(snapshot_retain_min=12), now_millis=now(), last_success={})
+    capped = plan_table(
+        s, MaintenanceSettings(snapshot_retain_min=12), now_millis=wall_now(), last_success={}
+    )
     assert (capped.action("expire_snapshots") or a).gain == len(
         table.expire_snapshots(retain_min=12, dry_run=True).expired_snapshot_ids
     )
@@ -118,7 +102,7 @@ def test_partition_and_tag_expiry_match_the_dry_runs(catalog: FileSystemCatalog)
     table = catalog.get_table("db.p")
     time.sleep(0.01)
     s = collect(table)
-    p = plan_table(s, MaintenanceSettings(), now_millis=now(), last_success={})
+    p = plan_table(s, MaintenanceSettings(), now_millis=wall_now(), last_success={})
     partitions = p.action("expire_partitions")
     assert partitions is not None
     assert partitions.gain == len(table.expire_partitions(dry_run=True).expired_partitions) == 2
@@ -158,10 +142,9 @@ def counted(table: FileStoreTable) -> tuple[FileStoreTable, CountingIO]:
     return FileStoreTable(io, table.path, table.schema, name=table.name), io
 
 
-@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("kind", sorted(TABLE_KINDS))
 def test_an_unchanged_table_costs_one_metadata_read(catalog: FileSystemCatalog, kind: str) -> None:
-    spec = KINDS[kind]
-    table = new_table(catalog, kind, pk=bool(spec["pk"]), **{k: str(v) for k, v in spec.items() if k != "pk"})
+    table = kind_table(catalog, kind)
     write_commits(table, 6, days=DAYS)
     table.create_tag("t1")
     first = collect(catalog.get_table(table.name))

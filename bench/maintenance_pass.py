@@ -143,6 +143,89 @@ def _run(live: Any, token: str, dag_id: str, conf: dict[str, Any], pids: set[int
     return out
 
 
+def run(
+    root: Path,
+    *,
+    tables: int,
+    old_tables: int = 0,
+    need_compaction: float = 0.1,
+    batch_size: int = 200,
+    idle_pass: bool = True,
+) -> dict[str, Any]:
+    """Build the warehouse under ``root``, run the passes, return the report (see the module docs)."""
+    for path in (str(REPO / "plugins"), str(REPO)):
+        if path not in sys.path:
+            sys.path.insert(0, path)
+    from bench.maintenance_warehouse import build
+    from tests.airflow.live import launch
+
+    dags, warehouse = root / "dags", str(root / "wh")
+    dags.mkdir()
+    _copy_dags(dags, batch_size)
+    new = build(warehouse, tables, need_compaction=need_compaction)
+    old = build(warehouse, old_tables, need_compaction=need_compaction, database="old") if old_tables else None
+    print(f"warehouse: {new.to_dict()}, old: {old.to_dict() if old else None}", flush=True)
+    before = _rows(warehouse, new.tables)
+    live = launch(
+        root / "airflow",
+        ("api-server", "scheduler", "dag-processor"),
+        migrate=True,
+        reserialize=True,
+        extra_env={
+            "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
+            "AIRFLOW_CONN_PAIMON_DEFAULT": json.dumps({"conn_type": "paimon", "extra": {"warehouse": warehouse}}),
+            "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[2]"}),
+            "AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING",
+        },
+    )
+    runs: dict[str, Any] = {}
+    try:
+        live.cli("pools", "set", "paimon_spark", "2", "Spark jobs")
+        live.wait_ready()
+        token = live.token()
+        for dag_id in ("paimon_maintenance", "paimon_maintenance_per_table"):
+            live.api("PATCH", f"/dags/{dag_id}", {"is_paused": False}, token=token)
+        pids = {p.pid for p in live.procs.values()}
+        if old is not None:
+            runs["old"] = _run(live, token, "paimon_maintenance_per_table", {"include": r"old\..*"}, pids)
+            print(json.dumps(runs["old"]), flush=True)
+        conf = {"include": r"bench\..*", "mode": "apply"}
+        runs["work"] = _run(live, token, "paimon_maintenance", conf, pids)
+        print(json.dumps(runs["work"]), flush=True)
+        if idle_pass:
+            runs["idle"] = _run(live, token, "paimon_maintenance", conf, pids)
+            print(json.dumps(runs["idle"]), flush=True)
+    finally:
+        live.stop()
+    after = _rows(warehouse, new.tables)
+    lost = [t for t in new.tables if (before[t]["rows"], before[t]["sum"]) != (after[t]["rows"], after[t]["sum"])]
+    compacted = sorted(t for t in new.tables if after[t]["kinds"].count("COMPACT") > before[t]["kinds"].count("COMPACT"))
+    report: dict[str, Any] = {
+        "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "load_after": os.getloadavg()},
+        "warehouse_path": warehouse,
+        "warehouse": new.to_dict(),
+        "tables": list(new.tables),
+        "due": list(new.needs_compaction),
+        "old_warehouse": old.to_dict() if old else None,
+        "runs": runs,
+        "checks": {
+            "tables_with_other_rows": lost,
+            "compacted_exactly_the_due_tables": compacted == sorted(new.needs_compaction),
+            "compacted": len(compacted),
+            "due": len(new.needs_compaction),
+        },
+    }
+    if old is not None and runs.get("old"):
+        per = runs["old"]["wall_s"] / max(1, old_tables)
+        report["old_extrapolated_to_tables"] = {
+            "tables": tables,
+            "wall_s": round(per * tables, 0),
+            "task_instances": round(runs["old"]["task_instances"] / max(1, old_tables) * tables),
+        }
+    return report
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tables", type=int, default=1000)
@@ -153,79 +236,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true")
     ns = parser.parse_args(argv)
 
-    for path in (str(REPO / "plugins"), str(REPO)):
-        if path not in sys.path:
-            sys.path.insert(0, path)
-    from bench.maintenance_warehouse import build
-    from tests.airflow.live import launch
-
     root = Path(tempfile.mkdtemp(prefix="paimon-maintenance-pass-"))
     try:
-        dags, warehouse = root / "dags", str(root / "wh")
-        dags.mkdir()
-        _copy_dags(dags, ns.batch_size)
-        new = build(warehouse, ns.tables, need_compaction=ns.need_compaction)
-        old = build(warehouse, ns.old_tables, need_compaction=ns.need_compaction, database="old") if ns.old_tables else None
-        print(f"warehouse: {new.to_dict()}, old: {old.to_dict() if old else None}", flush=True)
-        before = _rows(warehouse, new.tables)
-        live = launch(
-            root / "airflow",
-            ("api-server", "scheduler", "dag-processor"),
-            migrate=True,
-            reserialize=True,
-            extra_env={
-                "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
-                "AIRFLOW_CONN_PAIMON_DEFAULT": json.dumps({"conn_type": "paimon", "extra": {"warehouse": warehouse}}),
-                "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[2]"}),
-                "AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING",
-            },
+        report = run(
+            root,
+            tables=ns.tables,
+            old_tables=ns.old_tables,
+            need_compaction=ns.need_compaction,
+            batch_size=ns.batch_size,
         )
-        runs: dict[str, Any] = {}
-        try:
-            live.cli("pools", "set", "paimon_spark", "2", "Spark jobs")
-            live.wait_ready()
-            token = live.token()
-            for dag_id in ("paimon_maintenance", "paimon_maintenance_per_table"):
-                live.api("PATCH", f"/dags/{dag_id}", {"is_paused": False}, token=token)
-            pids = {p.pid for p in live.procs.values()}
-            if old is not None:
-                runs["old"] = _run(live, token, "paimon_maintenance_per_table", {"include": r"old\..*"}, pids)
-                print(json.dumps(runs["old"]), flush=True)
-            conf = {"include": r"bench\..*", "mode": "apply"}
-            runs["work"] = _run(live, token, "paimon_maintenance", conf, pids)
-            print(json.dumps(runs["work"]), flush=True)
-            runs["idle"] = _run(live, token, "paimon_maintenance", conf, pids)
-            print(json.dumps(runs["idle"]), flush=True)
-        finally:
-            live.stop()
-        after = _rows(warehouse, new.tables)
-        lost = [t for t in new.tables if (before[t]["rows"], before[t]["sum"]) != (after[t]["rows"], after[t]["sum"])]
-        compacted = sorted(t for t in new.tables if after[t]["kinds"].count("COMPACT") > before[t]["kinds"].count("COMPACT"))
-        report = {
-            "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "load_after": os.getloadavg()},
-            "args": vars(ns),
-            "warehouse": new.to_dict(),
-            "old_warehouse": old.to_dict() if old else None,
-            "runs": runs,
-            "checks": {
-                "tables_with_other_rows": lost,
-                "compacted_exactly_the_due_tables": compacted == sorted(new.needs_compaction),
-                "compacted": len(compacted),
-                "due": len(new.needs_compaction),
-            },
-        }
-        if old is not None and runs.get("old"):
-            per = runs["old"]["wall_s"] / max(1, ns.old_tables)
-            report["old_extrapolated_to_tables"] = {
-                "tables": ns.tables,
-                "wall_s": round(per * ns.tables, 0),
-                "task_instances": round(runs["old"]["task_instances"] / max(1, ns.old_tables) * ns.tables),
-            }
+        report["args"] = vars(ns)
         print(json.dumps(report, indent=2))
         Path(ns.out).write_text(json.dumps(report, indent=2) + "\n")
-        ok = all(r["state"] == "success" for r in runs.values()) and not lost and report["checks"]["compacted_exactly_the_due_tables"]
-        return 0 if ok else 1
+        checks = report["checks"]
+        ok = all(r["state"] == "success" for r in report["runs"].values())
+        return 0 if ok and not checks["tables_with_other_rows"] and checks["compacted_exactly_the_due_tables"] else 1
     finally:
         if ns.keep:
             print(f"kept {root}")

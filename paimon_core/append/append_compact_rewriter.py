@@ -11,9 +11,10 @@ Sequence numbers continue one per written row from the first input file's
 
 Parquet output is cut into row groups of :data:`COMPACT_ROW_GROUP_BYTES` (32 MiB) of buffered
 Arrow data unless the table sets ``file.block-size``/``parquet.block.size``: a fresh write's
-default (128 MiB) would keep up to a whole 47 MB output file decoded in memory per task before
-encoding any of it; at 32 MiB a 10M-row compaction runs in ~60 % of the memory and system time
-(page faults of the allocator), the rows and files otherwise the same (bench/cases_delta.py).
+default (128 MiB) keeps up to a whole output file decoded in memory per task before encoding any
+of it. Compacting 10M rows in 4 partitions: peak RSS 570 -> 365 MB, system time (the allocator's
+page faults) 0.87 -> 0.14 s, wall 1.22 -> 0.97 s; the rows and files otherwise the same
+(``bench/cases_delta.py``).
 
 The result is a :class:`CommitMessage` with ``compact_before`` (the inputs) and
 ``compact_after`` (the new files), plus the DV index files the rewrite makes obsolete. Nothing

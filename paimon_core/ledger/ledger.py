@@ -232,11 +232,17 @@ class Ledger:
         table: str | None = None,
         since_millis: int | None = None,
         actions: Sequence[str] | None = None,
+        columns: Sequence[str] | None = None,
     ) -> pa.Table:
         """Ledger rows (of ``table``, started at or after ``since_millis``, of ``actions``),
-        oldest first. ``since_millis`` prunes the ``dt`` partitions before its UTC day."""
+        oldest first. ``since_millis`` prunes the ``dt`` partitions before its UTC day.
+        ``columns``: only these (plus what the filters and the order need; e.g. leave out the
+        wide ``details``)."""
         t = self.table()
         rb = t.new_read_builder()
+        if columns is not None:
+            needed = {"start_time", "record_id", "table_name", "action"}
+            rb = rb.with_projection([c for c in t.arrow_schema.names if c in needed or c in set(columns)])
         pb = rb.new_predicate_builder()
         preds = []
         if since_millis is not None:

@@ -67,7 +67,9 @@ def last_successes(catalog: FileSystemCatalog, *, now_millis: int) -> dict[str, 
     ledger = Ledger(catalog)
     if not ledger.exists():
         return {}
-    rows = ledger.read(since_millis=now_millis - LEDGER_LOOKBACK_DAYS * DAY_MILLIS)
+    rows = ledger.read(
+        since_millis=now_millis - LEDGER_LOOKBACK_DAYS * DAY_MILLIS, columns=("status", "end_time")
+    )
     rows = rows.filter(pc.is_in(rows.column("status"), value_set=pa.array(DONE_STATUSES)))
     out: dict[str, dict[str, int]] = {}
     ends = rows.column("end_time").cast("int64").to_pylist()

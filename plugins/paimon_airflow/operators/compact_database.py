@@ -129,7 +129,7 @@ class PaimonCompactDatabaseOperator(PaimonSparkJobOperator):
             return super().execute(context)
 
     def _take_leases(self, context: Context, held: ExitStack) -> dict[str, str]:
-        from paimon_airflow.utils.lease import DEFAULT_LEASE_TTL, CompactionLease
+        from paimon_airflow.utils.lease import take_leases
         from spark_jobs.common.args import UsageError
         from spark_jobs.compact_database import matching_tables, parse_args
 
@@ -140,23 +140,14 @@ class PaimonCompactDatabaseOperator(PaimonSparkJobOperator):
             except UsageError as e:
                 raise PaimonTerminalFailure(f"compact_database: {e}") from e
             names = matching_tables(hook.get_catalog(), args)
-        ttl = self.execution_timeout or DEFAULT_LEASE_TTL
-        busy: dict[str, str] = {}
-        for name in names:
-            lease = CompactionLease(
-                hook.get_catalog().file_io,
-                hook.warehouse,
-                name,
-                holder=run_key(context),
-                ttl_millis=int(ttl.total_seconds() * 1000),
-            )
-            other = lease.acquire()
-            if other is None:
-                held.callback(lease.release)
-            else:
-                self.log.warning("%s is being compacted by %s: left out of this run", name, other.holder)
-                busy[name] = other.holder
-        return busy
+        return take_leases(
+            hook.get_catalog().file_io,
+            hook.warehouse,
+            names,
+            holder=run_key(context),
+            ttl=self.execution_timeout,
+            held=held,
+        )
 
     def _table_options(self) -> str:
         value = self.table_options

@@ -96,12 +96,20 @@ class PaimonMaintenanceBatchOperator(BaseOperator):
         dry_run = self._is_dry_run()
         busy: list[ActionOutcome] = []
         from paimon_airflow.operators.ledger import record_skipped, task_ledger
+        from paimon_airflow.utils.lease import take_leases
         from paimon_core.ledger import deferred_ledger
 
         # every action records its ledger row with this task's ids; the batch's rows in ONE commit
         with task_ledger(context, hook), deferred_ledger(), ExitStack() as held:
             if not dry_run:
-                busy_tables = self._take_leases(context, hook, {i.table for i in items if i.action == "compact"}, held)
+                busy_tables = take_leases(
+                    catalog.file_io,
+                    hook.warehouse,
+                    {i.table for i in items if i.action == "compact"},
+                    holder=run_key(context),
+                    ttl=self.lease_ttl or self.execution_timeout,
+                    held=held,
+                )
                 busy = [
                     ActionOutcome(t, "compact", "skipped", 0.0, error=f"being compacted by {holder}")
                     for t, holder in sorted(busy_tables.items())
@@ -139,28 +147,6 @@ class PaimonMaintenanceBatchOperator(BaseOperator):
                 raise PaimonTerminalFailure(message)
             raise AirflowException(message)
         return out
-
-    def _take_leases(
-        self, context: Context, hook: PaimonHook, tables: set[str], held: ExitStack
-    ) -> dict[str, str]:
-        """Take the compaction lease of each table to compact; ``{table: holder}`` of the busy ones."""
-        from paimon_airflow.utils.lease import DEFAULT_LEASE_TTL, CompactionLease
-
-        ttl = self.lease_ttl or self.execution_timeout or DEFAULT_LEASE_TTL
-        busy: dict[str, str] = {}
-        file_io = hook.get_catalog().file_io
-        for name in sorted(tables):
-            lease = CompactionLease(
-                file_io, hook.warehouse, name, holder=run_key(context), ttl_millis=int(ttl.total_seconds() * 1000)
-            )
-            other = lease.acquire()
-            if other is None:
-                held.callback(lease.release)
-            else:
-                self.log.warning("%s is being compacted by %s: its compaction is skipped", name, other.holder)
-                busy[name] = other.holder
-        return busy
-
 
 class PaimonCompactGroupOperator(PaimonCompactDatabaseOperator):
     """Compact a group of tables in one Spark application (see the module docs).

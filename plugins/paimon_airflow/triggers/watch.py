@@ -200,18 +200,7 @@ def evaluate(
         new_state = replace(moved, over_budget=over)
         if not over or state.over_budget is True:
             return None, new_state
-        latest = table.snapshot_manager.try_snapshot(head)
-        payload = {
-            **base,
-            "snapshot_id": head,
-            "commit_kind": str(latest.commit_kind.value) if latest else None,
-            "commit_user": latest.commit_user if latest else None,
-            "commit_identifier": latest.commit_identifier if latest else None,
-            "time_millis": latest.time_millis if latest else None,
-            "time": _iso(latest.time_millis) if latest else None,
-            "health": health_summary(health),
-            "violations": reasons,
-        }
+        payload = {**_head_payload(table, head, base), "health": health_summary(health), "violations": reasons}
         return payload, new_state
 
     # partition mode reads the deltas once, in new_partitions below, not here as well
@@ -243,6 +232,20 @@ def evaluate(
     return payload, moved
 
 
+def _head_payload(table: FileStoreTable, head: int, base: dict[str, Any]) -> dict[str, Any]:
+    """``base`` plus the head snapshot's id, kind, committer and time (the state modes' events)."""
+    latest = table.snapshot_manager.try_snapshot(head)
+    return {
+        **base,
+        "snapshot_id": head,
+        "commit_kind": str(latest.commit_kind.value) if latest else None,
+        "commit_user": latest.commit_user if latest else None,
+        "commit_identifier": latest.commit_identifier if latest else None,
+        "time_millis": latest.time_millis if latest else None,
+        "time": _iso(latest.time_millis) if latest else None,
+    }
+
+
 def _compaction_event(
     table: FileStoreTable,
     head: int,
@@ -265,15 +268,8 @@ def _compaction_event(
     new_state = replace(moved, over_budget=compact is not None)
     if compact is None or state.over_budget is True:
         return None, new_state
-    latest = table.snapshot_manager.try_snapshot(head)
     payload = {
-        **base,
-        "snapshot_id": head,
-        "commit_kind": str(latest.commit_kind.value) if latest else None,
-        "commit_user": latest.commit_user if latest else None,
-        "commit_identifier": latest.commit_identifier if latest else None,
-        "time_millis": latest.time_millis if latest else None,
-        "time": _iso(latest.time_millis) if latest else None,
+        **_head_payload(table, head, base),
         "compaction": compact.to_dict(),
         "health_score": plan.health_score,
         "compaction_debt": plan.compaction_debt,

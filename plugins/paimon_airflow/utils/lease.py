@@ -28,8 +28,8 @@ import datetime as dt
 import json
 import logging
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -44,6 +44,7 @@ __all__ = [
     "IfBusy",
     "Lease",
     "compaction_lease",
+    "take_leases",
 ]
 
 log = logging.getLogger(__name__)
@@ -214,6 +215,30 @@ def compaction_lease(
             log.warning(
                 "Releasing the compaction lease of %s failed; it expires by itself", table, exc_info=True
             )
+
+
+def take_leases(
+    file_io: FileIO,
+    warehouse: str,
+    tables: Iterable[str],
+    *,
+    holder: str,
+    ttl: dt.timedelta | None,
+    held: ExitStack,
+) -> dict[str, str]:
+    """Take the compaction lease of each of ``tables`` for ``holder`` (released when ``held``
+    closes); ``{table: other holder}`` of the tables another holder is compacting now."""
+    ttl_millis = int((ttl or DEFAULT_LEASE_TTL).total_seconds() * 1000)
+    busy: dict[str, str] = {}
+    for name in sorted(set(tables)):
+        lease = CompactionLease(file_io, warehouse, name, holder=holder, ttl_millis=ttl_millis)
+        other = lease.acquire()
+        if other is None:
+            held.callback(lease.release)
+        else:
+            log.warning("%s is being compacted by %s: left out", name, other.holder)
+            busy[name] = other.holder
+    return busy
 
 
 def _iso(millis: int) -> str:

@@ -1,0 +1,252 @@
+"""What an operator sees of a whole warehouse: every table's health and maintenance, cheaply.
+
+:func:`warehouse_overview` reads two things, never the tables themselves:
+
+* the planner state document (:mod:`~paimon_core.maintenance.state_store`), which every maintenance
+  pass writes: each table's health score, compaction debt, files, snapshots, as of the last pass;
+* the maintenance ledger (``paimon_maintenance.ledger``), the last :data:`HISTORY_DAYS` days of it:
+  when each kind of maintenance last succeeded per table, the failures of the last 7 days (with
+  their error and Airflow ids, for a link to the task log), and per day the bytes compactions
+  rewrote and the files maintenance deleted.
+
+It adds each table's lag alerts (:func:`~paimon_core.maintenance.lag.lag_alerts`) and the
+planner's view of what the next pass would do. The result is cached per (state document, ledger
+snapshot, minute), so a page over 1,000 tables costs one state read and one ledger read at most
+once a minute. :func:`table_history` is one table's ledger rows, for its charts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from paimon_core.results import _ToDict
+
+if TYPE_CHECKING:
+    from paimon_core.catalog.filesystem_catalog import FileSystemCatalog
+    from paimon_core.maintenance.settings import MaintenanceSettings
+
+__all__ = ["HISTORY_DAYS", "TableOverview", "WarehouseOverview", "table_history", "warehouse_overview"]
+
+DAY_MILLIS = 86_400_000
+#: How far back the overview reads the ledger.
+HISTORY_DAYS = 30
+FAILURE_DAYS = 7
+DONE = ("success", "no_op")
+COMPACTIONS = ("compact", "sort_compact", "compact_database")
+_LEDGER_COLUMNS = (
+    "status",
+    "error",
+    "end_time",
+    "dag_id",
+    "run_id",
+    "task_id",
+    "map_index",
+    "try_number",
+    "bytes_read",
+    "bytes_written",
+    "files_deleted",
+    "cpu_seconds",
+)
+
+
+@dataclass(frozen=True)
+class TableOverview(_ToDict):
+    """One table's line of the overview."""
+
+    table: str
+    assessed_at_millis: int | None  # when a pass last looked at it (None: never)
+    snapshot_id: int | None
+    snapshot_time_millis: int | None
+    snapshot_count: int
+    data_files: int
+    total_bytes: int
+    small_files: int
+    health_score: int | None
+    compaction_debt: float | None
+    penalties: Mapping[str, float]
+    last_success: Mapping[str, int]  # action -> end millis
+    last_compaction_millis: int | None
+    failures_7d: int
+    last_failure: Mapping[str, Any] | None
+    alerts: tuple[Mapping[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class WarehouseOverview(_ToDict):
+    """The whole warehouse (see the module docs)."""
+
+    computed_at_millis: int
+    state_saved_millis: int | None
+    last_pass: Mapping[str, Any]
+    tables: tuple[TableOverview, ...]
+    failures: tuple[Mapping[str, Any], ...]  # last 7 days, newest first (at most 200)
+    daily: tuple[Mapping[str, Any], ...]  # per UTC day: bytes rewritten, files deleted, actions, failures
+    read_seconds: float = 0.0
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+_cache: dict[tuple[str, int | None, int | None, int], WarehouseOverview] = {}
+_cache_lock = threading.Lock()
+
+
+def _millis(value: Any) -> int | None:
+    """Epoch millis of a ledger time (a naive UTC datetime as read, or millis)."""
+    if value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    return int(value.replace(tzinfo=value.tzinfo or dt.UTC).timestamp() * 1000)
+
+
+def warehouse_overview(
+    catalog: FileSystemCatalog,
+    *,
+    now_millis: int | None = None,
+    settings_of: Callable[[str], MaintenanceSettings] | None = None,
+    tables: list[str] | None = None,
+) -> WarehouseOverview:
+    """The overview of ``catalog``'s warehouse (see the module docs); ``tables`` limits it to
+    those names (tables the last pass has not seen show without health); ``settings_of`` gives
+    each table's maintenance settings for its lag alerts (default: the defaults)."""
+    from paimon_core.maintenance.state_store import PlannerStateStore
+
+    now = int(time.time() * 1000) if now_millis is None else now_millis
+    started = time.monotonic()
+    store = PlannerStateStore(catalog.file_io, catalog.warehouse)
+    try:
+        saved_millis = json.loads(catalog.file_io.read_bytes(store.path)).get("saved_millis")
+    except (OSError, ValueError):
+        saved_millis = None
+    from paimon_core.ledger import Ledger
+
+    ledger = Ledger(catalog)
+    ledger_snapshot = ledger.table().snapshot_manager.latest_snapshot_id() if ledger.exists() else None
+    key = (catalog.warehouse, saved_millis, ledger_snapshot, now // 60_000)
+    with _cache_lock:
+        hit = _cache.get(key)
+    if hit is not None and tables is None:
+        return hit
+    saved = store.load()
+    since = now - HISTORY_DAYS * DAY_MILLIS
+    rows = ledger.read(since_millis=since, columns=_LEDGER_COLUMNS).to_pylist() if ledger_snapshot else []
+
+    last_success: dict[str, dict[str, int]] = {}
+    failures: list[dict[str, Any]] = []
+    daily: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        end = _millis(r.get("end_time"))
+        if end is None:
+            continue
+        name, action, status = str(r["table_name"]), str(r["action"]), str(r["status"])
+        day = time.strftime("%Y-%m-%d", time.gmtime(end / 1000))
+        d = daily.setdefault(day, {"day": day, "bytes_rewritten": 0, "files_deleted": 0, "actions": 0, "failures": 0, "cpu_seconds": 0.0})
+        if action != "assess":
+            d["actions"] += 1
+            d["cpu_seconds"] += float(r.get("cpu_seconds") or 0.0)
+        if action in COMPACTIONS and status == "success":
+            d["bytes_rewritten"] += int(r.get("bytes_read") or 0)
+        d["files_deleted"] += int(r.get("files_deleted") or 0)
+        if status in DONE:
+            per = last_success.setdefault(name, {})
+            if end > per.get(action, -1):
+                per[action] = end
+        elif status == "failed":
+            d["failures"] += 1
+            if end >= now - FAILURE_DAYS * DAY_MILLIS:
+                failures.append(
+                    {
+                        "table": name,
+                        "action": action,
+                        "error": r.get("error"),
+                        "end_millis": end,
+                        **{k: r.get(k) for k in ("dag_id", "run_id", "task_id", "map_index", "try_number")},
+                    }
+                )
+    failures.sort(key=lambda f: -int(f["end_millis"]))
+    by_table: dict[str, list[dict[str, Any]]] = {}
+    for f in failures:
+        by_table.setdefault(str(f["table"]), []).append(f)
+
+    names = sorted(set(tables) if tables is not None else set(saved.states) | set(last_success))
+    debt_since = saved.extra.get("debt_over_since") or {}
+    out: list[TableOverview] = []
+    for name in names:
+        state = saved.states.get(name)
+        done = last_success.get(name, {})
+        alerts: list[dict[str, Any]] = []
+        if state is not None:
+            from paimon_core.maintenance.lag import lag_alerts
+            from paimon_core.maintenance.settings import MaintenanceSettings
+
+            settings = settings_of(name) if settings_of is not None else MaintenanceSettings()
+            over_since = debt_since.get(name)
+            alerts = [
+                a.to_dict()
+                for a in lag_alerts(
+                    state,
+                    settings,
+                    now_millis=now,
+                    last_success=done,
+                    debt_over_since_millis=int(over_since) if isinstance(over_since, int) else None,
+                )
+            ]
+        health = dict(state.health) if state is not None else {}
+        compactions = [done[a] for a in COMPACTIONS if a in done]
+        fails = by_table.get(name, [])
+        out.append(
+            TableOverview(
+                table=name,
+                assessed_at_millis=state.checked_at_millis if state is not None else None,
+                snapshot_id=state.snapshot_id if state is not None else None,
+                snapshot_time_millis=state.snapshot_time_millis if state is not None else None,
+                snapshot_count=state.snapshot_count if state is not None else 0,
+                data_files=state.data_file_count if state is not None else 0,
+                total_bytes=state.total_bytes if state is not None else 0,
+                small_files=int(health.get("small_file_count") or 0),
+                health_score=state.health_score if state is not None else None,
+                compaction_debt=state.compaction_debt if state is not None else None,
+                penalties=dict(health.get("penalties") or {}),
+                last_success=dict(done),
+                last_compaction_millis=max(compactions) if compactions else None,
+                failures_7d=len(fails),
+                last_failure=fails[0] if fails else None,
+                alerts=tuple(alerts),
+            )
+        )
+    result = WarehouseOverview(
+        computed_at_millis=now,
+        state_saved_millis=saved.saved_millis,
+        last_pass=dict(saved.extra.get("last_pass") or {}),
+        tables=tuple(out),
+        failures=tuple(failures[:200]),
+        daily=tuple(daily[d] for d in sorted(daily)),
+        read_seconds=round(time.monotonic() - started, 3),
+        notes=() if saved.saved_millis else ("no maintenance pass has run yet: health shows after the first one",),
+    )
+    if tables is None:
+        with _cache_lock:
+            if len(_cache) > 16:
+                _cache.clear()
+            _cache[key] = result
+    return result
+
+
+def table_history(catalog: FileSystemCatalog, table: str, *, since_millis: int) -> list[dict[str, Any]]:
+    """``table``'s ledger rows since ``since_millis``, oldest first (JSON-safe; times in millis)."""
+    from paimon_core.ledger import Ledger
+
+    ledger = Ledger(catalog)
+    if not ledger.exists():
+        return []
+    out = []
+    for r in ledger.read(table=table, since_millis=since_millis).to_pylist():
+        r["start_millis"] = _millis(r.pop("start_time", None))
+        r["end_millis"] = _millis(r.pop("end_time", None))
+        out.append(r)
+    return out

@@ -1,0 +1,82 @@
+"""The warehouse overview: the planner states and the ledger, without reading the tables."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from bench.maintenance_warehouse import build
+from paimon_core import FileSystemCatalog
+from paimon_core.ledger import Ledger, LedgerRecord, deferred_ledger
+from paimon_core.ledger.record import new_record_id
+from paimon_core.maintenance.executor import ActionItem, execute_batch
+from paimon_core.maintenance.overview import table_history, warehouse_overview
+from paimon_core.maintenance.planner import plan_table
+from paimon_core.maintenance.settings import MaintenanceSettings
+from paimon_core.maintenance.state_store import PlannerStateStore
+from paimon_core.maintenance.table_state import collect_table_state
+
+DAY = 86_400_000
+
+
+def test_overview_from_states_and_ledger(local_warehouse: str) -> None:
+    w = build(local_warehouse, 6, need_compaction=0.5)
+    c = FileSystemCatalog(local_warehouse)
+    ledger = Ledger(c)
+    ledger.ensure()
+    now = int(time.time() * 1000)
+    states, items = {}, []
+    for t in w.tables:
+        st = states[t] = collect_table_state(c.get_table(t), now_millis=now)
+        items += [ActionItem(t, a.action, a.args) for a in plan_table(st, MaintenanceSettings(), now_millis=now, last_success={}).actions]
+    PlannerStateStore(c.file_io, local_warehouse).save(states, now_millis=now, extra={"last_pass": {"tables": 6}})
+    with deferred_ledger():
+        execute_batch(c.get_table, items, commit_user_of=lambda t: f"u:{t}", now_millis=now)
+    failed = w.tables[1]
+    ledger.append(
+        [
+            LedgerRecord(
+                new_record_id(), failed, "expire_snapshots", "failed", now, now + 5, error="OSError: disk",
+                dag_id="paimon_maintenance", run_id="r1", task_id="maintain", map_index=0, try_number=1,
+            )
+        ]
+    )
+
+    o = warehouse_overview(c, now_millis=now + 1000)
+    assert [t.table for t in o.tables] == sorted(w.tables)
+    assert o.last_pass == {"tables": 6}
+    by = {t.table: t for t in o.tables}
+    for name in w.needs_compaction:
+        assert by[name].last_compaction_millis is not None and by[name].health_score is not None
+        assert by[name].small_files > 0
+    assert by[failed].failures_7d == 1 and by[failed].last_failure is not None
+    assert by[failed].last_failure["error"] == "OSError: disk" and by[failed].last_failure["task_id"] == "maintain"
+    assert o.failures[0]["table"] == failed
+    [day] = o.daily
+    assert day["failures"] == 1 and day["bytes_rewritten"] > 0 and day["files_deleted"] > 0
+    # a week later nothing has run: orphan cleanup and expiry are overdue -> lag alerts
+    later = warehouse_overview(c, now_millis=now + 9 * DAY)
+    assert all(t.alerts for t in later.tables), [t.to_dict() for t in later.tables]
+    assert later.tables[0].failures_7d == 0 or later.tables[0].table == failed
+
+    history = table_history(c, w.needs_compaction[0], since_millis=now - DAY)
+    assert {r["action"] for r in history} >= {"compact", "expire_snapshots"}
+    assert all(isinstance(r["start_millis"], int) for r in history)
+
+
+def test_overview_without_a_pass_or_ledger(local_warehouse: str) -> None:
+    c = FileSystemCatalog(local_warehouse)
+    c.create_database("db")
+    o = warehouse_overview(c, tables=["db.t"])
+    assert [t.table for t in o.tables] == ["db.t"] and o.tables[0].health_score is None
+    assert o.notes and "no maintenance pass" in o.notes[0]
+
+
+@pytest.mark.parametrize("n", [3])
+def test_overview_is_cached_per_minute(local_warehouse: str, n: int) -> None:
+    build(local_warehouse, n)
+    c = FileSystemCatalog(local_warehouse)
+    now = int(time.time() * 1000)
+    a = warehouse_overview(c, now_millis=now)
+    assert warehouse_overview(c, now_millis=now) is a

@@ -22,12 +22,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["TASK_URL_ROUTE", "URL_PREFIX", "URL_ROUTE", "ui_plugin_entries"]
+__all__ = ["CONSOLE_ROUTE", "TASK_URL_ROUTE", "URL_PREFIX", "URL_ROUTE", "ui_plugin_entries"]
 
 #: Where the api-server mounts the app (must not start with /api/v2, /ui, /execution, /auth, /pluginsv2).
 URL_PREFIX = "/paimon"
 #: The UI route of the page: ``<airflow>/plugin/paimon-tables``.
 URL_ROUTE = "paimon-tables"
+#: The UI route of the operator's console: ``<airflow>/plugin/paimon-console``.
+CONSOLE_ROUTE = "paimon-console"
 #: The UI route of the task instance tab.
 TASK_URL_ROUTE = "paimon-table-of-task"
 
@@ -57,6 +59,14 @@ def ui_plugin_entries() -> dict[str, list[dict[str, Any]]]:
                 "destination": "nav",
                 "category": "browse",
                 "url_route": URL_ROUTE,
+            },
+            {
+                # The operator's console: warehouse overview, per-table history, plans, alerts.
+                "name": "Paimon console",
+                "href": f"{root}{URL_PREFIX.lstrip('/')}/console",
+                "destination": "nav",
+                "category": "browse",
+                "url_route": CONSOLE_ROUTE,
             },
             {
                 # A "Paimon table" tab on every task instance: the table that task works on.

@@ -63,6 +63,10 @@ def create_app(
         openapi_url=None,
     )
 
+    from paimon_airflow.ui.console import console_router
+
+    app.include_router(console_router(get_source, _ui_root))  # /console and its JSON
+
     @app.get("/", response_class=HTMLResponse)
     def page(request: Request) -> HTMLResponse:
         html = (STATIC_DIR / "index.html").read_text(encoding="utf-8")

@@ -349,7 +349,7 @@ def show(dag_id, run_id, logical=""):
             compact = {k: v for k, v in value.items() if k in KEEP}
             text = json.dumps(compact, separators=(",", ":"))
         elif isinstance(value, list):
-            text = json.dumps([v.get("table", v) if isinstance(v, dict) else v for v in value])
+            text = json.dumps([v.get("table") or v.get("label") or v if isinstance(v, dict) else v for v in value])
         else:
             text = json.dumps(value) if value is not None else f"({ti['state']}, no result)"
         say(f"    {label:<34} {ti['state']:<8} {text}")
@@ -409,6 +409,7 @@ cat <<EOF
 
 Airflow UI:          $BASE/
 Paimon tables page:  $BASE/plugin/paimon-tables   (Browse > Paimon tables; the page itself: $BASE/paimon/)
+Paimon console:      $BASE/plugin/paimon-console  (Browse > Paimon console: every table's health, maintenance history, plans, alerts)
 Log in as:           admin / $PASSWORD
 Task logs:           $LOG_DIR/dag_id=*/   server logs: $LOG_DIR/demo-*.log
 Stop the servers:    scripts/demo.sh stop

@@ -180,7 +180,12 @@ def test_compact_database_plan_then_apply(dags: dict[str, Any], paimon_warehouse
     _append_table(wh, "db.d")
     _hold_lease(wh, "db.d")
     dag = dags["paimon_compact_database"]
-    conf = {"excluding_tables": r".*_tmp", "execution": "local", "table_options": {"write-only": "true"}}
+    conf = {
+        "including_databases": "db",  # not paimon_maintenance: the ledger the runs record into
+        "excluding_tables": r".*_tmp",
+        "execution": "local",
+        "table_options": {"write-only": "true"},
+    }
 
     plan = dag.test(run_conf={**conf, "run_mode": "plan"})
     states = _states(plan)

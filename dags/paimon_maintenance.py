@@ -73,6 +73,12 @@ with DAG(
             minimum=0,
             description="compactions rewriting more than this (MB) go to Spark, in groups (empty: the registry's)",
         ),
+        "batch_size": Param(
+            None,
+            type=["null", "integer"],
+            minimum=1,
+            description="tables per light-action task instance (empty: the registry's)",
+        ),
         "max_rewrite_gb": Param(
             None,
             type=["null", "number"],

@@ -177,7 +177,7 @@ def plan_pass(context: Mapping[str, Any], registry: Any) -> dict[str, Any]:
         max_rewrite_bytes=int(float(gb if gb is not None else pass_settings.max_rewrite_gb) * 1024**3),
         spark_slots=pass_settings.spark_slots,
         deadline_millis=now + pass_settings.max_minutes * 60_000,
-        batch_size=pass_settings.batch_size,
+        batch_size=int(params.get("batch_size") or pass_settings.batch_size),
         spark_group_size=pass_settings.spark_group_size,
     )
     last_maintained = {t: max(v.values()) for t, v in last.items() if v}

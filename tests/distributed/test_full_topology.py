@@ -12,7 +12,7 @@ cluster's ``spark://`` master. ``spark-submit`` reads the cluster-wide executor 
 Over the REST API v2: a backfill of ``paimon_ingest`` over two days (the run conf points the
 registry's ``db.events`` at local landing files, three Parquet files a day), each day's ingest
 submitted to the cluster (the master lists the finished applications, executors ran on both
-workers); then ``paimon_maintenance`` (full compaction, a tag, snapshot expiry, orphan cleanup).
+workers); then ``paimon_maintenance`` (planned: full compaction and orphan cleanup where due).
 pypaimon, in its own process with its own S3 client, reads exactly the ingested rows, one
 partition per day, from the same bucket; our reader sees the compaction and the tag.
 """
@@ -279,39 +279,42 @@ def test_backfill_and_maintenance_through_airflow_on_the_cluster_and_s3(
         assert app["state"] == "FINISHED", app
         assert len(_executor_dirs(top.cluster, app["id"])) == 2, (app, top.cluster.workers)
 
-    # 2. paimon_maintenance: full compaction, a tag of the state at the trigger, expiry, orphans
+    # 2. paimon_maintenance, planned: full compaction and orphan cleanup are due; the snapshots are
+    # within retention and the daily tag (yesterday's end) has no snapshot yet, so neither runs
     t1 = time.monotonic()
     at = dt.datetime.now(dt.UTC).replace(microsecond=0)
     run = top.live.api(
         "POST",
         f"/dags/{MAINTENANCE}/dagRuns",
-        {"logical_date": at.isoformat().replace("+00:00", "Z"), "conf": {"compaction": "full"}},
+        {"logical_date": at.isoformat().replace("+00:00", "Z"), "conf": {"compaction": "full", "mode": "apply"}},
         token=top.token,
     )
     (done,) = _wait_runs(top, MAINTENANCE, "manual", 1)
     assert done["dag_run_id"] == run["dag_run_id"]
     steps = {t["task_id"]: t["state"] for t in _tis(top, MAINTENANCE, run["dag_run_id"])}
     assert steps == {
-        "list_tables": "success",
-        "table.compact": "success",
-        "table.create_tag": "success",
-        "table.expire_tags": "success",
-        "table.expire_partitions": "skipped",  # no partition expiration configured
-        "table.expire_snapshots": "success",
-        "table.remove_orphan_files": "success",
+        "plan": "success",
+        "decide": "success",
+        "approve": "skipped",
+        "go": "success",
+        "batches": "success",
+        "spark_groups": "success",
+        "maintain": "success",  # one batch: every table's light actions and small compactions
+        "compact_on_spark": "skipped",  # nothing over in_process_max_mb
+        "lag_alerts": "success",
     }, steps
     t_maintenance = time.monotonic() - t1
-    compacted, expired, cleaned = (
-        _xcom(top, MAINTENANCE, run["dag_run_id"], f"table.{step}", map_index=0)
-        for step in ("compact", "expire_snapshots", "remove_orphan_files")
-    )
+    batch = _xcom(top, MAINTENANCE, run["dag_run_id"], "maintain", map_index=0)
+    outcomes = {(o["table"], o["action"]): o for o in batch["outcomes"]}
+    compacted = outcomes[(TABLE, "compact")]["result"]
+    cleaned = outcomes[(TABLE, "remove_orphan_files")]
     assert (
         compacted["files_written"] == len(DAYS)
         and compacted["rows_written"] == len(DAYS) * FILES_PER_DAY * ROWS_PER_FILE
     ), compacted
-    assert expired["latest_snapshot_id"] == len(DAYS) + 1 and not expired["expired_snapshot_ids"], expired
+    assert (TABLE, "expire_snapshots") not in outcomes and (TABLE, "create_tag") not in outcomes, outcomes
     # every file on the bucket is live or younger than the 2-day minimum age: nothing deleted
-    assert cleaned["candidates_scanned"] > 0 and cleaned["deleted_file_count"] == 0, cleaned
+    assert cleaned["status"] == "no_op" and cleaned["result"]["candidates_scanned"] > 0, cleaned
 
     # 3. pypaimon (own process, own S3 client) reads exactly the ingested rows, a partition a day
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
@@ -333,8 +336,7 @@ def test_backfill_and_maintenance_through_airflow_on_the_cluster_and_s3(
     after = table.new_file_store_scan().live_entries(snapshots[-1])
     assert len(before) > len(DAYS)  # a file per Spark task: several a day (Spark packs small landing files)
     assert len(after) == len(DAYS), after
-    tags = {k: v.id for k, v in table.tag_manager.tags().items()}
-    assert tags == {at.date().isoformat(): snapshots[-2].id}, tags  # the state at the trigger
+    assert table.tag_manager.tags() == {}  # the daily tag holds a day's end: no snapshot that old yet
     assert sorted(table.to_arrow().column("id").to_pylist()) == expected
 
     wall = time.monotonic() - top.started

@@ -1,7 +1,22 @@
-"""Shared pieces of the Paimon DAGs: default args, pools, and the run-time ``list_tables`` task.
+"""Shared pieces of the Paimon DAGs: default args, pools, schedules, Params and the run-time
+``list_tables`` task.
 
-Cheap to import: the standard library, ``airflow.sdk`` and the registry; the hook (and with it
-``paimon_core``) is imported inside the task.
+Safe defaults for a person in the UI (a form submitted as it opens deletes nothing and starts no
+run but its own):
+
+* the manual DAGs (``schedule=None``) are created unpaused (``is_paused_upon_creation=False``):
+  nothing runs by itself, and the trigger form's "Unpause on trigger" box (ticked by default)
+  never shows;
+* the scheduled ones use :func:`cron_schedule` / :func:`daily_intervals` without catchup
+  (:mod:`paimon_airflow.timetables`): unpausing a DAG that missed cron times releases no run, the
+  next one comes at the next cron time; and every task of theirs skips itself in a scheduled run
+  that started late (:func:`skip_overdue_scheduled_run`, in :data:`DEFAULT_ARGS`), the rest of what
+  an unpause or an outage can release;
+* destructive steps take :data:`DRY_RUN`: the run's ``dry_run`` Param (:func:`dry_run_param`,
+  default true) in the runs a person starts; scheduled runs apply.
+
+Cheap to import: the standard library, ``airflow.sdk``, the registry and the timetables; the hook
+(and with it ``paimon_core``) is imported inside the task.
 """
 
 from __future__ import annotations
@@ -15,7 +30,21 @@ from airflow.sdk import Param, get_current_context, task
 
 from _paimon_registry import load
 
-__all__ = ["DEFAULT_ARGS", "RETRY_DELAY_ENV", "SPARK_POOL", "list_tables", "retry_delay", "table_params"]
+__all__ = [
+    "DEFAULT_ARGS",
+    "DRY_RUN",
+    "ON_TIME_GRACE",
+    "RETRY_DELAY_ENV",
+    "SPARK_POOL",
+    "cron_schedule",
+    "daily_intervals",
+    "dry_run_param",
+    "list_tables",
+    "overdue_by",
+    "retry_delay",
+    "skip_overdue_scheduled_run",
+    "table_params",
+]
 
 #: Environment variable (of the DAG processor) with the seconds before a task's first retry.
 RETRY_DELAY_ENV = "PAIMON_RETRY_DELAY_SECONDS"
@@ -39,13 +68,92 @@ def retry_delay(environ: Mapping[str, str] = os.environ) -> dt.timedelta:
     return dt.timedelta(seconds=seconds)
 
 
-#: Every Paimon task: transient errors (commit conflicts, I/O) retry; terminal ones fail at once.
+#: A scheduled run that starts more than this after its time did not run on time (Airflow's own
+#: "run immediately" window for a cron time just passed is at least 5 minutes, too).
+ON_TIME_GRACE = dt.timedelta(minutes=5)
+
+
+def overdue_by(
+    *,
+    run_type: str,
+    clear_number: int,
+    run_after: dt.datetime,
+    started: dt.datetime,
+    grace: dt.timedelta = ON_TIME_GRACE,
+) -> dt.timedelta | None:
+    """How late a run started, if it is a scheduled run (not cleared by a person since) that started
+    more than ``grace`` after its time; else None.
+
+    Such a run was released by an unpause (the DAG was paused at its time: the trigger form's
+    "Unpause on trigger" box does that), waited behind a run that overran, or met a scheduler
+    outage. Its work is left to the next run on time; a person who wants it now triggers the DAG,
+    clears the run (a cleared run always runs) or backfills."""
+    if run_type != "scheduled" or clear_number > 0:
+        return None
+    late = started - run_after
+    return late if late > grace else None
+
+
+def skip_overdue_scheduled_run(context: Any) -> None:
+    """The ``pre_execute`` of every Paimon task (in :data:`DEFAULT_ARGS`): skips the task in a run
+    :func:`overdue_by` calls late (by the run's start, so every task of a run decides alike)."""
+    from airflow.sdk import timezone
+    from airflow.sdk.exceptions import AirflowSkipException
+
+    run = context["dag_run"]
+    late = overdue_by(
+        run_type=str(getattr(run.run_type, "value", run.run_type)),
+        clear_number=int(run.clear_number or 0),
+        run_after=run.run_after,
+        started=run.start_date or timezone.utcnow(),
+    )
+    if late is not None:
+        raise AirflowSkipException(
+            f"scheduled run {run.run_id} started {late} after its time {run.run_after.isoformat()} "
+            f"(more than {ON_TIME_GRACE}: released by an unpause, or late behind another run or an "
+            "outage): skipped; the next run on time does the work (clear this run to run it anyway)"
+        )
+
+
+#: Every Paimon task: transient errors (commit conflicts, I/O) retry; terminal ones fail at once;
+#: a scheduled run that started late skips (:func:`skip_overdue_scheduled_run`).
 DEFAULT_ARGS: dict[str, Any] = {
     "owner": "paimon",
     "retries": 2,
     "retry_delay": retry_delay(),
     "retry_exponential_backoff": True,
+    "pre_execute": skip_overdue_scheduled_run,
 }
+def cron_schedule(cron: str) -> Any:
+    """A run at each time of ``cron`` (UTC) that never releases a missed one (use with
+    ``catchup=False``; see :mod:`paimon_airflow.timetables`)."""
+    from paimon_airflow.timetables import OnTimeCronTriggerTimetable
+
+    return OnTimeCronTriggerTimetable(cron, timezone="UTC")
+
+
+def daily_intervals() -> Any:
+    """Daily data intervals [D, D+1) UTC, each run at D+1 00:00, never releasing a missed one (use
+    with ``catchup=False``; missed days are made up with a backfill)."""
+    from paimon_airflow.timetables import OnTimeCronDataIntervalTimetable
+
+    return OnTimeCronDataIntervalTimetable("0 0 * * *", timezone="UTC")
+
+
+#: The ``dry_run`` of a destructive step: the run's ``dry_run`` Param (:func:`dry_run_param`) in
+#: the runs a person starts (manual, backfill), so a form submitted as it opens deletes nothing;
+#: a scheduled run always applies.
+DRY_RUN = "{{ params.dry_run and dag_run.run_type != 'scheduled' }}"
+
+
+def dry_run_param(what: str = "report what would be deleted; delete nothing") -> Param:
+    """The ``dry_run`` Param of a scheduled DAG with destructive steps (default true; see :data:`DRY_RUN`)."""
+    return Param(
+        True,
+        type="boolean",
+        description=f"{what}. Default on for runs started by a person (untick to apply); "
+        "scheduled runs always apply",
+    )
 #: Pool of the tasks that run Spark (compaction, ingest): size it to the cluster (``airflow pools set``).
 SPARK_POOL = "paimon_spark"
 #: JSON-schema pattern of a Paimon duration Param ('1 d', '12 h', '30 min'; lower-case units).
@@ -70,7 +178,12 @@ def table_params() -> dict[str, Param]:
         "include": Param(
             registry.include, type="string", minLength=1, description="regex over db.table (full match)"
         ),
-        "exclude": Param(registry.exclude, type="string", description="regex over db.table; empty: none"),
+        # null-able: the UI form takes an empty text field of a plain "string" Param as missing
+        "exclude": Param(
+            registry.exclude or None,
+            type=["null", "string"],
+            description="regex over db.table (full match) to leave out; empty: none",
+        ),
     }
 
 
@@ -103,7 +216,7 @@ def list_tables(fields: list[str] | None = None) -> list[dict[str, Any]]:
     registry = load()
     params = get_current_context()["params"]
     include = str(params.get("include") or registry.include)
-    exclude = str(params.get("exclude") if params.get("exclude") is not None else registry.exclude)
+    exclude = str(params.get("exclude") or "")  # the Param defaults to the registry's; empty: none
     selected = select_tables(PaimonHook(paimon_conn_id=registry.paimon_conn_id).list_tables(), include, exclude)
     out = []
     for t in selected:

@@ -37,6 +37,7 @@ with DAG(
     dag_id="paimon_clear_consumers",
     description="Delete consumers of a Paimon table by id regex (plan first; approval optional)",
     schedule=None,
+    is_paused_upon_creation=False,  # unpausing starts nothing: the form's Unpause box never shows
     start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
     catchup=False,
     max_active_runs=1,

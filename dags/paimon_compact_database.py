@@ -51,6 +51,7 @@ with DAG(
     dag_id="paimon_compact_database",
     description="Compact every matching Paimon table of the warehouse (dry-run plan first; approval optional)",
     schedule=None,
+    is_paused_upon_creation=False,  # unpausing starts nothing: the form's Unpause box never shows
     start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
     catchup=False,
     max_active_runs=1,
@@ -68,7 +69,10 @@ with DAG(
             ".*", type="string", format="regex", minLength=1, description="regex over db.table (full match)"
         ),
         "excluding_tables": Param(
-            "", type="string", format="regex", description="regex over db.table to skip; wins over including"
+            None,
+            type=["null", "string"],
+            format="regex",
+            description="regex over db.table to skip; wins over including (empty: none)",
         ),
         "table_options": Param(
             {},

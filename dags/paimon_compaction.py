@@ -5,7 +5,9 @@ fanned out with dynamic task mapping, one mapped ``table`` group per table (labe
 ``compact`` task in the ``paimon_spark`` pool with the table's registry strategy (``compaction``:
 full / minor / none, ``compaction_mode``, ``partition_idle_time``), then ``health`` (files, sorted
 runs, compaction debt after it). A manual run takes Params: the table filter, the strategy, the
-mode, ``partition_idle_time`` and ``dry_run`` (the plan only: the compaction units per bucket).
+mode, ``partition_idle_time`` and ``dry_run`` (the plan only: the compaction units per bucket;
+default on for runs started by a person, since a compaction's commit also expires snapshots by the
+table's retention; scheduled runs compact).
 
 One compactor per table at a time (Paimon requires it):
 
@@ -41,9 +43,12 @@ from airflow.sdk import DAG, Param, task_group
 
 from _paimon_common import (
     DEFAULT_ARGS,
+    DRY_RUN,
     DURATION_PATTERN,
     SPARK_POOL,
     compaction_params,
+    cron_schedule,
+    dry_run_param,
     list_tables,
     table_health,
     table_params,
@@ -57,7 +62,7 @@ TABLE_LABEL = "{{ task.table }}"  # mapped task instances are named by their tab
 with DAG(
     dag_id="paimon_compaction",
     description="Hourly dedicated compaction of every registered Paimon table (one compactor per table)",
-    schedule="@hourly",
+    schedule=cron_schedule("0 * * * *"),  # hourly; a missed hour is not made up
     start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
     catchup=False,
     max_active_runs=1,
@@ -72,7 +77,7 @@ with DAG(
             pattern=DURATION_PATTERN,
             description="only partitions without new files for this long, e.g. '1 d' (empty: the registry's)",
         ),
-        "dry_run": Param(False, type="boolean", description="plan only: the compaction units per bucket"),
+        "dry_run": dry_run_param("plan only: the compaction units per bucket"),
     },
     tags=["paimon", "compaction"],
     doc_md=__doc__,
@@ -87,7 +92,7 @@ with DAG(
             compact_strategy=compaction,
             mode=compaction_mode,
             partition_idle_time=partition_idle_time,
-            dry_run="{{ params.dry_run }}",
+            dry_run=DRY_RUN,
             if_busy="skip",
             paimon_conn_id=REGISTRY.paimon_conn_id,
             spark_conn_id=REGISTRY.spark_conn_id,

@@ -2,7 +2,8 @@
 
 Retention per table from the registry (``snapshot_retain_max/min``; unset: the table's
 ``snapshot.num-retained.*`` and ``snapshot.time-retained`` options). Metadata work in the task
-process (no JVM); consumers and tags hold their snapshots as Paimon's expiry requires.
+process (no JVM); consumers and tags hold their snapshots as Paimon's expiry requires. A run
+started by a person only reports what would expire (``dry_run``, default on); scheduled runs expire.
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ if str(Path(__file__).resolve().parent) not in sys.path:
 import datetime as dt
 from typing import Any
 
-from airflow.sdk import DAG, Param, task_group
+from airflow.sdk import DAG, task_group
 
-from _paimon_common import DEFAULT_ARGS, list_tables, table_params
+from _paimon_common import DEFAULT_ARGS, DRY_RUN, cron_schedule, dry_run_param, list_tables, table_params
 from _paimon_registry import load
 from paimon_airflow.operators.maintenance import PaimonExpireSnapshotsOperator
 
@@ -29,14 +30,14 @@ REGISTRY = load()
 with DAG(
     dag_id="paimon_expire_snapshots",
     description="Expire old snapshots of every registered Paimon table",
-    schedule="30 1 * * *",
+    schedule=cron_schedule("30 1 * * *"),
     start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
     catchup=False,
     max_active_runs=1,
     default_args=DEFAULT_ARGS,
     params={
         **table_params(),
-        "dry_run": Param(False, type="boolean", description="report what would expire; delete nothing"),
+        "dry_run": dry_run_param("report what would expire; delete nothing"),
     },
     tags=["paimon", "maintenance"],
     doc_md=__doc__,
@@ -54,7 +55,7 @@ with DAG(
             table=table,
             retain_max=snapshot_retain_max,
             retain_min=snapshot_retain_min,
-            dry_run="{{ params.dry_run }}",
+            dry_run=DRY_RUN,
             paimon_conn_id=REGISTRY.paimon_conn_id,
             map_index_template="{{ task.table }}",
         )

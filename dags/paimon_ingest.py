@@ -1,6 +1,7 @@
 """``paimon_ingest``: load each day's landing files into its Paimon table, idempotently.
 
-Daily data intervals with ``catchup``: the run of interval [D, D+1) overwrites exactly partition
+Daily data intervals (no catchup: missed days are ingested by a backfill, never released by an
+unpause): the run of interval [D, D+1) overwrites exactly partition
 ``<date_column>=D`` from its source (``{ds}`` → D), under a commit user derived from (dag, run,
 task, map index, table). A retry whose commit landed commits nothing; a re-run or a backfill of
 the same day replaces the partition with the same rows, never duplicates. Runs through
@@ -27,9 +28,9 @@ import datetime as dt
 import inspect
 from typing import Any
 
-from airflow.sdk import DAG, CronDataIntervalTimetable, Param, PokeReturnValue
+from airflow.sdk import DAG, Param, PokeReturnValue
 
-from _paimon_common import DEFAULT_ARGS, SPARK_POOL
+from _paimon_common import DEFAULT_ARGS, SPARK_POOL, daily_intervals
 from _paimon_registry import load
 from paimon_airflow.operators.spark_job import PaimonIngestOperator
 from paimon_airflow.sensors.paimon import PaimonCompactionDebtSensor
@@ -56,9 +57,9 @@ class IngestCompactionDebtGate(PaimonCompactionDebtSensor):
 with DAG(
     dag_id="paimon_ingest",
     description="Daily partition ingest (overwrite of the data interval's date) into Paimon tables",
-    schedule=CronDataIntervalTimetable("0 0 * * *", timezone="UTC"),
+    schedule=daily_intervals(),
     start_date=REGISTRY.start_date,
-    catchup=True,
+    catchup=False,  # missed days are ingested by a backfill (the trigger form must not release them)
     max_active_runs=1,
     default_args=DEFAULT_ARGS,
     params={

@@ -40,7 +40,14 @@ from typing import Any
 from airflow.sdk import DAG, Param, get_current_context, task
 from airflow.sdk.exceptions import AirflowSkipException
 
-from _paimon_common import DEFAULT_ARGS, MANUAL_MODES, SPARK_POOL, compaction_params, table_params
+from _paimon_common import (
+    DEFAULT_ARGS,
+    MANUAL_MODES,
+    SPARK_POOL,
+    compaction_params,
+    cron_schedule,
+    table_params,
+)
 from _paimon_registry import load
 from paimon_airflow.operators.maintenance_pass import (
     PaimonCompactGroupOperator,
@@ -52,7 +59,7 @@ REGISTRY = load()
 with DAG(
     dag_id="paimon_maintenance",
     description="Need-driven maintenance of every registered Paimon table: plan from health, then batches",
-    schedule="0 2 * * *",
+    schedule=cron_schedule("0 2 * * *"),  # unpausing releases no missed run (the form's Unpause box)
     start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
     catchup=False,
     max_active_runs=1,

@@ -51,6 +51,7 @@ with DAG(
     dag_id="paimon_manage_tags",
     description="Create-from-timestamp, replace, rename, expire or auto-create tags of a Paimon table (plan first)",
     schedule=None,
+    is_paused_upon_creation=False,  # unpausing starts nothing: the form's Unpause box never shows
     start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
     catchup=False,
     max_active_runs=1,

@@ -41,6 +41,7 @@ with DAG(
     dag_id="paimon_merge_into",
     description="MERGE INTO a Paimon table (Paimon's merge_into; dry-run plan first; approval optional)",
     schedule=None,
+    is_paused_upon_creation=False,  # unpausing starts nothing: the form's Unpause box never shows
     start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
     catchup=False,
     max_active_runs=1,

@@ -2,7 +2,8 @@
 
 Only files older than ``orphan_min_age_days`` (registry, at least 1 day: longer than any write
 or compaction takes) before the run's data interval end are touched, so a commit in flight never
-loses its files. Trigger with ``dry_run`` true first to see what would go. In-process (no JVM),
+loses its files. A run started by a person only lists what would go (``dry_run``, default on;
+untick it to delete); scheduled runs delete. In-process (no JVM),
 for tables of up to some 100k files; use ``PaimonRemoveOrphanFilesSparkOperator`` beyond that.
 """
 
@@ -21,7 +22,7 @@ from typing import Any
 
 from airflow.sdk import DAG, Param, task_group
 
-from _paimon_common import DEFAULT_ARGS, list_tables, table_params
+from _paimon_common import DEFAULT_ARGS, DRY_RUN, cron_schedule, dry_run_param, list_tables, table_params
 from _paimon_registry import load
 from paimon_airflow.operators.maintenance import PaimonRemoveOrphanFilesOperator
 
@@ -30,14 +31,14 @@ REGISTRY = load()
 with DAG(
     dag_id="paimon_remove_orphan_files",
     description="Delete unreferenced files (older than a safe age) of every registered Paimon table",
-    schedule="0 4 * * 0",
+    schedule=cron_schedule("0 4 * * 0"),  # Sundays 04:00
     start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
     catchup=False,
     max_active_runs=1,
     default_args=DEFAULT_ARGS,
     params={
         **table_params(),
-        "dry_run": Param(False, type="boolean", description="list the orphans; delete nothing"),
+        "dry_run": dry_run_param("list the orphans; delete nothing"),
         "orphan_min_age_days": Param(
             None,
             type=["null", "integer"],
@@ -59,7 +60,7 @@ with DAG(
             task_id="remove_orphan_files",
             table=table,
             older_than_days=orphan_min_age_days,
-            dry_run="{{ params.dry_run }}",
+            dry_run=DRY_RUN,
             paimon_conn_id=REGISTRY.paimon_conn_id,
             map_index_template="{{ task.table }}",
         )

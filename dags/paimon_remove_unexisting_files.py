@@ -38,6 +38,7 @@ with DAG(
     dag_id="paimon_remove_unexisting_files",
     description="Drop entries of missing data files from a damaged Paimon table (plan first)",
     schedule=None,
+    is_paused_upon_creation=False,  # unpausing starts nothing: the form's Unpause box never shows
     start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
     catchup=False,
     max_active_runs=1,

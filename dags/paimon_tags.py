@@ -1,8 +1,10 @@
 """``paimon_tags``: one tag per logical date and table, then expiry of tags past their retention.
 
-Daily data intervals with ``catchup``: the run of interval [D, D+1) tags, as ``D``, the last
-snapshot committed by D+1 00:00 UTC, so a backfill creates each missing day's tag from
-that day's snapshot. An existing tag is left alone: re-running a day adds nothing.
+Daily data intervals: the run of interval [D, D+1) tags, as ``D``, the last snapshot committed by
+D+1 00:00 UTC, so a backfill creates each missing day's tag from that day's snapshot. No catchup:
+a day missed while the DAG was paused is made up by a backfill, never by unpausing. An existing
+tag is left alone: re-running a day adds nothing. A run started by a person only lists the tags
+that would expire (``dry_run``, default on); scheduled runs expire them.
 """
 
 from __future__ import annotations
@@ -17,9 +19,9 @@ if str(Path(__file__).resolve().parent) not in sys.path:
 
 from typing import Any
 
-from airflow.sdk import DAG, CronDataIntervalTimetable, task_group
+from airflow.sdk import DAG, task_group
 
-from _paimon_common import DEFAULT_ARGS, list_tables, table_params
+from _paimon_common import DEFAULT_ARGS, DRY_RUN, daily_intervals, dry_run_param, list_tables, table_params
 from _paimon_registry import load
 from paimon_airflow.operators.maintenance import PaimonCreateTagOperator, PaimonExpireTagsOperator
 
@@ -28,12 +30,15 @@ REGISTRY = load()
 with DAG(
     dag_id="paimon_tags",
     description="A tag per logical date (YYYY-MM-DD) of every registered table, with retention",
-    schedule=CronDataIntervalTimetable("0 0 * * *", timezone="UTC"),
+    schedule=daily_intervals(),
     start_date=REGISTRY.start_date,
-    catchup=True,
+    catchup=False,  # a missed day is tagged by a backfill (the trigger form must not release them)
     max_active_runs=2,
     default_args=DEFAULT_ARGS,
-    params=table_params(),
+    params={
+        **table_params(),
+        "dry_run": dry_run_param("list the tags that would expire; delete none (the day's tag is created)"),
+    },
     tags=["paimon", "tags"],
     doc_md=__doc__,
 ) as dag:
@@ -58,7 +63,9 @@ with DAG(
             time_retained=tag_retention,
             **common,
         )
-        expire = PaimonExpireTagsOperator(task_id="expire_tags", trigger_rule="none_failed", **common)
+        expire = PaimonExpireTagsOperator(
+            task_id="expire_tags", dry_run=DRY_RUN, trigger_rule="none_failed", **common
+        )
         create >> expire
 
     tag_table.expand_kwargs(list_tables(fields=["tag_period", "tag_retention"]))

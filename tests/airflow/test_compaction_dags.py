@@ -106,7 +106,8 @@ def test_compaction_dag_compacts_each_table_under_its_lease(
     # another DAG's task is compacting db.busy right now: its live lease is in the warehouse
     _hold_lease(wh, "db.busy")
 
-    conf = {"compaction": "full", "compaction_mode": "local"}  # local: compaction without a JVM
+    # local: compaction without a JVM; dry_run off (a run started by a person plans by default)
+    conf = {"compaction": "full", "compaction_mode": "local", "dry_run": False}
     run = dags["paimon_compaction"].test(run_conf=conf)
     states = _states(run)
     assert run.state == "success", states

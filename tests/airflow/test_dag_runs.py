@@ -56,7 +56,8 @@ def test_expire_snapshots_dag(dags: dict[str, Any], paimon_warehouse: str) -> No
     keep2 = {"snapshot.num-retained.max": "2", "snapshot.num-retained.min": "1"}
     _table(paimon_warehouse, "db.a", commit_times=[now - 5000 + i for i in range(5)], options=keep2)
     _table(paimon_warehouse, "db.b", commit_times=[now - 5000 + i for i in range(3)], options=keep2)
-    run = dags["paimon_expire_snapshots"].test(logical_date=_utc("2026-01-10"))
+    # dry_run off: a run started by a person only reports by default
+    run = dags["paimon_expire_snapshots"].test(logical_date=_utc("2026-01-10"), run_conf={"dry_run": False})
     assert run.state == "success", _states(run)
     catalog = FileSystemCatalog(paimon_warehouse)
     for name, latest in (("db.a", 5), ("db.b", 3)):

@@ -1,16 +1,23 @@
-"""A person runs ``paimon_rollback`` from the Airflow UI: headless Chromium on a real Airflow.
+"""A person uses the DAGs' trigger forms in the Airflow UI: headless Chromium on a real Airflow.
 
 One Airflow for the module on 127.0.0.1 (api-server, scheduler, dag-processor, triggerer; its own
-SQLite, LocalExecutor), a warehouse with ``db.t`` (3 snapshots). Chromium (Debian's
-``/usr/bin/chromium`` driven by Playwright) logs in through Airflow's login form and:
+SQLite, LocalExecutor) with the repo's DAGs and a warehouse whose ``db.t`` has something for every
+destructive DAG to delete: 3 snapshots over a retention of 2 (write-only, so only an expiry
+removes any), a tag past its retention, a consumer, an orphan file older than any cleanup cutoff.
+No JVM here: ``JAVA_HOME`` points nowhere, so a Spark job fails at once (Spark has its own tests).
+Chromium (Debian's ``/usr/bin/chromium`` driven by Playwright) logs in through Airflow's login form
+and:
 
-1. opens the DAG's page, presses *Trigger*, fills the form Airflow renders from the DAG's Params
-   (table, snapshot id, mode) and submits it, leaving the DAG paused; the REST API shows one
-   queued run with exactly that conf (then deletes it).
-   Bad input is refused: a table name off the Param's pattern gets the server's 400 in the form
-   and no run; a negative snapshot id is clamped by the form to the Param's minimum (1) on blur,
-   so it never reaches a run.
-2. triggers a run with ``mode=approve_in_ui`` the same way; the run parks on the approval task
+1. opens ``paimon_rollback``'s form: bad input is refused (a table name off the Param's pattern
+   gets the server's 400 in the form and no run; a negative snapshot id is clamped to 1 on blur);
+2. opens the trigger form of **every** DAG of the DagBag (a DAG added later is covered), checks
+   that Trigger is enabled as the form opens (once a required Param is filled: ``table`` = db.t,
+   and the few other required ones), submits it with every default left as it is, including the
+   "Unpause on trigger" box that the form shows ticked for a paused (scheduled) DAG. Then, over
+   REST: each DAG got exactly one run, with the Params' defaults as its conf, and no run was
+   created anywhere else (no run released by the unpause); every run reaches a final state and
+   no file of the warehouse is gone, no snapshot, tag or consumer changed;
+3. triggers a run with ``mode=approve_in_ui`` the same way; the run parks on the approval task
    (Airflow's human-in-the-loop ``ApprovalOperator``) with the dry run's plan in its body and the
    table untouched; the person opens the task's *Required Action* tab and presses *Approve*; the
    rollback task runs and the table is at snapshot 2 (snapshot 3 gone).
@@ -20,7 +27,9 @@ Screenshots go to ``tests/airflow/artifacts/trigger_form_*.png`` and ``approval_
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import os
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -31,7 +40,8 @@ import pyarrow as pa
 import pytest
 
 from paimon_core import FileSystemCatalog
-from tests.airflow.conftest import paimon_conn
+from paimon_core.utils.clock import ManualClock
+from tests.airflow.conftest import DAGS_FOLDER, paimon_conn
 from tests.airflow.live import LiveAirflow, launch
 from tests.airflow.test_ui import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
 
@@ -43,28 +53,72 @@ RUN_TIMEOUT = 300.0
 UI_TIMEOUT = 60_000  # ms
 
 
+#: Values for the Params a form requires (no default); a DAG with another required Param fails
+#: the every-DAG test until it is given one here.
+REQUIRED = {
+    "table": "db.t",
+    "consumer_id": "reader",
+    "source_table": "db.t",
+    "merge_condition": "T.id = S.id",
+}
+#: Where the warehouse keeps what is not table data: the maintenance ledger's database (it records
+#: every action, and expires its own snapshots) and the compaction leases.
+NOT_TABLE_DATA = ("paimon_maintenance.db", "_airflow")
+DAY_MS = 86_400_000
+
+
+def build_warehouse(wh: str) -> None:
+    """``db.t``: snapshots 1, 2, 3 committed 3 days ago over a retention of 2 (write-only: only an
+    expiry removes one), a tag of snapshot 1 retained 1 day, consumer ``reader`` at snapshot 2, and
+    an orphan data file 10 days old: every destructive DAG has something to delete."""
+    now = int(time.time() * 1000)
+    clock = ManualClock(now - 3 * DAY_MS)
+    catalog = FileSystemCatalog(wh, clock=clock)
+    catalog.create_database("db")
+    t = catalog.create_table(
+        "db.t",
+        pa.schema([("id", pa.int64()), ("v", pa.string())]),
+        options={"write-only": "true", "snapshot.num-retained.min": "1", "snapshot.num-retained.max": "2"},
+    )
+    for i in range(3):
+        clock.set(now - 3 * DAY_MS + i * 60_000)
+        t.write_arrow(pa.table({"id": pa.array([i], pa.int64()), "v": [f"v{i}"]}))
+    t = catalog.get_table("db.t")
+    t.create_tag("old", 1, time_retained="1 d")
+    t.reset_consumer("reader", 2)
+    orphan = os.path.join(t.path, "bucket-0", "data-orphan-from-a-crashed-writer.parquet")
+    with open(orphan, "wb") as f:
+        f.write(b"no snapshot references this file")
+    old = time.time() - 10 * 86_400
+    os.utime(orphan, (old, old))
+
+
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """A real Airflow with the repo's DAGs and a warehouse whose ``db.t`` has snapshots 1, 2, 3."""
+    """A real Airflow with the repo's DAGs and the warehouse of :func:`build_warehouse`."""
     root = tmp_path_factory.mktemp("ui_trigger")
     wh = str(root / "wh")
-    catalog = FileSystemCatalog(wh)
-    catalog.create_database("db")
-    t = catalog.create_table("db.t", pa.schema([("id", pa.int64()), ("v", pa.string())]))
-    for i in range(3):
-        t.write_arrow(pa.table({"id": pa.array([i], pa.int64()), "v": [f"v{i}"]}))
+    build_warehouse(wh)
     started = time.monotonic()
     airflow = launch(
         root / "airflow",
         ("api-server", "scheduler", "dag-processor", "triggerer"),
         migrate=True,
         reserialize=True,
-        extra_env={"AIRFLOW_CONN_PAIMON_DEFAULT": paimon_conn(wh)},
+        extra_env={
+            "AIRFLOW_CONN_PAIMON_DEFAULT": paimon_conn(wh),
+            "PAIMON_RETRY_DELAY_SECONDS": "1",
+            "JAVA_HOME": str(root / "no-java"),  # a Spark job fails at once: no JVM in this test
+        },
     )
     try:
         airflow.wait_ready()
+        token = airflow.token()
+        airflow.api(
+            "POST", "/pools", {"name": "paimon_spark", "slots": 2, "include_deferred": False}, token=token
+        )
         print(f"\nAirflow up in {time.monotonic() - started:.1f} s at {airflow.base}")
-        yield {"airflow": airflow, "wh": wh, "token": airflow.token()}
+        yield {"airflow": airflow, "wh": wh, "token": token}
     finally:
         airflow.stop()
 
@@ -121,14 +175,6 @@ def _open_trigger_form(page: Any, base: str) -> Any:
     return dialog
 
 
-def _keep_paused(dialog: Any) -> None:
-    """Untick "Unpause on trigger": test 1's run only has to exist (test 2's must not queue behind it)."""
-    unpause = dialog.locator("input[type=checkbox]:not([name^=element_])")  # not a Param's (as_latest)
-    assert unpause.count() == 1 and unpause.is_checked()
-    dialog.get_by_text(f"Unpause {DAG_ID} on trigger").click()
-    assert not unpause.is_checked()
-
-
 def _fill(dialog: Any, page: Any, *, table: str, snapshot_id: str, mode: str) -> None:
     dialog.locator("input[name=element_table]").fill(table)
     dialog.locator("input[name=element_snapshot_id]").fill(snapshot_id)
@@ -149,14 +195,15 @@ def _submit(dialog: Any, page: Any, live: dict[str, Any]) -> dict[str, Any]:
     return runs[run_id]
 
 
-def test_trigger_form_fills_params_and_refuses_bad_input(page: Any, live: dict[str, Any]) -> None:
+def test_trigger_form_refuses_bad_input(page: Any, live: dict[str, Any]) -> None:
     base = live["airflow"].base
     dialog = _open_trigger_form(page, base)
     # the form is built from the DAG's Params: their fields, mode's default
     for name in ("table", "snapshot_id", "tag", "timestamp", "mode"):
         assert dialog.locator(f"input[name=element_{name}]").count() == 1, name
     assert dialog.locator("input[name=element_mode]").input_value() == "plan"
-    _keep_paused(dialog)
+    # a manual DAG is created unpaused: no "Unpause on trigger" box (only the as_latest Param's)
+    assert dialog.locator("input[type=checkbox]:not([name^=element_])").count() == 0
 
     # a table name off the Param's pattern: the server's validation error shows in the form, no run
     _fill(dialog, page, table="no-dot", snapshot_id="2", mode="plan")
@@ -173,21 +220,170 @@ def test_trigger_form_fills_params_and_refuses_bad_input(page: Any, live: dict[s
     dialog.locator("input[name=element_tag]").click()
     assert field.input_value() == "1"
     assert _runs(live) == {}
+    page.keyboard.press("Escape")
 
-    dialog = _open_trigger_form(page, base)  # afresh: without the error above
-    _keep_paused(dialog)
-    _fill(dialog, page, table="db.t", snapshot_id="2", mode="plan")
-    _shot(page, "trigger_form_filled.png")
-    run = _submit(dialog, page, live)
-    assert run["conf"] == {
-        "table": "db.t", "snapshot_id": 2, "tag": None, "timestamp": None, "as_latest": False, "mode": "plan"
+
+# --- every DAG's form, submitted as it opens ----------------------------------------------------
+def _all_runs(live: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    body = live["airflow"].api("GET", "/dags/~/dagRuns?limit=1000", token=live["token"])
+    return {(r["dag_id"], r["dag_run_id"]): r for r in body["dag_runs"]}
+
+
+def _warehouse_state(wh: str) -> dict[str, Any]:
+    """Every file of the tables (not the ledger's or the leases'), and db.t's snapshots, tags and
+    consumers."""
+    files = set()
+    for root, _dirs, names in os.walk(wh):
+        rel = os.path.relpath(root, wh)
+        if rel.split(os.sep)[0] in NOT_TABLE_DATA:
+            continue
+        files |= {os.path.join(rel, n) for n in names}
+    t = FileSystemCatalog(wh).get_table("db.t")
+    return {
+        "files": files,
+        "snapshots": [s.id for s in t.snapshot_manager.snapshots()],
+        "tags": {name: snap.id for name, snap in t.tag_manager.tags().items()},
+        "consumers": t.consumer_manager.consumers(),
     }
-    assert run["run_type"] == "manual" and run["state"] == "queued"
-    page.get_by_text(run["dag_run_id"]).first.wait_for()
-    _shot(page, "trigger_form_result.png")
-    airflow = live["airflow"]
-    assert airflow.api("GET", f"/dags/{DAG_ID}", token=live["token"])["is_paused"] is True
-    airflow.api("DELETE", f"/dags/{DAG_ID}/dagRuns/{urllib.parse.quote(run['dag_run_id'], safe='')}")
+
+
+def _param_defaults(dag: Any) -> tuple[dict[str, Any], list[str]]:
+    """The conf a form submitted as it opens sends (each Param's default), and the required Params."""
+    defaults: dict[str, Any] = {}
+    required = []
+    for name in dag.params:
+        param = dag.params.get_param(name)
+        if type(param.value).__name__ != "ArgNotSet":  # a default (None too)
+            defaults[name] = param.value
+        else:
+            required.append(name)
+    return defaults, required
+
+
+def test_every_dags_form_submitted_as_it_opens_starts_one_run_and_deletes_nothing(
+    page: Any, live: dict[str, Any]
+) -> None:
+    from airflow.dag_processing.dagbag import BundleDagBag
+
+    airflow: LiveAirflow = live["airflow"]
+    token, wh = live["token"], live["wh"]
+    bag = BundleDagBag(dag_folder=str(DAGS_FOLDER), bundle_path=DAGS_FOLDER)
+    assert bag.import_errors == {} and len(bag.dags) >= 14, bag.import_errors
+    before = _warehouse_state(wh)
+    runs_before = _all_runs(live)
+    started = time.monotonic()
+    triggered: dict[str, dict[str, Any]] = {}
+    for dag_id in sorted(bag.dags):
+        dag = bag.dags[dag_id]
+        defaults, required = _param_defaults(dag)
+        unknown = [p for p in required if p not in REQUIRED]
+        assert not unknown, f"{dag_id}: required Params {unknown}: give this test a value for them"
+        paused = airflow.api("GET", f"/dags/{dag_id}", token=token)["is_paused"]
+        scheduled = type(dag.timetable).__name__ not in ("NullTimetable",)
+        assert paused is scheduled, (dag_id, paused)  # manual DAGs are created unpaused
+
+        page.goto(f"{airflow.base}/dags/{dag_id}")
+        page.get_by_role("button", name="Trigger").first.click()
+        dialog = page.locator("[role=dialog][data-state=open]").filter(has_text=f"Trigger Dag - {dag_id}")
+        dialog.wait_for()
+        button = dialog.get_by_role("button", name="Trigger")
+        for name in required:
+            field = dialog.locator(f"input[name=element_{name}]")
+            field.wait_for()
+            assert button.is_disabled(), f"{dag_id}: Trigger enabled without required {name}"
+            field.fill(REQUIRED[name])
+        # the form submittable as it opens: the regression of 6 DAGs whose button stayed disabled
+        page.wait_for_function("b => !b.disabled", arg=button.element_handle(), timeout=10_000)
+        unpause = dialog.locator("input[type=checkbox]:not([name^=element_])")
+        assert unpause.count() == (1 if paused else 0), dag_id
+        if paused:
+            assert unpause.is_checked(), f"{dag_id}: the UI's 'Unpause on trigger' box is ticked by default"
+        if "dry_run" in defaults:
+            assert dialog.locator("input[name=element_dry_run]").is_checked(), f"{dag_id}: dry_run off"
+        page.screenshot(path=str(ARTIFACTS / f"trigger_form_defaults_{dag_id}.png"))
+        submitted = dt.datetime.now(dt.UTC)
+        button.click()
+        page.wait_for_url(f"**/dags/{dag_id}/runs/*")
+        run_id = urllib.parse.unquote(page.url.rsplit("/runs/", 1)[1])
+        triggered[dag_id] = {
+            "run_id": run_id,
+            "conf": {**defaults, **{p: REQUIRED[p] for p in required}},
+            "submitted": submitted,
+            "paused": paused,
+        }
+    forms = time.monotonic() - started
+
+    def all_final() -> Any:
+        runs = _all_runs(live)
+        states = {d: runs[(d, t["run_id"])]["state"] for d, t in triggered.items()}
+        return runs if all(s in ("success", "failed") for s in states.values()) else None
+
+    try:
+        runs = _wait("every triggered run to finish", all_final)
+    except AssertionError:
+        runs = _all_runs(live)
+        stuck = {}
+        for dag_id, t in triggered.items():
+            if runs[(dag_id, t["run_id"])]["state"] not in ("success", "failed"):
+                tis = airflow.api(
+                    "GET",
+                    f"/dags/{dag_id}/dagRuns/{urllib.parse.quote(t['run_id'], safe='')}/taskInstances?limit=100",
+                    token=token,
+                )["task_instances"]
+                stuck[dag_id] = [(ti["task_id"], ti["map_index"], ti["state"]) for ti in tis]
+        raise AssertionError(f"runs not final: {stuck}\n{airflow.tail('scheduler', 3000)}") from None
+    time.sleep(3)  # a few scheduler loops: a run released by an unpause would exist by now
+    runs = _all_runs(live)
+    finished = time.monotonic() - started
+    # exactly one new run per DAG, the one submitted, with the Params' defaults as conf
+    for dag_id, t in triggered.items():
+        run = runs[(dag_id, t["run_id"])]
+        assert run["run_type"] == "manual", run
+        assert run["conf"] == t["conf"], (dag_id, run["conf"], t["conf"])
+    new = {
+        k: r
+        for k, r in runs.items()
+        if k not in runs_before and k[1] != triggered.get(k[0], {}).get("run_id")
+    }
+    # the only other runs allowed: a scheduled run of a cron time AFTER its DAG was unpaused (on time)
+    released = {
+        k: (r["run_type"], r["run_after"])
+        for k, r in new.items()
+        if not (
+            r["run_type"] == "scheduled"
+            and dt.datetime.fromisoformat(r["run_after"].replace("Z", "+00:00"))
+            > triggered[k[0]]["submitted"]
+        )
+    }
+    assert released == {}, f"runs nobody triggered: {released}"
+    for dag_id, t in triggered.items():  # the form's box unpaused the paused DAGs; nothing came of it
+        assert airflow.api("GET", f"/dags/{dag_id}", token=token)["is_paused"] is False, dag_id
+        if t["paused"]:
+            airflow.api("PATCH", f"/dags/{dag_id}", {"is_paused": True}, token=token)
+    # nothing deleted: no file of a table gone, snapshots, tags and consumers as they were
+    after = _warehouse_state(wh)
+    assert before["files"] - after["files"] == set(), sorted(before["files"] - after["files"])
+    assert after["snapshots"] == before["snapshots"] == [1, 2, 3]
+    assert after["consumers"] == before["consumers"] == {"reader": 2}
+    assert {k: v for k, v in after["tags"].items() if k in before["tags"]} == before["tags"], after["tags"]
+    states = {d: runs[(d, t["run_id"])]["state"] for d, t in triggered.items()}
+    failed = {}
+    for dag_id, state in states.items():
+        if state == "failed":
+            tis = airflow.api(
+                "GET",
+                f"/dags/{dag_id}/dagRuns/{urllib.parse.quote(triggered[dag_id]['run_id'], safe='')}"
+                "/taskInstances?limit=100",
+                token=token,
+            )["task_instances"]
+            failed[dag_id] = sorted({t["task_id"] for t in tis if t["state"] == "failed"})
+    print(
+        f"\n{len(triggered)} forms submitted in {forms:.1f} s, all runs final after {finished:.1f} s; "
+        f"states {states}; failed tasks {failed}; files added {sorted(after['files'] - before['files'])}"
+    )
+    page.goto(f"{airflow.base}/dags")
+    page.get_by_text("paimon_tags").first.wait_for()
+    _shot(page, "trigger_form_every_dag_runs.png")
 
 
 def _wait(what: str, check: Any, timeout: float = RUN_TIMEOUT) -> Any:

@@ -3,13 +3,17 @@
 Routes (relative to the mount prefix, ``/paimon`` by default; every one needs an Airflow login,
 see :mod:`paimon_airflow.ui.auth`; only GET exists, nothing here writes):
 
-* ``GET /``: the page (``static/index.html``; vanilla JS + SVG charts, no build step);
+* ``GET /``: the page (``static/index.html``; vanilla JS + SVG charts, no build step); a browser
+  without an Airflow session is sent to Airflow's login (the JSON routes answer 401);
 * ``GET /static/{name}``: its script and style sheet;
 * ``GET /api/tables``: the tables of the registry's warehouse, with their latest snapshot;
 * ``GET /api/task-table?dag_id=&run_id=&task_id=&map_index=``: the table a task instance works
-  on (its XCom result's ``"table"``, else its rendered map index), for the task instance tab;
+  on (its XCom result's ``"table"``, else its rendered map index, else its run's ``table``
+  Param), for the task instance tab (``map_index`` not a number, as the UI's literal
+  ``{MAP_INDEX}`` of an unmapped task: -1);
 * ``GET /api/tables/{db.table}``: one table (:func:`paimon_airflow.ui.report.table_report`), its
-  DAGs with links to their runs in the Airflow UI, and the last result of each maintenance task.
+  DAGs with links to their runs in the Airflow UI, and what the ``paimon_*`` DAGs did to it
+  (:func:`paimon_airflow.ui.maintenance_results.recent_results`: results and failures).
 """
 
 from __future__ import annotations
@@ -21,7 +25,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
-from fastapi.responses import FileResponse, HTMLResponse
+from fastapi.exception_handlers import http_exception_handler
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from paimon_airflow.ui.auth import airflow_user, may_read_dag_xcoms
 from paimon_airflow.ui.source import TableNotListedError, TableSource, registry_source
@@ -47,6 +53,28 @@ def _ui_root() -> str:
         return "/"
 
 
+def _map_index(value: str | None) -> int:
+    """A task instance's map index from the tab's query; not a number (the UI leaves the literal
+    ``{MAP_INDEX}`` for an unmapped task): -1."""
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        return -1
+
+
+def _wants_page(request: Request) -> bool:
+    """A browser asking for a page (not the JSON API, not a script or style sheet)."""
+    path = str(request.scope.get("path", ""))
+    root = str(request.scope.get("root_path", ""))
+    if root and path.startswith(root):
+        path = path[len(root) :]
+    return (
+        request.method == "GET"
+        and "text/html" in request.headers.get("accept", "")
+        and not path.startswith(("/api/", "/static/"))
+    )
+
+
 def create_app(
     source: TableSource | Callable[[], TableSource] = registry_source,
     *,
@@ -66,6 +94,16 @@ def create_app(
     from paimon_airflow.ui.console import console_router
 
     app.include_router(console_router(get_source, _ui_root))  # /console and its JSON
+
+    @app.exception_handler(StarletteHTTPException)
+    async def login_for_pages(request: Request, exc: StarletteHTTPException) -> Response:
+        """No session (or an expired or foreign one) on a page: Airflow's login, back here after."""
+        no_session = exc.status_code == 401 or (exc.status_code == 403 and exc.detail == "Invalid JWT token")
+        if no_session and _wants_page(request):
+            from airflow.api_fastapi.app import get_auth_manager
+
+            return RedirectResponse(get_auth_manager().get_url_login(next_url=str(request.url)), status_code=307)
+        return await http_exception_handler(request, exc)
 
     @app.get("/", response_class=HTMLResponse)
     def page(request: Request) -> HTMLResponse:
@@ -98,14 +136,14 @@ def create_app(
 
     @app.get("/api/task-table")
     def task_table(
-        dag_id: str, run_id: str, task_id: str, user: UserDep, map_index: int = -1
+        dag_id: str, run_id: str, task_id: str, user: UserDep, map_index: str | None = None
     ) -> dict[str, Any]:
         """The table a task instance works on (for the task instance's "Paimon table" tab)."""
         from paimon_airflow.ui.maintenance_results import task_table as lookup
 
         if not may_read_dag_xcoms(user, dag_id):
             raise HTTPException(status_code=403, detail="Forbidden")
-        name = lookup(dag_id, run_id, task_id, map_index)
+        name = lookup(dag_id, run_id, task_id, _map_index(map_index))
         if name is None or name not in get_source().list_tables():
             raise HTTPException(status_code=404, detail="This task names no Paimon table of the registry")
         return {"table": name}
@@ -125,11 +163,11 @@ def create_app(
         report["maintenance"] = []
         report["maintenance_error"] = None
         if with_maintenance_results:
-            from paimon_airflow.ui.maintenance_results import last_results
+            from paimon_airflow.ui.maintenance_results import recent_results
 
             try:
-                report["maintenance"] = last_results(
-                    identifier, may_read_dag=lambda dag_id: may_read_dag_xcoms(user, dag_id)
+                report["maintenance"] = recent_results(
+                    identifier, may_read_dag=lambda dag_id: may_read_dag_xcoms(user, dag_id), ui_root=root
                 )
             except Exception as e:  # noqa: BLE001 - optional section; the table data still shows
                 log.warning("Paimon tables page: no maintenance results for %s: %s", identifier, e)

@@ -54,6 +54,66 @@
   function card(label, value, id) {
     return el("div", { class: "card", id: id }, [el("div", { class: "v" }, value), el("div", { class: "k" }, label)]);
   }
+  // Links to pages of the Airflow UI. Inside the UI's frame (sandboxed: neither top navigation nor
+  // popups are allowed) the UI's own router is sent there: same origin, so this page may push the
+  // URL onto the UI's history and tell its router (popstate), as the browser's Back button does.
+  // On its own (not framed) it is a plain link.
+  function navigateUi(href) {
+    try {
+      if (window.top === window) return false;
+      const top = window.top;
+      const state = top.history.state || {};
+      const idx = typeof state.idx === "number" ? state.idx + 1 : 0;
+      top.history.pushState({ usr: null, key: Math.random().toString(36).slice(2, 10), idx: idx }, "", href);
+      top.dispatchEvent(new PopStateEvent("popstate", { state: top.history.state }));
+      return true;
+    } catch (e) {
+      return false; // not the same origin: the link opens in this frame
+    }
+  }
+  function uiLink(href, text, attrs) {
+    const a = el("a", Object.assign({ href: href }, attrs || {}), text);
+    a.addEventListener("click", (e) => {
+      if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+      if (navigateUi(href)) e.preventDefault();
+    });
+    return a;
+  }
+
+  // A task's result as readable fields: scalars as "name value", lists and objects folded.
+  function resultFields(result) {
+    if (!result) return el("span", { class: "muted" }, "no result (the task failed before reporting)");
+    const dl = el("dl", { class: "fields" });
+    for (const [k, v] of Object.entries(result)) {
+      if (k === "table") continue;
+      let value;
+      if (v === null || v === undefined) value = el("span", { class: "muted" }, "–");
+      else if (typeof v === "object") {
+        const n = Array.isArray(v) ? v.length : Object.keys(v).length;
+        value = n === 0 ? el("span", { class: "muted" }, Array.isArray(v) ? "[]" : "{}")
+          : el("details", {}, [el("summary", {}, Array.isArray(v) ? `${n} item${n === 1 ? "" : "s"}` : `${n} fields`),
+            el("pre", {}, JSON.stringify(v, null, 2))]);
+      } else value = String(v);
+      dl.append(el("div", { "data-field": k }, [el("dt", {}, k), el("dd", {}, value)]));
+    }
+    return dl;
+  }
+
+  function maintenanceTable(rows) {
+    return el("table", { class: "grid", id: "maintenance" }, [
+      el("thead", {}, el("tr", {}, ["when (UTC)", "DAG", "task", "status", "result", "log"].map((h) => el("th", {}, h)))),
+      el("tbody", {}, rows.map((m) => el("tr", { "data-status": m.status, "data-task": m.task }, [
+        el("td", {}, (m.timestamp || "").replace("T", " ").slice(0, 19)),
+        el("td", {}, m.dag_id),
+        el("td", {}, [m.task, el("small", { class: "muted block" }, m.run_id)]),
+        el("td", {}, [el("span", { class: `badge status-${m.status}` }, m.status.replace("_", " ")),
+          m.try_number > 1 ? el("small", { class: "muted block" }, `try ${m.try_number}`) : ""]),
+        el("td", {}, [m.error ? el("div", { class: "error" }, m.error) : "", resultFields(m.result)]),
+        el("td", {}, uiLink(m.log_url, "log", { class: "log-link" })),
+      ]))),
+    ]);
+  }
+
   async function getJSON(path) {
     const resp = await fetch(BASE + path, { credentials: "same-origin", headers: { Accept: "application/json" } });
     if (!resp.ok) {
@@ -202,12 +262,10 @@
       ]),
       el("h3", {}, "Airflow DAGs"),
       el("div", { id: "dag-links" }, r.dags.map((d) =>
-        el("a", { href: d.runs_url, target: "_top", style: "margin-right:1rem" }, `${d.dag_id} runs`))),
-      el("h3", {}, "Last maintenance results"),
+        uiLink(d.runs_url, `${d.dag_id} runs`, { style: "margin-right:1rem" }))),
+      el("h3", {}, "Maintenance results and failures (newest first)"),
       r.maintenance_error ? el("p", { class: "error" }, r.maintenance_error)
-        : r.maintenance.length ? grid(["DAG", "task", "when", "run", "result"], r.maintenance.map((m) => [
-          m.dag_id, m.map_index >= 0 ? `${m.task_id}[${m.map_index}]` : m.task_id, m.timestamp.slice(0, 19),
-          m.run_id, el("code", { class: "result" }, JSON.stringify(m.result).slice(0, 300))]))
+        : r.maintenance.length ? maintenanceTable(r.maintenance)
           : el("p", { class: "muted" }, "No maintenance task has reported on this table yet."),
       el("h3", {}, "Consumers (lag vs snapshot retention)"),
       el("p", { class: "muted" }, `retention: min ${r.retention.snapshot_num_retained_min}, max ` +

@@ -66,15 +66,21 @@ def _plan(table: FileStoreTable) -> list[DataSplit]:
 
 
 def test_append_plan_packs_like_the_per_entry_planner(tmp_path: Path) -> None:
-    # small targets: each bucket's files are packed into several splits
-    table = _table(tmp_path, options={"source.split.target-size": "3 kb", "source.split.open-file-cost": "1 kb"})
-    for k in range(12):
+    # Small targets: each partition's files are packed into several splits. Unaware-bucket append
+    # files all start at sequence number 0, so the packing order is the files' random UUID names:
+    # the sizes are pinned so that the packing does not depend on that order. Every file is
+    # 1,368-1,585 bytes, so any two fit in 3,200 bytes and no three do; 13 files per partition
+    # make 6 pairs and 1 single whatever the order (with "3 kb" some pairs fit only in some orders).
+    table = _table(tmp_path, options={"source.split.target-size": "3200 b", "source.split.open-file-cost": "1 kb"})
+    for k in range(13):
         _write(table, _rows(k * 50, 50 + 10 * k))
     got = _plan(table)
     want = _old_plan(table)
     assert all(isinstance(s, PlannedSplit) for s in got)
     assert [type(s) for s in want] == [DataSplit] * len(want)
-    assert len(want) > 3 and any(len(s.files) > 1 for s in want) and any(len(s.files) == 1 for s in want)
+    sizes = [f.file_size for s in want for f in s.files]
+    assert 2 * max(sizes) <= 3200 < 3 * min(sizes), sizes  # the pinned sizes the packing relies on
+    assert sorted(len(s.files) for s in want) == [1] * 3 + [2] * 18
     # row counts and sizes come from the columns, before (and without) any file object
     assert all("files" not in vars(s) for s in got)
     assert [(s.row_count, s.file_size) for s in got] == [(s.row_count, s.file_size) for s in want]
@@ -82,7 +88,7 @@ def test_append_plan_packs_like_the_per_entry_planner(tmp_path: Path) -> None:
     assert got == want and want == got  # both directions: DataSplit.__eq__ defers to PlannedSplit
     assert [s.files for s in got] == [s.files for s in want]
     assert [hash(s) for s in got] == [hash(s) for s in want]
-    assert sum(s.row_count for s in got) == sum(50 + 10 * k for k in range(12))
+    assert sum(s.row_count for s in got) == sum(50 + 10 * k for k in range(13))
 
 
 def test_pack_ranges_equal_pack() -> None:

@@ -50,7 +50,7 @@ from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
 from paimon_core.table.commit_message import CommitMessage
 from paimon_core.table.table import FileStoreTable
 from paimon_core.utils.time_util import to_duration_millis
-from spark_jobs.common.args import UsageError
+from spark_jobs.common.args import UsageError, parse_bucket_list
 from spark_jobs.common.procedure import Param, ProcedureArgs, parse_procedure_args, result_dict, run_procedure
 
 if TYPE_CHECKING:
@@ -132,10 +132,7 @@ def request_of(args: ProcedureArgs) -> CompactRequest:
     """The core request of the parsed arguments (InvalidArgumentError for bad values); a streaming
     compaction is ``minor`` unless ``compact_strategy`` says otherwise (Flink's streaming mode)."""
     buckets = args.get("buckets")
-    try:
-        bucket_set = None if buckets is None else frozenset(int(b) for b in buckets.split(",") if b.strip())
-    except ValueError:
-        raise UsageError(f"--buckets must be integers like '0,3', got {buckets!r}") from None
+    bucket_set = None if buckets is None else parse_bucket_list(buckets)
     idle = args.get("partition_idle_time")
     partitions = args.get("partitions")
     return CompactRequest(
@@ -145,6 +142,24 @@ def request_of(args: ProcedureArgs) -> CompactRequest:
         buckets=bucket_set,
         partition_idle_time_ms=None if idle is None else to_duration_millis(idle, name="partition_idle_time"),
     )
+
+
+def _check_buckets(table: FileStoreTable, buckets: frozenset[int] | None) -> None:
+    """UsageError for ``--buckets`` the table does not have: from 0 to ``bucket - 1``, or a
+    bucket some live file of a partition written with more buckets still holds (before a rescale)."""
+    count = table.options.bucket
+    beyond = frozenset(b for b in buckets or () if b >= count)
+    if not beyond or count <= 0:  # bucket <= 0: the planner refuses --buckets itself
+        return
+    from paimon_core.operation.scan import ScanFilter
+
+    latest = table.latest_snapshot()
+    held = set()
+    if latest is not None:
+        held = {e.bucket for e in table.new_file_store_scan().live_entries(latest, ScanFilter(buckets=beyond))}
+    missing = sorted(beyond - held)
+    if missing:
+        raise UsageError(f"--buckets {missing}: table {table.name} has buckets 0 to {count - 1} (bucket = {count})")
 
 
 def spark_executor(spark: SparkSession) -> TaskExecutor:
@@ -168,6 +183,8 @@ def call(table: FileStoreTable, args: ProcedureArgs, *, spark: SparkSession | No
     options = _options(args.get("options"))
     if options:
         table = table.copy(options)
+    if args.get("buckets") is not None:
+        _check_buckets(table, parse_bucket_list(args.get("buckets")))
     executor = spark_executor(spark) if spark is not None else local_executor(args.get("parallelism"))
     if args.get("streaming"):
         from spark_jobs.compact_streaming import run_streaming
@@ -218,6 +235,8 @@ def _sort(table: FileStoreTable, args: ProcedureArgs, order: str, spark: SparkSe
 def _call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
     if (args.get("mode") or "distributed") == "local" or args.dry_run:
         return call(table, args)
+    if args.get("buckets") is not None:  # refused before a JVM starts
+        _check_buckets(table, parse_bucket_list(args.get("buckets")))
     from pyspark.sql import SparkSession
 
     from spark_jobs.common.session import get_spark

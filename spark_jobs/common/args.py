@@ -6,6 +6,18 @@ warehouse), ``--no-ledger`` (record nothing in the warehouse's maintenance ledge
 it; see :mod:`spark_jobs.common.ledger`). Each job adds its own flags with :func:`base_parser` and reads them from the
 returned namespace. A bad argument raises :class:`UsageError` (the job prints it as its JSON
 line and exits 2) instead of argparse's ``SystemExit``.
+
+Arguments that several jobs share are checked here by name, for every job, whether given as a
+flag or (procedure jobs, :mod:`spark_jobs.common.procedure`) positionally
+(:func:`check_argument`):
+
+* ``partitions`` / ``partition`` (Paimon's ``'k=v,k2=v2;k=v3'``): must name at least one
+  partition; a spec that parses to nothing (``';'``, ``';;;'``, ``' '``) would otherwise mean
+  "every partition" (:func:`parse_partition_specs`);
+* ``commit_identifier``: from 0 to Java's ``Long.MAX_VALUE``;
+* ``parallelism`` (and ``source.parallelism``, ``sink.parallelism`` ...): at least 1;
+* ``buckets`` (``'0,3'``): at least one bucket, each from 0 (the table's own range is checked
+  by the job once the table is open).
 """
 
 from __future__ import annotations
@@ -17,10 +29,23 @@ from typing import NoReturn
 
 from spark_jobs.common.session import SessionConfig, parse_conf_pairs, s3_executor_env
 
-__all__ = ["EXIT_FAILURE", "EXIT_USAGE", "JobConfig", "UsageError", "base_parser", "parse_job_args"]
+__all__ = [
+    "EXIT_FAILURE",
+    "EXIT_USAGE",
+    "LONG_MAX",
+    "JobConfig",
+    "UsageError",
+    "base_parser",
+    "check_argument",
+    "parse_bucket_list",
+    "parse_job_args",
+    "parse_partition_specs",
+]
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
+#: Java's ``Long.MAX_VALUE``: the largest commit identifier a snapshot can hold.
+LONG_MAX = 2**63 - 1
 
 
 class UsageError(ValueError):
@@ -64,6 +89,77 @@ class JobConfig:
         )
 
 
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def parse_partition_specs(text: str, *, name: str = "partitions") -> tuple[dict[str, str], ...]:
+    """Paimon's partition argument ``'k=v,k2=v2;k=v3'`` as specs; :class:`UsageError` when it names
+    no partition at all (empty segments between specs are ignored, as Paimon does) or a
+    segment is not ``key=value[,key=value...]``."""
+    specs: list[dict[str, str]] = []
+    for part in text.split(";"):
+        if not part.strip():
+            continue
+        spec: dict[str, str] = {}
+        for kv in part.split(","):
+            key, sep, value = kv.partition("=")
+            if not sep or not key.strip():
+                raise UsageError(f"{_flag(name)}: partition {part.strip()!r} must be 'key=value[,key=value...]'")
+            spec[key.strip()] = value.strip()
+        specs.append(spec)
+    if not specs:
+        raise UsageError(
+            f"{_flag(name)} names no partition (got {text!r}); give 'k=v[,k2=v2][;k=v3...]', "
+            "or leave it out to cover every partition"
+        )
+    return tuple(specs)
+
+
+def parse_bucket_list(text: str, *, name: str = "buckets") -> frozenset[int]:
+    """``'0,3'`` as bucket numbers; :class:`UsageError` for an empty list, a non-integer or a
+    negative bucket."""
+    try:
+        buckets = frozenset(int(b) for b in text.split(",") if b.strip())
+    except ValueError:
+        raise UsageError(f"{_flag(name)} must be integers like '0,3', got {text!r}") from None
+    if not buckets:
+        raise UsageError(f"{_flag(name)} names no bucket (got {text!r}); give e.g. '0,3', or leave it out")
+    negative = sorted(b for b in buckets if b < 0)
+    if negative:
+        raise UsageError(f"{_flag(name)}: buckets are numbered from 0, got {negative}")
+    return buckets
+
+
+def _as_int(name: str, value: object) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        raise UsageError(f"{_flag(name)} must be an integer, got {value!r}") from None
+
+
+def check_argument(name: str, value: object) -> None:
+    """The shared rule of argument ``name`` (a flag's ``dest``, e.g. ``commit_identifier``), if it
+    has one: :class:`UsageError` naming the argument and the value when ``value`` breaks it."""
+    if value is None or isinstance(value, bool):
+        return
+    key = name.replace("-", "_")
+    if key in ("partition", "partitions"):
+        parse_partition_specs(str(value), name=name)
+    elif key == "buckets":
+        parse_bucket_list(str(value), name=name)
+    elif key == "commit_identifier":
+        n = _as_int(name, value)
+        if not 0 <= n <= LONG_MAX:
+            raise UsageError(f"{_flag(name)} must be from 0 to {LONG_MAX}, got {n}")
+    elif key.endswith("parallelism"):
+        n = _as_int(name, value)
+        if n < 1:
+            raise UsageError(f"{_flag(name)} must be at least 1, got {n}")
+
+
 def base_parser(job: str, description: str, *, table: bool = True) -> argparse.ArgumentParser:
     """A parser with the common flags; add the job's own flags to it. ``table=False``: the job
     takes no ``--table`` (a job over a whole warehouse, such as ``compact_database``)."""
@@ -98,6 +194,8 @@ def parse_job_args(
 ) -> tuple[JobConfig, argparse.Namespace]:
     """Parse ``argv``; returns the common :class:`JobConfig` and the full namespace."""
     ns = parser.parse_args(argv)
+    for name, value in vars(ns).items():
+        check_argument(name, value)
     table = (getattr(ns, "table", None) or "*.*").strip()
     if table != "*.*" and (table.count(".") != 1 or not all(table.split("."))):
         raise UsageError(f"--table must be DB.TABLE, got {ns.table!r}")

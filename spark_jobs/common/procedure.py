@@ -13,6 +13,9 @@ retain_max, retain_min, older_than, max_deletes)``):
   (``--delete-all``) that also takes a value (``--delete-all false``) and may be positional
   (``true``/``false``).
 
+The shared argument rules (non-empty ``partitions``, ``commit_identifier`` >= 0, ``parallelism`` >= 1
+...: :func:`spark_jobs.common.args.check_argument`) apply to flags and positional arguments alike.
+
 The job prints exactly one JSON line: the core result's ``to_dict()`` plus ``job``, ``status``
 and ``table``; on a bad argument it prints an error line and exits 2, on a core
 :class:`~paimon_core.PaimonError` (missing table, unknown tag, invalid retention...) exits 1.
@@ -41,6 +44,7 @@ from spark_jobs.common.args import (
     JobConfig,
     UsageError,
     base_parser,
+    check_argument,
     parse_job_args,
 )
 from spark_jobs.common.ledger import job_action, job_catalog, job_recording
@@ -79,6 +83,12 @@ class ProcedureArgs:
 
 
 def _convert(param: Param, raw: str) -> int | str | bool:
+    value = _typed(param, raw)
+    check_argument(param.name, value)  # the shared rules (partitions, commit_identifier, parallelism ...)
+    return value
+
+
+def _typed(param: Param, raw: str) -> int | str | bool:
     if param.kind == "bool":
         text = raw.strip().lower()
         if text not in ("true", "false"):

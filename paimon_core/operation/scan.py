@@ -55,6 +55,9 @@ class ScanFilter:
     #: with another count (rescaled) is not pruned by bucket, nor are manifests. None: ``buckets``
     #: are bucket ids as such (e.g. compaction of given buckets).
     bucket_count: int | None = None
+    #: only files of real buckets (bucket >= 0): Java's ``onlyReadRealBuckets``, which batch reads
+    #: of postpone-bucket tables (``bucket = -2``) use to skip the ``bucket-postpone`` files
+    only_real_buckets: bool = False
 
 
 class FileStoreScan:
@@ -82,6 +85,8 @@ class FileStoreScan:
 
     # --- pruning -------------------------------------------------------------------
     def _keep_manifest(self, meta: ManifestFileMeta, flt: ScanFilter) -> bool:
+        if flt.only_real_buckets and meta.max_bucket is not None and meta.max_bucket < 0:
+            return False  # Java's ManifestsReader: a manifest of postpone files only
         if (
             flt.buckets is not None
             and flt.bucket_count is None
@@ -106,8 +111,15 @@ class FileStoreScan:
 
     def _filter_set(self, entries: EntrySet, flt: ScanFilter) -> EntrySet:
         """The rows passing the filter's bucket, partition and file parts (in that order)."""
-        if flt.buckets is not None or flt.partitions is not None or flt.partition_predicate is not None:
+        if (
+            flt.buckets is not None
+            or flt.partitions is not None
+            or flt.partition_predicate is not None
+            or flt.only_real_buckets
+        ):
             mask = np.ones(len(entries), dtype=bool)
+            if flt.only_real_buckets:
+                mask &= np.asarray(entries.bucket, dtype=np.int64) >= 0
             if flt.buckets is not None:
                 in_buckets = np.isin(np.asarray(entries.bucket, dtype=np.int64), np.fromiter(flt.buckets, np.int64))
                 if flt.bucket_count is not None:

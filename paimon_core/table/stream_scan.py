@@ -207,6 +207,11 @@ class StreamTableScan(TableScan):
         dvs = self._deletion_files(snapshot, entries)
         return self._units(self._splits(snapshot.id, entries, incremental=False, dvs=dvs))
 
+    def _only_real_buckets(self) -> bool:
+        """Java's ``DataTableStreamScan``: postpone-bucket files are streamed (as they were
+        written) unless the table has a changelog producer; then only real buckets."""
+        return super()._only_real_buckets() and self._changelog_mode()
+
     def _changelog_mode(self) -> bool:
         producer = self.options.get(CHANGELOG_PRODUCER, "none").strip().lower()
         return bool(self.table.schema.primary_keys) and producer != "none"

@@ -14,6 +14,7 @@ from paimon_core.operation.key_filters import buckets_for, key_stats_filter
 from paimon_core.operation.scan import EntryFilter, ScanFilter
 from paimon_core.operation.stats_filter import ValueStatsFilter
 from paimon_core.options import parse_memory_size
+from paimon_core.paths import POSTPONE_BUCKET
 from paimon_core.predicate import Predicate, pick_by_fields
 from paimon_core.snapshot.snapshot import CommitKind, Snapshot
 from paimon_core.table.snapshot_resolver import ScanTarget, resolve
@@ -43,10 +44,18 @@ class TableScan:
         self.options = dict(table.options.options)  # schema + the handle's dynamic options
         self.options.update(options or {})
 
+    def _only_real_buckets(self) -> bool:
+        """Java's ``AbstractBatchTableScan``: a batch read of a postpone-bucket table (``bucket =
+        -2``) reads only real buckets; rows in ``bucket-postpone`` become visible when a
+        compaction assigns their buckets (``postpone.merge-on-read`` is an engine-side merge of
+        Flink's and Spark's sources, not of the table read)."""
+        return self.table.options.bucket == POSTPONE_BUCKET
+
     def _filter(self) -> ScanFilter:
         schema = self.table.schema
+        only_real = self._only_real_buckets()
         if self.predicate is None:
-            return ScanFilter()
+            return ScanFilter(only_real_buckets=only_real)
         part_names = list(schema.partition_keys)
         part_pred = pick_by_fields(self.predicate, part_names) if part_names else None
         if part_pred is not None:
@@ -67,6 +76,7 @@ class TableScan:
             buckets=buckets,
             file_filter=file_filter,
             bucket_count=num_buckets if buckets is not None else None,
+            only_real_buckets=only_real,
         )
 
     def target(self) -> ScanTarget:

@@ -8,9 +8,13 @@ a path:
 * :func:`check_file_name`: a bare file name (manifest lists, manifests, index manifests, index
   files, statistics, data, changelog and extra files, tag and consumer file names). Not empty, no
   ``/`` or ``\\``, not ``.`` or ``..``, no control characters (so no scheme either).
-* :func:`confine`: a full path (a data or index file's ``external_path``). Its ``.`` and ``..``
-  segments are resolved, then it must lie under the table directory or under one of the table's
-  ``data-file.external-paths`` roots (as Java allows), on the same scheme and authority.
+* :func:`confine`: a full path (a data or index file's ``external_path``). It is parsed by the
+  one parser every file IO uses (:func:`paimon_core.io.uri.parse_path`: ``file:/x``,
+  ``file:///x`` and ``file://localhost/x`` are all the local ``/x``; ``file://otherhost/x`` and
+  relative paths are refused), its ``.`` and ``..`` segments are resolved, then it must lie
+  under the table directory or under one of the table's ``data-file.external-paths`` roots (as
+  Java allows), on the same scheme and authority. The result is that normalised path (a plain
+  path when local), so what was confined is what is opened.
 
 Anything else raises :class:`UnsafePathError`; :func:`naming_snapshot` adds the snapshot (or tag)
 whose metadata held the name. Symbolic links inside the table are not followed: a link is made
@@ -27,6 +31,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from paimon_core.exceptions import UnsafePathError
+from paimon_core.io.uri import ForeignHostError, ParsedPath, parse_path
 
 if TYPE_CHECKING:
     from paimon_core.snapshot.snapshot import Snapshot
@@ -41,8 +46,6 @@ __all__ = [
 ]
 
 EXTERNAL_PATHS_OPTION = "data-file.external-paths"
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*):(.*)$", re.DOTALL)
-_LOCAL_SCHEMES = frozenset({"", "file", "local"})
 
 
 def _describe(value: object) -> str:
@@ -66,42 +69,47 @@ def check_file_name(name: object, *, kind: str) -> str:
     return name
 
 
-def _split(path: str) -> tuple[str, str, str]:
-    """(prefix as written, e.g. ``s3://bucket`` or ``file:``; where: scheme and authority, with
-    plain paths and ``file:`` both local; the absolute normalised path, '' when relative)."""
-    scheme, rest = "", path
-    m = _SCHEME.match(path)
-    if m and len(m.group(1)) > 1:  # one letter would be a Windows drive, never a scheme here
-        scheme, rest = m.group(1).lower(), m.group(2)
-    authority = ""
-    if rest.startswith("//"):
-        authority, _, tail = rest[2:].partition("/")
-        rest = "/" + tail
-    prefix = path[: len(path) - len(rest)]
-    if scheme in _LOCAL_SCHEMES and authority in ("", "localhost"):
-        scheme = authority = ""
-        if not prefix and not rest.startswith("/"):
-            rest = os.path.abspath(rest)  # a local table opened by a relative path
+def _resolve(path: str, *, what: str, kind: str, root: bool) -> ParsedPath | None:
+    """``path`` parsed by the one parser (:func:`~paimon_core.io.uri.parse_path`) with its ``.``
+    and ``..`` segments resolved; None when it cannot lie under a root (a relative path from
+    metadata, a ``file:`` URI naming another host). A relative local ``root`` is a table opened
+    by a relative path: resolved against the current directory."""
+    try:
+        parsed = parse_path(path)
+    except ForeignHostError as e:
+        if root:
+            return None
+        raise UnsafePathError(
+            f"Refusing {kind} {what} {_describe(path)} from metadata: {e.message}", path=path, kind=kind
+        ) from e
+    rest = parsed.path
     if not rest.startswith("/"):
-        return prefix, f"{scheme}://{authority}", ""
-    return prefix, f"{scheme}://{authority}", "/" + posixpath.normpath(rest).lstrip("/")
+        if not (root and parsed.is_local):
+            return None
+        rest = os.path.abspath(rest)
+    return ParsedPath(parsed.scheme, parsed.authority, "/" + posixpath.normpath(rest).lstrip("/"))
 
 
 def confine(path: object, roots: Sequence[str], *, kind: str) -> str:
-    """``path`` with its ``.``/``..`` segments resolved, if it lies strictly under one of
-    ``roots``; else :class:`UnsafePathError`. The result keeps ``path``'s scheme and authority."""
+    """``path`` normalised (every local form becomes a plain absolute path, see
+    :mod:`paimon_core.io.uri`) with its ``.``/``..`` segments resolved, if it lies strictly under
+    one of ``roots`` on the same store; else :class:`UnsafePathError`."""
     if not isinstance(path, str) or not path or any(ord(c) < 32 or ord(c) == 127 for c in path):
         raise UnsafePathError(
             f"Refusing {kind} path {_describe(path)} from metadata: it is not a path",
             path=path if isinstance(path, str) else repr(path),
             kind=kind,
         )
-    prefix, where, resolved = _split(path)
-    if resolved:
+    resolved = _resolve(path, what="path", kind=kind, root=False)
+    if resolved is not None:
         for root in roots:
-            _, root_where, root_path = _split(root)
-            if root_where == where and root_path and resolved.startswith(root_path.rstrip("/") + "/"):
-                return prefix + resolved
+            r = _resolve(root, what="root", kind=kind, root=True)
+            if (
+                r is not None
+                and r.where == resolved.where
+                and resolved.path.startswith(r.path.rstrip("/") + "/")
+            ):
+                return str(resolved)
     raise UnsafePathError(
         f"Refusing {kind} path {_describe(path)} from metadata: it is outside the table directory "
         f"and its external data paths ({', '.join(roots)})",
@@ -143,5 +151,6 @@ def naming_snapshot(snapshot_id: object, *, what: str = "snapshot") -> Iterator[
         if e.context.get("snapshot_id") is not None:
             raise
         raise UnsafePathError(
-            f"{what[:1].upper()}{what[1:]} {snapshot_id}: {e.message}", **{**e.context, "snapshot_id": snapshot_id}
+            f"{what[:1].upper()}{what[1:]} {snapshot_id}: {e.message}",
+            **{**e.context, "snapshot_id": snapshot_id},
         ) from e

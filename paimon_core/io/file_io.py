@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
 from paimon_core.exceptions import CorruptFileError
+from paimon_core.io.uri import parse_path
 
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
@@ -142,13 +143,11 @@ class FileIO(abc.ABC):
 
 
 def strip_scheme(path: str) -> str:
-    """``s3://b/k`` -> ``b/k``; ``file:///x`` -> ``/x``; plain paths unchanged."""
-    if "://" not in path:
-        return path
-    scheme, rest = path.split("://", 1)
-    if scheme == "file":
-        return rest if rest.startswith("/") else "/" + rest
-    return rest
+    """``s3://b/k`` -> ``b/k``; ``file:/x``, ``file:///x``, ``file://localhost/x`` -> ``/x``;
+    plain paths unchanged (parsed by :func:`paimon_core.io.uri.parse_path`, which refuses a
+    ``file:`` URI naming another host)."""
+    parsed = parse_path(path)
+    return parsed.authority + parsed.path
 
 
 def join(*parts: str) -> str:

@@ -25,7 +25,8 @@ import fsspec
 import pyarrow.fs as pafs
 
 from paimon_core.exceptions import StorageDriverMissingError
-from paimon_core.io.file_io import FileIO, FileStatus, strip_scheme
+from paimon_core.io.file_io import FileIO, FileStatus
+from paimon_core.io.uri import parse_path
 
 _S3 = frozenset({"s3", "s3a"})
 _LOCAL_EXCLUSIVE_CREATE = frozenset({"memory", "file", "local"})
@@ -93,7 +94,9 @@ class FsspecFileIO(FileIO):
         return fs
 
     def _p(self, path: str) -> str:
-        return strip_scheme(path) if self.protocol not in ("memory",) else "/" + strip_scheme(path).lstrip("/")
+        parsed = parse_path(path)  # the one parser (paimon_core.io.uri)
+        p = parsed.authority + parsed.path
+        return p if self.protocol not in ("memory",) else "/" + p.lstrip("/")
 
     def read_bytes(self, path: str) -> bytes:
         data = self.fs.cat_file(self._p(path))

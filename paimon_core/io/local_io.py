@@ -20,7 +20,8 @@ from typing import IO
 
 import pyarrow.fs as pafs
 
-from paimon_core.io.file_io import FileIO, FileStatus, strip_scheme
+from paimon_core.io.file_io import FileIO, FileStatus
+from paimon_core.io.uri import local_path
 
 #: Per thread: the final paths written inside :meth:`LocalFileIO.durable_together`, to fsync at its end.
 _DEFERRED = threading.local()
@@ -53,7 +54,9 @@ def _fsync_all(paths: list[str]) -> None:
 
 
 class LocalFileIO(FileIO):
-    """FileIO over the local file system (paths or ``file://`` URLs)."""
+    """FileIO over the local file system: plain paths and every local ``file:`` form, parsed by
+    :func:`paimon_core.io.uri.local_path` (``file:/x``, ``file:///x``, ``file://localhost/x``
+    are ``/x``; another host or a remote scheme is an :class:`InvalidArgumentError`)."""
 
     atomic_publish_is_safe = True
     publish_taken_is_definite = True
@@ -66,7 +69,10 @@ class LocalFileIO(FileIO):
 
     @staticmethod
     def _p(path: str) -> str:
-        return strip_scheme(path)
+        return local_path(path)
+
+    def arrow_path(self, path: str) -> str:
+        return local_path(path)
 
     def _tmp_for(self, p: str) -> str:
         d, name = os.path.split(p)

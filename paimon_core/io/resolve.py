@@ -6,11 +6,9 @@ from typing import Any
 
 from paimon_core.io.file_io import FileIO
 from paimon_core.io.local_io import LocalFileIO
+from paimon_core.io.uri import parse_path, scheme_of
 
-
-def scheme_of(path: str) -> str:
-    """The URL scheme of a path; ``file`` for plain paths."""
-    return path.split("://", 1)[0].lower() if "://" in path else "file"
+__all__ = ["load_file_io", "scheme_of"]
 
 
 def load_file_io(path: str, options: dict[str, Any] | None = None) -> FileIO:
@@ -20,7 +18,8 @@ def load_file_io(path: str, options: dict[str, Any] | None = None) -> FileIO:
     for S3), passed through to the fsspec filesystem.
     """
     scheme = scheme_of(path)
-    if scheme in ("file", "local"):
+    if scheme == "file":
+        parse_path(path)  # ForeignHostError now for file://otherhost/..., not at the first read
         return LocalFileIO()
     from paimon_core.io.fsspec_io import FsspecFileIO  # fsspec only for remote storage
 

@@ -1,0 +1,509 @@
+"""Compaction of postpone-bucket tables (``bucket = -2``): it assigns the real buckets.
+
+Writers of a postpone-bucket table put rows into ``bucket-postpone`` (Java's
+``PostponeBucketFileStoreWrite``: files in arrival order, sequence numbers that restart per writer);
+batch reads skip them (``AbstractBatchTableScan.onlyReadRealBuckets``) until this compaction has
+moved them into real buckets. As Java's ``CompactAction.buildForPostponeBucketCompaction`` and
+Spark's ``SparkPostponeCompactProcedure``, planned on the latest snapshot ``S``:
+
+* per partition the bucket count (``PostponeUtils.createPostponeBucketNumResolver``): the count
+  of the partition's real buckets if it has any; else ``postpone.default-bucket-num``; else an
+  estimate, ``ceil(postpone rows / postpone.target-row-num-per-bucket)`` when that is set, or
+  ``ceil(postpone file bytes / postpone.target-size-per-bucket)`` (default 1 gb), at least 1;
+* the partition's postpone files are replayed in creation-time order (a stable sort of the scan
+  order, ``PostponeBucketCompactSplitSource``), each row with its row kind, into the table's
+  own merge-tree writer with that bucket count (``PostponeUtils.tableForPostponeRewrite``:
+  ``bucket = N``, ``write-only = false``, ``commit.strict-mode.last-safe-snapshot = S``), which
+  hashes each row to its bucket with Paimon's bucket function, continues the bucket's sequence
+  numbers (so rows from ``bucket-postpone`` win over the rows already in the bucket), merges and
+  sorts them into level-0 files and compacts the bucket as Java's writer does
+  (``PostponeBucketCompactOperator``: ``compact(partition, bucket, false)``); real buckets of the
+  partition with level-0 files and no new rows are compacted the same way
+  (``PostponeUtils.getLevel0Buckets``);
+* what was written becomes a compaction result (``BucketFiles``: new files are compact-after,
+  files a compaction consumed again are dropped), the postpone files are compact-before
+  (``RemovePostponeBucketFilesOperator``), and all of it is ONE COMPACT commit through the
+  table's committer, in strict mode from ``S``: a COMPACT or OVERWRITE of the same partitions by
+  another user after ``S`` (another postpone compaction, a rescale) fails it, as does a file it
+  deletes being gone already; then every file it wrote is deleted and the table is unchanged.
+
+Work is one task per partition (:class:`PostponePartitionTask`, picklable): threads locally,
+Spark tasks in ``spark_jobs compact``; the commit happens once, on the driver. As Java, the
+compaction takes no ``partitions``/``where`` and runs in batch only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from paimon_core.exceptions import CommitStateUnknownError, CorruptFileError, InvalidArgumentError
+from paimon_core.format.key_value import VALUE_KIND
+from paimon_core.manifest.entries import DataFileMeta, ManifestEntry
+from paimon_core.operation.commit.committer import new_commit_user
+from paimon_core.operation.compact.table_compact import CompactResult, delete_written
+from paimon_core.options import parse_memory_size
+from paimon_core.paths import POSTPONE_BUCKET
+from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
+from paimon_core.table.commit_message import CommitMessage
+
+if TYPE_CHECKING:
+    from paimon_core.table.table import FileStoreTable
+    from paimon_core.utils.clock import Clock
+
+__all__ = [
+    "PostponeBucketCompact",
+    "PostponeCompactPlan",
+    "PostponeExecutor",
+    "PostponePartitionTask",
+    "compute_bucket_num",
+    "local_postpone_executor",
+    "resolve_bucket_nums",
+    "run_postpone_partition",
+    "table_for_postpone_rewrite",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_BUCKET_NUM = "postpone.default-bucket-num"
+TARGET_ROW_NUM_PER_BUCKET = "postpone.target-row-num-per-bucket"
+TARGET_SIZE_PER_BUCKET = "postpone.target-size-per-bucket"
+STRICT_MODE_LAST_SAFE_SNAPSHOT = "commit.strict-mode.last-safe-snapshot"
+INT_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class PostponePartitionTask:
+    """The work of one partition: replay ``files`` (postpone files, in replay order) into
+    ``num_buckets`` real buckets, and compact ``level0_buckets`` (real buckets with level-0
+    files). Plain data, shipped to a Spark executor as is."""
+
+    partition: bytes
+    partition_name: str
+    num_buckets: int
+    snapshot_id: int
+    files: tuple[DataFileMeta, ...] = ()
+    level0_buckets: tuple[int, ...] = ()
+    #: the total-buckets value the postpone files were committed with (their DELETE entries keep it)
+    postpone_total_buckets: int = POSTPONE_BUCKET
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "partition": self.partition_name,
+            "num_buckets": self.num_buckets,
+            "postpone_files": len(self.files),
+            "postpone_rows": sum(f.row_count for f in self.files),
+            "postpone_bytes": sum(f.file_size for f in self.files),
+            "level0_buckets": list(self.level0_buckets),
+        }
+
+
+@dataclass(frozen=True)
+class PostponeCompactPlan:
+    """The partition tasks of one postpone compaction, planned on ``snapshot_id``."""
+
+    snapshot_id: int | None
+    tasks: tuple[PostponePartitionTask, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"snapshot_id": self.snapshot_id, "tasks": [t.to_dict() for t in self.tasks]}
+
+
+#: Runs partition tasks; one list of messages per task, in task order.
+PostponeExecutor = Callable[["FileStoreTable", Sequence[PostponePartitionTask]], list[list[CommitMessage]]]
+
+
+# --- bucket numbers (PostponeUtils) ------------------------------------------------------------
+def compute_bucket_num(value: int, target_per_bucket: int, option: str) -> int:
+    """Java's ``PostponeUtils.computeBucketNum``: ``ceil(value / target)``, at least 1."""
+    if target_per_bucket <= 0:
+        raise InvalidArgumentError(f"Option '{option}' must be greater than 0.")
+    n = 1 if value <= 0 else (value - 1) // target_per_bucket + 1
+    if n > INT_MAX:
+        raise InvalidArgumentError(
+            f"Computed postpone bucket number {n} exceeds the maximum integer value (Integer.MAX_VALUE = "
+            f"{INT_MAX}). Consider increasing '{option}' to reduce the bucket count."
+        )
+    return n
+
+
+def _positive_int(options: Mapping[str, str], key: str) -> int | None:
+    text = options.get(key)
+    if text is None or not str(text).strip():
+        return None
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        raise InvalidArgumentError(f"Option '{key}' must be an integer, got {text!r}") from None
+    if value <= 0:
+        raise InvalidArgumentError(f"Option '{key}' must be greater than 0.")
+    return value
+
+
+def resolve_bucket_nums(
+    options: Mapping[str, str], entries: Sequence[ManifestEntry], *, describe: Callable[[bytes], str] = repr
+) -> dict[bytes, int]:
+    """Per partition of ``entries`` (a snapshot's live files) holding postpone files or real
+    buckets: the bucket count its postpone rows go to (Java's ``PostponeBucketNumResolver``;
+    see the module docstring). Real buckets of one partition with two counts are an error."""
+    known: dict[bytes, int] = {}
+    for e in entries:
+        if e.bucket < 0 or e.total_buckets < 0:
+            continue
+        old = known.setdefault(e.partition, e.total_buckets)
+        if old != e.total_buckets:
+            raise CorruptFileError(
+                f"Partition {describe(e.partition)} has different totalBuckets {old} and {e.total_buckets}"
+            )
+    default = _positive_int(options, DEFAULT_BUCKET_NUM)
+    out = dict(known)
+    postpone = [e for e in entries if e.bucket == POSTPONE_BUCKET and e.partition not in known]
+    if default is not None:
+        for e in postpone:
+            out[e.partition] = default
+        return out
+    rows_target = options.get(TARGET_ROW_NUM_PER_BUCKET)
+    totals: dict[bytes, int] = {}
+    if rows_target is not None and str(rows_target).strip():
+        try:
+            target = int(str(rows_target).strip())
+        except ValueError:
+            raise InvalidArgumentError(f"Option '{TARGET_ROW_NUM_PER_BUCKET}' must be an integer, got {rows_target!r}") from None
+        option = TARGET_ROW_NUM_PER_BUCKET
+        for e in postpone:
+            totals[e.partition] = totals.get(e.partition, 0) + e.file.row_count
+    else:
+        target = parse_memory_size(options.get(TARGET_SIZE_PER_BUCKET, "1 gb"), key=TARGET_SIZE_PER_BUCKET)
+        option = TARGET_SIZE_PER_BUCKET
+        for e in postpone:
+            totals[e.partition] = totals.get(e.partition, 0) + e.file.file_size
+    if target <= 0:
+        raise InvalidArgumentError(f"Option '{option}' must be greater than 0.")
+    for partition, value in totals.items():
+        out[partition] = compute_bucket_num(value, target, option)
+    return out
+
+
+def table_for_postpone_rewrite(table: FileStoreTable, num_buckets: int, snapshot_id: int) -> FileStoreTable:
+    """Java's ``PostponeUtils.tableForPostponeRewrite``: the table writing ``num_buckets`` real
+    buckets, with writer compaction on, committing in strict mode from ``snapshot_id``."""
+    from paimon_core.table.table import FileStoreTable
+
+    schema = dataclasses.replace(table.schema, options={**table.schema.options, "bucket": str(num_buckets)})
+    return FileStoreTable(
+        table.file_io,
+        table.path,
+        schema,
+        name=table.name,
+        dynamic_options={
+            **table.dynamic_options,
+            "write-only": "false",
+            STRICT_MODE_LAST_SAFE_SNAPSHOT: str(snapshot_id),
+        },
+        clock=table.clock,
+        commit_lock=table.commit_lock,
+    )
+
+
+# --- one partition (runs on an executor) -------------------------------------------------------
+def run_postpone_partition(table: FileStoreTable, task: PostponePartitionTask) -> list[CommitMessage]:
+    """Replay the task's postpone files into its real buckets and compact them; the compaction
+    results of the real buckets (the postpone files' removal is the driver's). What it wrote is
+    deleted again if it fails."""
+    from paimon_core.io.data_file_reader import DataFileReader, partition_scalars
+    from paimon_core.table.table_write import TableWrite
+
+    rewrite = table_for_postpone_rewrite(table, task.num_buckets, task.snapshot_id)
+    messages: list[CommitMessage] = []
+    if task.files:
+        fields = list(table.schema.fields)
+        names = [f.name for f in fields]
+        reader = DataFileReader(table.file_io, table.schema_manager_cached, table_name=table.name, paths=table.paths)
+        part_fields = table.schema.partition_fields
+        part_values = (
+            partition_scalars(part_fields, table.partition_codec.decode(task.partition)) if part_fields else None
+        )
+        postpone_path = table.bucket_path(task.partition, POSTPONE_BUCKET)
+        write = TableWrite(rewrite)
+        try:
+            for f in task.files:
+                for batch in reader.read(
+                    postpone_path, f, fields, with_kind=True, snapshot_id=task.snapshot_id, partition_values=part_values
+                ):
+                    if batch.num_rows:
+                        rows = pa.Table.from_batches([batch.select(names)])
+                        write.write_arrow(rows, row_kinds=batch.column(VALUE_KIND))
+            messages = write.prepare_commit()
+        except BaseException:
+            write.abort()
+            raise
+        finally:
+            write.close()
+    try:
+        messages += _compact_level0_buckets(rewrite, task, {m.bucket for m in messages})
+        return [_as_compaction(table, m) for m in messages]
+    except BaseException:
+        delete_written(table, [_as_compaction(table, m, delete_consumed=False) for m in messages])
+        raise
+
+
+def _compact_level0_buckets(rewrite: FileStoreTable, task: PostponePartitionTask, written: set[int]) -> list[CommitMessage]:
+    """Java's level-0 ``CompactBucket`` markers: the partition's real buckets with level-0 files
+    and no new rows get the writer's compaction (the table's strategy) too."""
+    todo = [b for b in task.level0_buckets if b not in written]
+    if not todo:
+        return []
+    from paimon_core.operation.compact.compact_planner import MergeTreeBucketPlanner
+    from paimon_core.operation.compact.compact_task import run_compact_task
+    from paimon_core.operation.scan import ScanFilter
+
+    snapshot = rewrite.snapshot_manager.snapshot(task.snapshot_id)
+    flt = ScanFilter(partitions=frozenset([task.partition]), buckets=frozenset(todo))
+    files: dict[int, list[ManifestEntry]] = {}
+    for e in rewrite.new_file_store_scan().live_entries(snapshot, flt):
+        files.setdefault(e.bucket, []).append(e)
+    planner = MergeTreeBucketPlanner(rewrite, clock=rewrite.clock)
+    out: list[CommitMessage] = []
+    try:
+        for bucket in todo:
+            entries = files.get(bucket, [])
+            if not entries:
+                continue
+            planned = planner.plan(
+                task.partition, bucket, entries[0].total_buckets, [e.file for e in entries], strategy="minor"
+            )
+            if planned is not None:
+                out.append(run_compact_task(rewrite, planned))
+    except BaseException:
+        delete_written(rewrite, out)
+        raise
+    return out
+
+
+def _as_compaction(table: FileStoreTable, m: CommitMessage, *, delete_consumed: bool = True) -> CommitMessage:
+    """Java's ``BucketFiles``: a writer's message as a compaction result. New files become
+    compact-after; a new file a compaction consumed again is neither before nor after (and is
+    deleted: nothing references it); changelog and index files go to the compact increment."""
+    new = {f.file_name: f for f in m.new_files}
+    consumed = {f.file_name for f in m.compact_before if f.file_name in new}
+    before = tuple(f for f in m.compact_before if f.file_name not in new)
+    after = tuple(f for f in m.new_files if f.file_name not in consumed) + tuple(m.compact_after)
+    if delete_consumed and consumed:
+        bucket_path = table.bucket_path(m.partition, m.bucket)
+        for name in consumed:
+            f = new[name]
+            table.file_io.delete(f.external_path or f"{bucket_path}/{name}")
+    return CommitMessage(
+        partition=m.partition,
+        bucket=m.bucket,
+        total_buckets=m.total_buckets,
+        compact_before=before,
+        compact_after=after,
+        compact_changelog_files=tuple(m.changelog_files) + tuple(m.compact_changelog_files),
+        compact_new_index_files=tuple(m.new_index_files) + tuple(m.compact_new_index_files),
+        compact_deleted_index_files=tuple(m.deleted_index_files) + tuple(m.compact_deleted_index_files),
+    )
+
+
+def local_postpone_executor(parallelism: int | None = None) -> PostponeExecutor:
+    """Partition tasks in a thread pool (default: CPU count); what finished tasks wrote is
+    deleted again when one fails."""
+
+    def run(table: FileStoreTable, tasks: Sequence[PostponePartitionTask]) -> list[list[CommitMessage]]:
+        workers = max(1, min(len(tasks), parallelism or os.cpu_count() or 1))
+        results: list[list[CommitMessage]] = []
+        error: BaseException | None = None
+        if workers == 1:
+            for t in tasks:
+                try:
+                    results.append(run_postpone_partition(table, t))
+                except BaseException as e:  # noqa: BLE001 - clean up what succeeded, re-raise
+                    error = e
+                    break
+        else:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                futures = [pool.submit(run_postpone_partition, table, t) for t in tasks]
+                for fut in futures:
+                    try:
+                        results.append(fut.result())
+                    except BaseException as e:  # noqa: BLE001 - collect, clean up, re-raise
+                        error = error or e
+        if error is not None:
+            delete_written(table, [m for ms in results for m in ms])
+            raise error
+        return results
+
+    return run
+
+
+# --- the job (driver) ----------------------------------------------------------------------------
+class PostponeBucketCompact:
+    """One compaction of a postpone-bucket table (see the module docstring)."""
+
+    def __init__(
+        self,
+        table: FileStoreTable,
+        *,
+        commit_user: str | None = None,
+        executor: PostponeExecutor | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        if table.options.bucket != POSTPONE_BUCKET:
+            raise InvalidArgumentError(
+                f"Table {table.name} has bucket = {table.options.bucket}: postpone-bucket compaction is for bucket = -2"
+            )
+        self.table = table
+        self.user_given = commit_user is not None
+        self.commit_user = commit_user or new_commit_user(table.options.get("commit.user-prefix"))
+        self.executor = executor or local_postpone_executor()
+        self.clock = clock or table.clock
+
+    def plan(self) -> PostponeCompactPlan:
+        """The partitions with postpone files or real level-0 buckets on the latest snapshot."""
+        latest = self.table.latest_snapshot()
+        if latest is None:
+            return PostponeCompactPlan(None)
+        entries = self.table.new_file_store_scan().live_entries(latest)
+        postpone: dict[bytes, list[ManifestEntry]] = {}
+        level0: dict[bytes, set[int]] = {}
+        for e in entries:  # scan order: a stable sort by creation time keeps it for equal times
+            if e.bucket == POSTPONE_BUCKET:
+                postpone.setdefault(e.partition, []).append(e)
+            elif e.bucket >= 0 and e.total_buckets > 0 and e.file.level == 0:
+                level0.setdefault(e.partition, set()).add(e.bucket)
+        affected = list(dict.fromkeys([*postpone, *level0]))
+        if not affected:
+            return PostponeCompactPlan(latest.id)
+        nums = resolve_bucket_nums(self.table.options.options, entries, describe=self.table.partition_path)
+        tasks = []
+        for partition in affected:
+            es = sorted(postpone.get(partition, []), key=lambda e: e.file.creation_time or 0)
+            tasks.append(
+                PostponePartitionTask(
+                    partition=partition,
+                    partition_name=self.table.partition_path(partition),
+                    num_buckets=nums[partition],
+                    snapshot_id=latest.id,
+                    files=tuple(e.file for e in es),
+                    level0_buckets=tuple(sorted(level0.get(partition, ()))),
+                    postpone_total_buckets=es[0].total_buckets if es else POSTPONE_BUCKET,
+                )
+            )
+        return PostponeCompactPlan(latest.id, tuple(tasks))
+
+    def run(self, *, dry_run: bool = False, commit_identifier: int = BATCH_COMMIT_IDENTIFIER) -> CompactResult:
+        """Plan, run the partition tasks and commit once (see the module docstring)."""
+        from paimon_core.options_validation import check_maintenance_options
+        from paimon_core.table.commit_maintenance import maintain_after_commit
+
+        started = time.monotonic()
+        base = CompactResult(
+            table=self.table.name,
+            strategy="postpone",
+            dry_run=dry_run,
+            planned_snapshot_id=None,
+            commit_user=self.commit_user,
+            commit_identifier=commit_identifier,
+        )
+        committer = self.table.new_file_store_commit(self.commit_user)
+        if self.user_given and committer.is_committed(commit_identifier):
+            logger.info("Compaction %s/%d of %s already committed", self.commit_user, commit_identifier, self.table.name)
+            return dataclasses.replace(base, already_committed=True, elapsed_ms=_ms(started))
+        plan = self.plan()
+        base = dataclasses.replace(
+            base, planned_snapshot_id=plan.snapshot_id, plan=tuple(t.to_dict() for t in plan.tasks), tasks=len(plan.tasks)
+        )
+        if dry_run or not plan.tasks:
+            return dataclasses.replace(base, elapsed_ms=_ms(started))
+        check_maintenance_options(self.table.options, table=self.table.name)  # its commit expires snapshots
+        assert plan.snapshot_id is not None
+        written = [m for ms in self.executor(self.table, plan.tasks) for m in ms]
+        messages = self.removal_messages(plan) + [m for m in written if not m.is_empty()]
+        if not any(m.compact_before or m.compact_after for m in messages):
+            return dataclasses.replace(base, elapsed_ms=_ms(started))
+        result = self.commit(plan, messages, commit_identifier)
+        result = maintain_after_commit(self.table, result)
+        return self._result(base, plan, written, result, started)
+
+    @staticmethod
+    def removal_messages(plan: PostponeCompactPlan) -> list[CommitMessage]:
+        """The postpone files read, as compact-before (Java's ``RemovePostponeBucketFilesOperator``)."""
+        return [
+            CommitMessage(
+                partition=t.partition,
+                bucket=POSTPONE_BUCKET,
+                total_buckets=t.postpone_total_buckets,
+                compact_before=t.files,
+            )
+            for t in plan.tasks
+            if t.files
+        ]
+
+    def commit(self, plan: PostponeCompactPlan, messages: Sequence[CommitMessage], commit_identifier: int) -> Any:
+        """ONE COMPACT commit of ``messages``, in strict mode from the planned snapshot; on any
+        failure but an unknown commit state the written files are deleted again."""
+        assert plan.snapshot_id is not None
+        first = plan.tasks[0].num_buckets if plan.tasks else 1
+        committer = table_for_postpone_rewrite(self.table, first, plan.snapshot_id).new_file_store_commit(
+            self.commit_user
+        )
+        try:
+            return committer.commit(messages, commit_identifier, check_committed=self.user_given)
+        except CommitStateUnknownError:
+            raise  # the snapshot may reference the files: keep them
+        except BaseException:
+            delete_written(self.table, messages)
+            raise
+
+    def _result(
+        self,
+        base: CompactResult,
+        plan: PostponeCompactPlan,
+        written: Sequence[CommitMessage],
+        commit: Any,
+        started: float,
+    ) -> CompactResult:
+        read = [f for t in plan.tasks for f in t.files]
+        new: list[DataFileMeta] = []
+        for m in written:
+            before = {f.file_name for f in m.compact_before}
+            after = {f.file_name for f in m.compact_after}
+            read += [f for f in m.compact_before if f.file_name not in after]
+            new += [f for f in m.compact_after if f.file_name not in before]
+        buckets: dict[tuple[str, int], int] = {}
+        for m in written:
+            key = (self.table.partition_path(m.partition), m.bucket)
+            buckets[key] = buckets.get(key, 0) + len(m.compact_after)
+        return dataclasses.replace(
+            base,
+            snapshot_id=commit.snapshot_id,
+            snapshot_ids=commit.snapshot_ids,
+            already_committed=commit.already_committed,
+            files_read=len(read),
+            bytes_read=sum(f.file_size for f in read),
+            rows_read=sum(f.row_count for f in read),
+            files_written=len(new),
+            bytes_written=sum(f.file_size for f in new),
+            rows_written=sum(f.row_count for f in new),
+            buckets=tuple(
+                {"partition": p, "bucket": b, "files_added": n, "total_buckets": t.num_buckets}
+                for t in plan.tasks
+                for (p, b), n in sorted(buckets.items())
+                if p == t.partition_name
+            ),
+            expired_snapshots=commit.expired_snapshots,
+            maintenance_error=commit.maintenance_error,
+            elapsed_ms=_ms(started),
+        )
+
+
+def _ms(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)

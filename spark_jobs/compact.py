@@ -183,6 +183,10 @@ def call(table: FileStoreTable, args: ProcedureArgs, *, spark: SparkSession | No
     options = _options(args.get("options"))
     if options:
         table = table.copy(options)
+    if table.options.bucket == -2:  # postpone buckets: the compaction assigns them (Java's CompactAction)
+        from spark_jobs.common.postpone_compact import compact_postpone_table
+
+        return compact_postpone_table(table, args, spark=spark)
     if args.get("buckets") is not None:
         _check_buckets(table, parse_bucket_list(args.get("buckets")))
     executor = spark_executor(spark) if spark is not None else local_executor(args.get("parallelism"))

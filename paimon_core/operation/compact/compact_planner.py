@@ -13,6 +13,9 @@ partition columns only, as Paimon's procedure requires), ``buckets`` (fixed-buck
 * fixed-bucket append tables: ``full`` rewrites the small files of each bucket, ``minor`` Java's
   ``pickCompactBefore`` window (``BucketedAppendCompactManager``).
 
+Postpone-bucket tables (``bucket = -2``) are not planned here: their compaction assigns the
+buckets (:mod:`.postpone_bucket_compact`).
+
 The planner reads metadata only; the plan is what ``dry_run`` shows.
 """
 
@@ -106,13 +109,8 @@ class CompactPlanner:
         schema = table.schema
         self.has_pk = bool(schema.primary_keys)
         self.options = table.options
-        bucket = self.options.bucket
-        if bucket == -2:
-            raise InvalidArgumentError(
-                f"Table {table.name} has postponed buckets (bucket = -2): its compaction assigns buckets, "
-                "which paimon_core does not do; compact it with Flink"
-            )
-        if self.has_pk:
+        self.postpone = self.options.bucket == -2  # planned by PostponeBucketCompact instead
+        if self.has_pk and not self.postpone:
             from paimon_core.mergetree.compact.lookup_merge_tree_compact_rewriter import (
                 check_lookup_compaction_supported,
                 uses_lookup_rewriter,
@@ -186,6 +184,12 @@ class CompactPlanner:
     # --- planning ------------------------------------------------------------------------
     def plan(self, request: CompactRequest, *, only: frozenset[BucketKey] | None = None) -> CompactPlan:
         """Plan on the latest snapshot; ``only`` limits it to some (partition, bucket)s (re-planning)."""
+        if self.postpone:
+            raise InvalidArgumentError(
+                f"Table {self.table.name} has postpone buckets (bucket = -2): its compaction assigns the buckets "
+                "(paimon_core.operation.compact.postpone_bucket_compact.PostponeBucketCompact, which "
+                "TableCompact, table.compact() and spark_jobs compact use)"
+            )
         flt = self._scan_filter(request)  # validates the request, even on an empty table
         latest = self.table.latest_snapshot()
         if latest is None:

@@ -64,6 +64,7 @@ __all__ = [
     "PostponeCompactPlan",
     "PostponeExecutor",
     "PostponePartitionTask",
+    "check_postpone_request",
     "compute_bucket_num",
     "local_postpone_executor",
     "resolve_bucket_nums",
@@ -119,6 +120,36 @@ class PostponeCompactPlan:
 
 #: Runs partition tasks; one list of messages per task, in task order.
 PostponeExecutor = Callable[["FileStoreTable", Sequence[PostponePartitionTask]], list[list[CommitMessage]]]
+
+
+def check_postpone_request(
+    table_name: str,
+    *,
+    partitions: object = None,
+    where: str | None = None,
+    buckets: object = None,
+    partition_idle_time_ms: int | None = None,
+    streaming: bool = False,
+    order_strategy: str | None = None,
+) -> None:
+    """Refuse what Java's postpone compaction refuses (``CompactAction.buildForPostponeBucketCompaction``:
+    batch only, no partitions, no predicates) and what it has no meaning for here (buckets: they
+    are assigned by it; idle partitions; sort compaction), naming the argument."""
+    what = None
+    if streaming:
+        what = "streaming mode (Postpone bucket compaction currently only supports batch mode)"
+    elif partitions:
+        what = "partitions (Postpone bucket compaction currently does not support specifying partitions)"
+    elif where:
+        what = "where (Postpone bucket compaction currently does not support predicates)"
+    elif buckets is not None:
+        what = "buckets (the compaction of a postpone-bucket table assigns the buckets)"
+    elif partition_idle_time_ms is not None:
+        what = "partition_idle_time (Postpone bucket compaction compacts every partition with postpone files)"
+    elif order_strategy and order_strategy.strip().lower() != "none":
+        what = "order_strategy (sort compaction is for unaware-bucket append tables)"
+    if what is not None:
+        raise InvalidArgumentError(f"Table {table_name} has postpone buckets (bucket = -2); its compaction does not take {what}")
 
 
 # --- bucket numbers (PostponeUtils) ------------------------------------------------------------

@@ -168,6 +168,8 @@ class TableCompact:
         only: frozenset[tuple[bytes, int]] | None = None,
     ) -> CompactResult:
         """Plan, run and commit once; ``only``: plan just these (partition, bucket)s (streaming rounds)."""
+        if self.planner.postpone:  # bucket = -2: the compaction assigns the buckets
+            return self._postpone(request, dry_run=dry_run, commit_identifier=commit_identifier, only=only)
         started = time.monotonic()
         base = CompactResult(
             table=self.table.name,
@@ -205,6 +207,27 @@ class TableCompact:
                 done = self._replan(request, bucket_files, bucket_vectors, done)
         result = self._result(base, done, commit, rounds)
         return _replace(result, elapsed_ms=_ms(started))
+
+    def _postpone(
+        self, request: CompactRequest, *, dry_run: bool, commit_identifier: int, only: frozenset[tuple[bytes, int]] | None
+    ) -> CompactResult:
+        from paimon_core.operation.compact.postpone_bucket_compact import (
+            PostponeBucketCompact,
+            check_postpone_request,
+        )
+
+        check_postpone_request(
+            self.table.name,
+            partitions=request.partitions,
+            where=request.where,
+            buckets=request.buckets,
+            partition_idle_time_ms=request.partition_idle_time_ms,
+            streaming=only is not None,
+        )
+        job = PostponeBucketCompact(
+            self.table, commit_user=self.commit_user if self.user_given else None, clock=self.clock
+        )
+        return job.run(dry_run=dry_run, commit_identifier=commit_identifier)
 
     def _vector_files(self, snapshot_id: int | None, tasks: Sequence[CompactTask]) -> dict[tuple[bytes, int], frozenset[str]]:
         """Per task's bucket: the DV index files holding its vectors in ``snapshot_id`` (empty

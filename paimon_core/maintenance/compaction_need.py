@@ -77,10 +77,7 @@ def compaction_need(state: TableState, settings: MaintenanceSettings, *, now_mil
     if state.snapshot_id is None:
         return Need(action, skipped="the table has no snapshot")
     if state.bucket_mode == -2:
-        return Need(
-            action,
-            skipped="postponed buckets (bucket = -2): their compaction assigns buckets, which only Flink does",
-        )
+        return _postpone_need(state, settings)
     idle_ms, idle_text = _idle_time(state, settings)
     hot = (
         {
@@ -106,6 +103,46 @@ def compaction_need(state: TableState, settings: MaintenanceSettings, *, now_mil
     if not picks:
         return Need(action, skipped="; ".join([nothing, *notes]))
     return Need(action, planned=_action(state, settings, strategy, picks, notes, idle_text))
+
+
+def _postpone_need(state: TableState, settings: MaintenanceSettings) -> Need:
+    """Postpone-bucket tables (``bucket = -2``): rows in ``bucket-postpone`` are invisible to batch
+    reads until a compaction assigns their buckets (Java's ``PostponeBucketCompactSplitSource``),
+    so any postpone file makes the table due, urgently. Java's postpone compaction takes no
+    partitions and no idle time: the whole table is compacted."""
+    pending = [b for b in state.buckets if b.bucket == -2 and b.file_count > 0]
+    if not pending:
+        return Need("compact", skipped="no postpone files (bucket = -2): every row is in a real bucket")
+    size = sum(b.total_bytes for b in pending)
+    files = sum(b.file_count for b in pending)
+    needs_spark = settings.compaction_mode == "distributed" and size > settings.in_process_max_bytes
+    where = (
+        f"in Spark (> in_process_max_bytes {fmt_bytes(settings.in_process_max_bytes)})"
+        if needs_spark
+        else "in the task process"
+    )
+    shown = [f"{b.partition or '(unpartitioned)'}: {b.file_count} postpone file(s)" for b in pending[:REASONS_SHOWN]]
+    if len(pending) > REASONS_SHOWN:
+        shown.append(f"+{len(pending) - REASONS_SHOWN} more")
+    reason = (
+        f"{len(pending)} partition(s) with rows in bucket-postpone, unreadable until compacted (bucket = -2): "
+        + "; ".join(shown)
+        + f". {files} files, {fmt_bytes(size)} to assign to real buckets {where}"
+    )
+    return Need(
+        "compact",
+        planned=PlannedAction(
+            action="compact",
+            reason=reason,
+            bytes_to_read=size,
+            bytes_to_write=size,
+            gain=float(files),
+            priority=files / max(1.0, size / MIB),
+            needs_spark=needs_spark,
+            args={"compact_strategy": "minor", "partitions": None, "partition_idle_time": None},
+            urgent=True,
+        ),
+    )
 
 
 def _idle_time(state: TableState, settings: MaintenanceSettings) -> tuple[int | None, str | None]:

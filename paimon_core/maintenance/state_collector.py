@@ -394,7 +394,7 @@ def _append_picks(
             out[key] = (minor.picked or (), full)
         return out
     if table.options.bucket == -2:
-        return out  # postponed buckets: compaction assigns buckets (Flink only)
+        return out  # postpone buckets need a primary key: never an append table
     by_partition: dict[bytes, list[DataFileMeta]] = {}
     for (partition, _), files in sorted(groups.items()):
         by_partition.setdefault(partition, []).extend(files)

@@ -203,8 +203,13 @@ def test_no_compaction_when_the_registry_says_none_the_table_is_empty_or_postpon
         plan(state(snapshot_id=None, earliest_snapshot_id=None)).skipped_reasons["compact"]
         == "the table has no snapshot"
     )
+    # postpone-bucket tables: real buckets are left to the postpone compaction's own rules; it
+    # is due exactly when bucket-postpone holds files (their rows are unreadable until then)
     postponed = plan(state(options={"bucket": "-2"}, buckets=[pk_bucket(runs)]))
-    assert postponed.skipped_reasons["compact"].startswith("postponed buckets (bucket = -2)")
+    assert postponed.skipped_reasons["compact"].startswith("no postpone files (bucket = -2)")
+    pending = compact(state(options={"bucket": "-2"}, buckets=[pk_bucket(runs), pk_bucket(l0_runs(3), bucket=-2)]))
+    assert pending is not None and pending.urgent and pending.args["partitions"] is None
+    assert pending.bytes_to_read == 3 * MIB and "bucket-postpone" in pending.reason
 
 
 def test_write_only_tables_say_nothing_else_compacts_them() -> None:

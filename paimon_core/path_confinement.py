@@ -34,6 +34,7 @@ from paimon_core.exceptions import UnsafePathError
 from paimon_core.io.uri import ForeignHostError, ParsedPath, parse_path
 
 if TYPE_CHECKING:
+    from paimon_core.io.file_io import FileIO
     from paimon_core.snapshot.snapshot import Snapshot
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "check_snapshot_names",
     "confine",
     "external_roots",
+    "link_below",
     "naming_snapshot",
 ]
 
@@ -116,6 +118,36 @@ def confine(path: object, roots: Sequence[str], *, kind: str) -> str:
         path=path,
         kind=kind,
     )
+
+
+def link_below(file_io: FileIO, path: str, roots: Sequence[str], *, include_self: bool = False) -> str | None:
+    """The first symbolic link among the directories from the root ``path`` lies under down to
+    ``path``'s parent (and ``path`` itself with ``include_self``), or None. The roots themselves
+    may be links (a warehouse or table mounted elsewhere); below them nothing that deletes may
+    go through one: a link is made through the file system, and following it would delete files
+    of the directory it points to. A path under no root is checked from its first component."""
+    try:
+        target = parse_path(path)
+    except ForeignHostError:
+        return None
+    if not target.path.startswith("/"):
+        return None
+    start = "/"
+    for root in roots:
+        r = _resolve(root, what="root", kind="directory", root=True)
+        if r is not None and r.where == target.where and target.path.startswith(r.path.rstrip("/") + "/"):
+            start = r.path.rstrip("/") + "/"
+            break
+    parts = target.path[len(start) :].strip("/").split("/")
+    if not include_self:
+        parts = parts[:-1]
+    current = start.rstrip("/")
+    for part in parts:
+        current = f"{current}/{part}"
+        candidate = target.with_path(current)
+        if file_io.is_symlink(candidate):
+            return candidate
+    return None
 
 
 def external_roots(options: object) -> tuple[str, ...]:

@@ -12,6 +12,8 @@ which keeps every file a live branch references).
   branch; an empty branch gets the schemas up to the latest one only.
 * :meth:`BranchManager.delete_branch` removes the branch directory, its snapshots and tags first
   (so an interrupted delete leaves a branch with fewer roots, never roots without a schema).
+  A branch directory that is a symbolic link (or whose ``snapshot/`` or ``tag/`` is one, or lies
+  below one) is refused: deleting through it would delete the files of the link's target.
 * :meth:`BranchManager.fast_forward` makes the current branch (usually ``main``) the branch:
   the current branch's snapshots and tags from the branch's earliest snapshot on, and its
   schemas from that snapshot's schema on, are replaced by the branch's. Interrupted, it can be
@@ -34,8 +36,10 @@ from paimon_core.exceptions import (
     BranchNotFoundError,
     InvalidArgumentError,
     SnapshotNotFoundError,
+    UnsafePathError,
 )
 from paimon_core.operation.referenced_files import list_branches
+from paimon_core.path_confinement import link_below
 from paimon_core.paths import MAIN_BRANCH, PathFactory, branch_path
 from paimon_core.results import _ToDict
 from paimon_core.schema.schema_manager import SchemaManager
@@ -196,6 +200,8 @@ class BranchManager:
                         f"Cannot delete branch '{n}' because it is configured as '{key}'. Unset '{key}' first.",
                         branch=n,
                     )
+        for n in wanted:
+            self._refuse_links(n)
         snaps = tags = 0
         for n in wanted:
             paths = self._paths(n)
@@ -211,6 +217,22 @@ class BranchManager:
             self.file_io.delete(paths.branch_root, recursive=True)
             logger.info("Deleted branch %s of %s", n, self.table.name)
         return DeleteBranchResult(self.table.name, dry_run, tuple(wanted), snaps, tags)
+
+    def _refuse_links(self, name: str) -> None:
+        """:class:`UnsafePathError` when the branch directory, or its ``snapshot/`` or ``tag/``, is
+        a symbolic link or lies below one: deleting through it would delete the files of the
+        directory it points to. Links are never followed, nor removed (that is the operator's call)."""
+        paths = self._paths(name)
+        for d in (paths.branch_root, paths.snapshot_dir, paths.tag_dir):
+            link = link_below(self.file_io, d, [self.table_path], include_self=True)
+            if link is not None:
+                raise UnsafePathError(
+                    f"Cannot delete branch '{name}' of {self.table.name}: {link} is a symbolic link, and "
+                    "deleting through it would delete the files it points to; nothing was deleted "
+                    "(remove the link by hand if the branch should go)",
+                    path=link,
+                    branch=name,
+                )
 
     # --- fast-forward ---------------------------------------------------------------------
     def fast_forward(self, name: str, *, dry_run: bool = False) -> FastForwardResult:

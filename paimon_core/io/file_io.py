@@ -136,6 +136,11 @@ class FileIO(abc.ABC):
         """Directories directly under a directory."""
         return [s for s in self.list_status(path) if s.is_dir]
 
+    def is_symlink(self, path: str) -> bool:
+        """Whether ``path`` itself is a symbolic link (never on an object store). Listings that
+        lead to deletions never descend into one (see :func:`paimon_core.path_confinement.link_below`)."""
+        return False
+
     def rename(self, src: str, dst: str) -> None:
         """Move a file to a new name that must not exist yet (``FileExistsError`` otherwise).
         A rename on a file system; on an object store a server-side copy and a delete."""

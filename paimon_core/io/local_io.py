@@ -164,6 +164,9 @@ class LocalFileIO(FileIO):
             return False
         return True
 
+    def is_symlink(self, path: str) -> bool:
+        return os.path.islink(self._p(path))
+
     def list_status(self, path: str) -> list[FileStatus]:
         p = self._p(path)
         out: list[FileStatus] = []

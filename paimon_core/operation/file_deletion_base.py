@@ -13,6 +13,10 @@ index files and statistics nothing retained references any more. Two rules decid
   :class:`~paimon_core.paths.PathFactory`, which refuses names and external paths that point
   outside the table (:class:`UnsafePathError`). That error is never taken for "delete less":
   it propagates from every tolerant read, and callers plan before they delete.
+* **Never through a link.** A symbolic link below the table directory (a ``bucket-N``, partition,
+  ``manifest/`` or ``index/`` directory that is a link) is never deleted through: the files
+  there stay, a warning names the link (:attr:`FileDeleter.skipped_links`). A data file that is
+  itself a link is deleted as a link (its target stays).
 * **Bounded memory.** Paths stream through :class:`FileDeleter`, which deletes in batches on
   a small thread pool; nothing holds every path of a run.
 """
@@ -33,7 +37,7 @@ from paimon_core.manifest.entries import FileKind, IndexFileMeta, ManifestEntry,
 from paimon_core.manifest.index_manifest import read_index_manifest
 from paimon_core.manifest.manifest_file import read_manifest_file
 from paimon_core.manifest.manifest_list import read_manifest_list
-from paimon_core.path_confinement import check_file_name, naming_snapshot
+from paimon_core.path_confinement import check_file_name, link_below, naming_snapshot
 from paimon_core.snapshot.snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -82,6 +86,12 @@ class FileDeleter:
         self._pool: ThreadPoolExecutor | None = None
         #: Names of files other branches reference: never deleted here (set by FileDeletionBase).
         self.keep: frozenset[str] | None = None
+        #: The table's directory and external roots (set by FileDeletionBase): nothing is deleted
+        #: through a symbolic link below them (:func:`~paimon_core.path_confinement.link_below`).
+        self.roots: tuple[str, ...] = ()
+        #: Paths not deleted because a directory on the way is a symbolic link (logged, reported).
+        self.skipped_links: list[str] = []
+        self._dir_link: dict[str, str | None] = {}
 
     def __enter__(self) -> FileDeleter:
         return self
@@ -117,14 +127,35 @@ class FileDeleter:
         except FileNotFoundError:
             return False
 
+    def _through_link(self, path: str) -> bool:
+        """Whether ``path`` lies below a symbolic link under the roots (cached per directory)."""
+        parent = posixpath.dirname(path.rstrip("/"))
+        if parent not in self._dir_link:
+            link = link_below(self.file_io, parent, self.roots, include_self=True)
+            self._dir_link[parent] = link
+            if link is not None:
+                logger.warning(
+                    "Not deleting files in %s: %s is a symbolic link, and deleting through it would delete "
+                    "files of the directory it points to (remove or replace the link by hand)",
+                    parent,
+                    link,
+                )
+        if self._dir_link[parent] is None:
+            return False
+        if len(self.skipped_links) < SAMPLE_LIMIT:
+            self.skipped_links.append(path)
+        return True
+
     def flush(self) -> None:
         batch, self._pending = self._pending, []
         if not batch:
             return
         if self.keep:
             batch = [b for b in batch if b[0] not in _SHARED or posixpath.basename(b[1]) not in self.keep]
-            if not batch:
-                return
+        if self.roots:
+            batch = [b for b in batch if not self._through_link(b[1])]
+        if not batch:
+            return
         if self.dry_run:
             done: Iterable[bool] = [True] * len(batch)
         elif len(batch) == 1 or self.parallelism == 1:
@@ -215,13 +246,17 @@ class FileDeletionBase:
             from paimon_core.branch.branch_files import files_of_other_branches
 
             deleter.keep = files_of_other_branches(table)
+        if not deleter.roots:
+            deleter.roots = tuple(self.paths.roots)
         self.clean_empty_dirs = table.options.snapshot_clean_empty_directories
         self._deletion_buckets: set[tuple[bytes, int]] = set()
         self.bucket_dir = lru_cache(maxsize=4096)(table.bucket_path)
 
     # --- paths ---------------------------------------------------------------------
     def data_file_path(self, e: ManifestEntry) -> str:
-        return self.paths.file_in_dir(self.bucket_dir(e.partition, e.bucket), e.file.file_name, e.file.external_path)
+        return self.paths.file_in_dir(
+            self.bucket_dir(e.partition, e.bucket), e.file.file_name, e.file.external_path
+        )
 
     def data_file_paths(self, e: ManifestEntry) -> list[str]:
         """The data file and its extra files (which sit next to it: Java's ``toAlignedPath``)."""
@@ -425,6 +460,8 @@ class FileDeletionBase:
 
     def _try_delete_empty_dir(self, path: str) -> None:
         try:
+            if link_below(self.file_io, path, self.paths.roots, include_self=True) is not None:
+                return  # a link (or a directory below one) is left alone: never deleted through
             if not self.file_io.list_status(path) and self.file_io.exists(path):
                 self.file_io.delete(path)
         except OSError as e:  # not empty after all (a writer raced us), or a store without dirs

@@ -3,15 +3,22 @@
 
 Candidates are every file under
 
-* the data directories: ``<partition dirs>/bucket-N`` at the table's partition depth, also under
-  each ``data-file.external-paths`` root;
+* the data directories: ``<partition dirs>/bucket-N`` at the table's partition depth, in the
+  table directory only. A ``data-file.external-paths`` root is never listed: the option is
+  metadata (a hand-written ``schema-N`` can name any directory), so listing it would make any
+  directory's old files candidates. Files the table wrote there are deleted by expiry, which
+  deletes only what a snapshot's manifests name (:func:`skipped_external_roots`; logged);
 * ``manifest/``, ``index/`` and ``statistics/``;
 * each branch's ``snapshot/`` and ``changelog/``, except ``snapshot-N`` / ``changelog-N`` and the
   ``EARLIEST`` / ``LATEST`` hints (left-over temp files of a crashed commit are candidates);
 * every directory under ``_staging/`` (files an engine staged and never moved in: a write that
   crashed; nothing there is ever referenced), emptied directories removed up to ``_staging``.
 
-A directory that cannot be listed is skipped (not deleting is always safe). Plain data, so Spark
+No symbolic link is followed: a directory that is a link (a ``bucket-N``, partition, ``index/``,
+``_staging/<x>`` or branch directory, or one below such a link) is skipped with a warning and
+never deleted (links are left alone); a file that is a link is a candidate like any file (deleting
+it removes the link, not its target). A directory that cannot be listed is skipped (not deleting
+is always safe). Plain data, so Spark
 executors can list the directories the driver planned.
 """
 
@@ -25,14 +32,20 @@ from typing import TYPE_CHECKING, Literal
 
 from paimon_core.exceptions import TransientError
 from paimon_core.io.file_io import FileIO, FileStatus
-from paimon_core.io.resolve import load_file_io, scheme_of
 from paimon_core.operation.referenced_files import branch_path, is_changelog_file, is_snapshot_file
+from paimon_core.path_confinement import link_below
 from paimon_core.paths import BUCKET_PREFIX, EARLIEST, LATEST, PathFactory
 
 if TYPE_CHECKING:
     from paimon_core.table.table import FileStoreTable
 
-__all__ = ["CandidateDir", "list_candidate_files", "plan_candidate_dirs", "prune_empty_dirs"]
+__all__ = [
+    "CandidateDir",
+    "list_candidate_files",
+    "plan_candidate_dirs",
+    "prune_empty_dirs",
+    "skipped_external_roots",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -53,27 +66,54 @@ class CandidateDir:
 
 
 def plan_candidate_dirs(table: FileStoreTable, branches: Sequence[str]) -> list[CandidateDir]:
-    """Every directory whose files are candidates (lists the partition tree on this node)."""
+    """Every directory whose files are candidates (lists the partition tree on this node).
+
+    Only directories inside the table directory: the ``data-file.external-paths`` roots are
+    never listed (:func:`skipped_external_roots`), and no directory below a symbolic link is."""
     io, paths = table.file_io, table.paths
-    out = [
+    fixed = [
         CandidateDir(d, "metadata", io) for d in (paths.manifest_dir, paths.index_dir, paths.statistics_dir)
     ]
     for branch in branches:
         bp = PathFactory(branch_path(table.path, branch))
-        out.append(CandidateDir(bp.snapshot_dir, "snapshot", io))
-        out.append(CandidateDir(bp.changelog_dir, "changelog", io))
+        fixed.append(CandidateDir(bp.snapshot_dir, "snapshot", io))
+        fixed.append(CandidateDir(bp.changelog_dir, "changelog", io))
+    out = [d for d in fixed if not _below_link(io, d.path, table.path)]
     depth = len(table.schema.partition_keys)
     out.extend(_data_dirs(io, table.path, depth))
-    out.extend(_staging_dirs(io, paths.staging_dir))
-    for root in _external_roots(table):
-        ext_io = io if scheme_of(root) == scheme_of(table.path) else load_file_io(root)
-        out.extend(_data_dirs(ext_io, root, depth))
+    if not _below_link(io, paths.staging_dir, table.path):
+        out.extend(_staging_dirs(io, paths.staging_dir))
+    for root in skipped_external_roots(table):
+        logger.warning(
+            "Not listing external data path %s of %s: orphan cleanup never lists a data-file.external-paths "
+            "root (the option is metadata, and a schema file naming any directory would make that directory's "
+            "files candidates); expiry deletes the files the table's snapshots wrote there",
+            root,
+            table.path,
+        )
     return out
 
 
-def _external_roots(table: FileStoreTable) -> list[str]:
+def skipped_external_roots(table: FileStoreTable) -> list[str]:
+    """The table's ``data-file.external-paths`` roots outside its directory: orphan cleanup never
+    lists them (a root inside the table directory is listed with the table)."""
+    table_root = table.path.rstrip("/") + "/"
     value = table.options.get("data-file.external-paths") or ""
-    return [p.strip().rstrip("/") for p in value.split(",") if p.strip()]
+    roots = [p.strip().rstrip("/") for p in value.split(",") if p.strip()]
+    return [r for r in roots if not (r.rstrip("/") + "/").startswith(table_root)]
+
+
+def _below_link(file_io: FileIO, path: str, root: str) -> bool:
+    """Whether ``path`` or a directory between ``root`` and it is a symbolic link (logged)."""
+    link = link_below(file_io, path, [root], include_self=True)
+    if link is not None:
+        logger.warning(
+            "Not listing %s for orphan cleanup: %s is a symbolic link (links are never followed; "
+            "remove or replace it by hand)",
+            path,
+            link,
+        )
+    return link is not None
 
 
 def _try_list(file_io: FileIO, path: str) -> list[FileStatus]:
@@ -88,7 +128,7 @@ def _try_list(file_io: FileIO, path: str) -> list[FileStatus]:
 def _data_dirs(file_io: FileIO, root: str, depth: int, level: int = 0) -> list[CandidateDir]:
     """Bucket directories ``depth`` partition levels below ``root`` (Java listFileDirs); a
     partition directory without bucket directories is returned itself (for empty-dir cleanup)."""
-    statuses = [s for s in _try_list(file_io, root) if s.is_dir]
+    statuses = [s for s in _try_list(file_io, root) if s.is_dir and not _is_link(file_io, s.path)]
     if level == depth:
         return [
             CandidateDir(s.path, "data", file_io, level + 1, s.mtime_millis)
@@ -108,10 +148,19 @@ def _staging_dirs(file_io: FileIO, root: str, level: int = 1) -> list[CandidateD
     """Every directory below the staging root, each removable up to (not including) it."""
     out: list[CandidateDir] = []
     for s in _try_list(file_io, root):
-        if s.is_dir:
+        if s.is_dir and not _is_link(file_io, s.path):
             out.append(CandidateDir(s.path, "data", file_io, level, s.mtime_millis))
             out.extend(_staging_dirs(file_io, s.path, level + 1))
     return out
+
+
+def _is_link(file_io: FileIO, path: str) -> bool:
+    if file_io.is_symlink(path):
+        logger.warning(
+            "Not listing %s for orphan cleanup: it is a symbolic link (links are never followed)", path
+        )
+        return True
+    return False
 
 
 def _protected(kind: DirKind, name: str) -> bool:
@@ -124,7 +173,10 @@ def _protected(kind: DirKind, name: str) -> bool:
 
 def list_candidate_files(d: CandidateDir) -> list[FileStatus]:
     """The candidate files directly in one directory (never directories, never snapshot-N,
-    changelog-N or hint files)."""
+    changelog-N or hint files; nothing when the directory has become a symbolic link). A file
+    that is itself a link is a candidate: deleting it removes the link, never its target."""
+    if _is_link(d.file_io, d.path):
+        return []
     return [s for s in _try_list(d.file_io, d.path) if not s.is_dir and not _protected(d.kind, s.name)]
 
 
@@ -151,7 +203,7 @@ def _remove_if_empty(file_io: FileIO, path: str) -> bool:
     """Best effort: a non-recursive delete of a directory that lists empty (object stores
     without real directories may refuse; a writer may have just added a file)."""
     try:
-        if file_io.list_status(path):
+        if file_io.is_symlink(path) or file_io.list_status(path):
             return False
         return file_io.delete(path, recursive=False)
     except Exception as e:  # noqa: BLE001 - cleanup of empty directories never fails the clean

@@ -390,7 +390,9 @@ def test_memory_store_with_a_clock_in_the_future() -> None:
         fs.rm(url.split("://", 1)[1], recursive=True)
 
 
-def test_external_data_paths_are_cleaned_too(tmp_path: Path) -> None:
+def test_external_data_paths_are_never_listed(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 27: the option is metadata (a hand-written schema file can name any directory), so
+    orphan cleanup never lists an external root; expiry deletes what the table's snapshots wrote."""
     clock = ManualClock(int(time.time() * 1000))
     catalog = FileSystemCatalog(str(tmp_path / "wh"), clock=clock)
     catalog.create_database("db")
@@ -403,8 +405,9 @@ def test_external_data_paths_are_cleaned_too(tmp_path: Path) -> None:
     rows = _read(t)
     clock.advance(10 * DAY)
     result = t.remove_orphan_files()
-    assert result.deleted_paths == (f"file://{ext}/dt=a/bucket-0/data-ext-0.parquet",)
-    assert not (ext / "dt=a").exists() and (ext / "not-a-partition/keep").exists() and ext.is_dir()
+    assert result.deleted_paths == ()
+    assert (ext / "dt=a/bucket-0/data-ext-0.parquet").exists() and (ext / "not-a-partition/keep").exists()
+    assert f"Not listing external data path file://{ext}" in caplog.text
     assert _read(catalog.get_table("db.x")) == rows
 
 

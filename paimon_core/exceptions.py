@@ -186,6 +186,13 @@ class CommitFilesMissingError(CommitError, TransientError):
     shorter than the write took (``force``). ``path`` is the first missing file; rerun the write."""
 
 
+class CommitFilesLostError(CommitStateUnknownError):
+    """The commit published its snapshot, but files it adds are gone after all (a clean that
+    ignored the commit's announcement, or one older than a day): ``missing_files`` names them,
+    ``snapshot_ids`` what was published. Reads of the table fail on them until they are restored
+    or dropped (``remove_unexisting_files``); the caller must not delete the commit's files."""
+
+
 class BranchNotFoundError(TerminalError):
     """The requested branch does not exist (no ``branch/branch-<name>`` directory)."""
 

@@ -6,12 +6,19 @@ pieces for its distributed run. Candidates (see :mod:`orphan_candidates`) are th
 data, manifest, index, statistics directories and the non-snapshot files of each branch's
 snapshot and changelog directories; references are read by :mod:`referenced_files`.
 
-A candidate is deleted when nothing references it and its modification time is older than the
+A candidate is an orphan when nothing references it, no commit in flight announced it
+(:mod:`paimon_core.operation.commit.pending_commits`) and its modification time is older than the
 cutoff. Candidates are listed *before* the references are read, so a commit that lands meanwhile
 is seen by the reference read (Paimon issue #3074), and files newer than the cutoff are never
-touched. A root file that vanished while being read is skipped; any other failure to read what
-is referenced raises :class:`OrphanCleanAbortedError` before anything is deleted. Directories are
-never deleted, except data directories left empty.
+touched. A commit that lands after the read is handled by the delete, which never deletes a file
+where it lies (:mod:`orphan_trash`): orphans are moved into ``_orphan_trash/<run>``, the pending
+commits and the references of every snapshot, tag and branch that appeared since are read again,
+files now referenced are moved back, and only the rest is deleted. So no commit that returns
+success loses a file, whatever ``older_than`` and ``force`` say (the cutoff still keeps files of
+writes in progress from being moved, which would fail their commit). A root file that vanished
+while being read is skipped; any other failure to read what is referenced raises
+:class:`OrphanCleanAbortedError` before anything is deleted (after the move: everything moved is
+moved back first). Directories are never deleted, except data directories left empty.
 
 Memory: the old-enough candidates of the table (one ``FileStatus`` each) and the referenced
 names among them; for tables with millions of files use the Spark job.
@@ -23,17 +30,30 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
 from paimon_core.exceptions import InvalidArgumentError, OrphanCleanAbortedError, PaimonError
 from paimon_core.io.file_io import FileIO, FileStatus
 from paimon_core.io.resolve import scheme_of
+from paimon_core.operation.commit.pending_commits import PendingFiles, read_pending
 from paimon_core.operation.orphan_candidates import (
     CandidateDir,
     list_candidate_files,
     plan_candidate_dirs,
     prune_empty_dirs,
+)
+from paimon_core.operation.orphan_trash import (
+    Trashed,
+    check_trash_root,
+    list_trash,
+    move_to_trash,
+    new_run_id,
+    prune_trash,
+    purge,
+    restore,
+    root_of,
+    trash_path,
 )
 from paimon_core.operation.referenced_files import (
     MAIN_BRANCH,
@@ -61,6 +81,7 @@ __all__ = [
     "OrphanFilesClean",
     "OrphanFilesCleanResult",
     "clean_database",
+    "ReadState",
     "combine_results",
     "resolve_older_than",
     "valid_branches",
@@ -90,6 +111,15 @@ class OrphanFilesCleanResult(_ToDict):
     candidates_scanned: int  # files listed in the candidate directories
     older_than_millis: int
     dry_run: bool
+
+
+@dataclass
+class ReadState:
+    """What a reference read covered: the roots (by content) and the manifests it read, so a
+    second read only reads what appeared since."""
+
+    root_keys: set[tuple[tuple[str, ...], str | None, str | None]] = field(default_factory=set)
+    manifests: set[str] = field(default_factory=set)
 
 
 # --- arguments and branches -----------------------------------------------------------------
@@ -145,8 +175,9 @@ class OrphanFilesClean:
     stores: ``parallelism``, default :func:`default_parallelism`).
 
     ``clean()`` first lists the candidates (only the old enough ones are kept, as
-    ``FileStatus``), then reads the references into a set of file names restricted to the
-    candidates' names, then deletes the difference.
+    ``FileStatus``), then reads the pending commits and the references into a set of file names
+    restricted to the candidates' names, then deletes the difference through the trash
+    (:meth:`delete_safely`).
     """
 
     def __init__(
@@ -186,18 +217,22 @@ class OrphanFilesClean:
         ]
         del listed
         names = [s.path[s.path.rfind("/") + 1 :] for _, s in candidates]  # FileStatus.name, without its strip
-        # 2. ... then what is referenced: a commit that landed meanwhile is seen here.
-        referenced = self.referenced_names(branches, keep=set(names))
+        # 2. ... then what commits in flight add and what is referenced: a commit that landed
+        # meanwhile is seen here.
+        pending = self.pending()
+        state = ReadState()
+        referenced = self.referenced_names(branches, keep=set(names), state=state)
         orphans = sorted(
-            (c for c, name in zip(candidates, names, strict=True) if name not in referenced), key=lambda x: x[1].path
+            (c for c, name in zip(candidates, names, strict=True) if name not in referenced and not pending.holds(name)),
+            key=lambda x: x[1].path,
         )
         del candidates, referenced, names
-        # 3. delete
-        deleted = orphans if dry_run else self._delete(dirs, orphans)
+        # 3. delete: moved aside, checked again, then deleted
+        deleted = orphans if dry_run else self.delete_safely(dirs, orphans, state)
         if not dry_run and self.clean_empty_dirs:
             # Only a directory all of whose listed files are gone now can have become empty (one
             # still holding a file it listed is not re-listed just to find that out).
-            deleted_in = Counter(i for i, _ in deleted)
+            deleted_in = Counter(i for i, _ in deleted if i >= 0)
             prune = empty | {i for i, n in deleted_in.items() if n == listed_count[i]}
             prune_empty_dirs(dirs[i] for i in sorted(prune))
         result = OrphanFilesCleanResult(
@@ -222,18 +257,30 @@ class OrphanFilesClean:
         )
         return result
 
+    def pending(self) -> PendingFiles:
+        """The files commits in flight announced (see :mod:`.commit.pending_commits`)."""
+        return read_pending(self.table.file_io, self.table.path)
+
     def referenced_names(
-        self, branches: Sequence[str], *, keep: Callable[[str], bool] | Set[str] | None = None
+        self,
+        branches: Sequence[str],
+        *,
+        keep: Callable[[str], bool] | Set[str] | None = None,
+        state: ReadState | None = None,
     ) -> set[str]:
         """Names of every file any root of ``branches`` references (only those ``keep`` accepts,
-        or, a set, contains).
+        or, a set, contains). ``state``: roots and manifests already read (skipped), updated
+        with those read now.
 
         Raises :class:`OrphanCleanAbortedError` when something referenced cannot be read.
         """
         table = self.table
         try:
             roots = collect_roots(table.file_io, table.path, branches, parallelism=self.parallelism)
-            return self._referenced(roots, keep)
+            if state is not None:
+                roots = [r for r in roots if r.key not in state.root_keys]
+                state.root_keys.update(r.key for r in roots)
+            return self._referenced(roots, keep, state)
         except OrphanCleanAbortedError:
             raise
         except Exception as e:
@@ -243,7 +290,9 @@ class OrphanFilesClean:
                 table=table.name,
             ) from e
 
-    def _referenced(self, roots: list[RootRefs], keep: Callable[[str], bool] | Set[str] | None) -> set[str]:
+    def _referenced(
+        self, roots: list[RootRefs], keep: Callable[[str], bool] | Set[str] | None, state: ReadState | None = None
+    ) -> set[str]:
         referenced: set[str] = set()
         # The last (most durable) root naming a manifest is re-checked if it is missing.
         manifest_root: dict[str, int] = {}
@@ -253,6 +302,10 @@ class OrphanFilesClean:
                     if is_manifest:
                         manifest_root[name] = start + offset
                 referenced.update(_kept([name for name, _ in refs or ()], keep))
+        if state is not None:
+            for name in state.manifests.intersection(manifest_root):
+                del manifest_root[name]  # read before: its files are in the earlier answer
+            state.manifests.update(manifest_root)
 
         def data_files(item: tuple[str, int]) -> list[str] | None:
             return self.reader.manifest_files(item[0], roots[item[1]])
@@ -268,22 +321,78 @@ class OrphanFilesClean:
         for start in range(0, len(items), size):
             yield start, parallel_map(fn, items[start : start + size], self.parallelism)
 
-    def _delete(
-        self, dirs: Sequence[CandidateDir], orphans: list[tuple[int, FileStatus]]
+    def delete_safely(
+        self, dirs: Sequence[CandidateDir], orphans: list[tuple[int, FileStatus]], state: ReadState
     ) -> list[tuple[int, FileStatus]]:
-        def delete(item: tuple[int, FileStatus]) -> bool:
+        """Move ``orphans`` into this run's trash, check again, move back what is referenced now,
+        delete the rest; returns what was deleted (index -1: a file an earlier run left in the
+        trash). ``state``: what the first reference read covered."""
+        table = self.table
+        roots = table.paths.roots
+        run_id = new_run_id()
+        for root in roots:
+            check_trash_root(dirs[0].file_io if dirs else table.file_io, root)
+        ios = {root: _io_of(dirs, root, table.file_io) for root in roots}
+        # Files earlier runs left in the trash (they died before deleting): listed before the
+        # reference read below, so its verdict holds for them as for this run's moves.
+        items: list[tuple[int, Trashed, FileIO]] = [
+            (-1, t, ios[root]) for root in roots for t in list_trash(ios[root], root, exclude_run=run_id)
+        ]
+
+        def move(item: tuple[int, FileStatus]) -> tuple[int, Trashed, FileIO] | None:
             i, status = item
             if status.is_dir:  # never: candidates are files; kept as a last guard
                 logger.error("Refusing to delete directory %s in orphan clean", status.path)
-                return False
-            try:
-                return dirs[i].file_io.delete(status.path)
-            except (OSError, PaimonError) as e:
-                logger.warning("Could not delete orphan file %s: %s", status.path, e)
-                return False
+                return None
+            root = root_of(status.path, roots)
+            if root is None:
+                logger.error("Refusing to delete %s in orphan clean: not under %s", status.path, list(roots))
+                return None
+            trashed = Trashed(trash_path(root, run_id, status.path), status.path, status.size)
+            return (i, trashed, dirs[i].file_io) if move_to_trash(dirs[i].file_io, status.path, trashed.trash) else None
 
-        ok = parallel_map(delete, orphans, self.parallelism)
-        return [item for item, done in zip(orphans, ok, strict=True) if done]
+        items += [m for m in parallel_map(move, orphans, self.parallelism) if m is not None]
+        if not items:
+            return []
+        # Read again, after the move: what commits in flight announce, then every root that
+        # appeared since the first read (a commit, tag or branch landed meanwhile).
+        try:
+            pending = self.pending()
+            branches = [MAIN_BRANCH, *list_branches(table.file_io, table.path)]
+            again = self.referenced_names(branches, keep={t.name for _, t, _ in items}, state=state)
+        except Exception:
+            undone = sum(restore(io, t) for _, t, io in items)
+            logger.error("Orphan clean of %s: the second reference read failed; moved %d files back", table.name, undone)
+            prune_trash(table.file_io, table.path, [run_id])
+            raise
+        back = [(t, io) for _, t, io in items if t.name in again or pending.holds(t.name)]
+        for t, io in back:
+            if not restore(io, t):
+                logger.error("Orphan clean of %s: could not move %s back from %s", table.name, t.original, t.trash)
+        if back:
+            logger.warning(
+                "Orphan clean of %s: %d moved files became referenced meanwhile (a commit landed); moved back",
+                table.name,
+                len(back),
+            )
+        restored = {t.trash for t, _ in back}
+        rest = [(i, t, io) for i, t, io in items if t.trash not in restored]
+        ok = parallel_map(lambda x: purge(x[2], x[1]), rest, self.parallelism)
+        for root in roots:
+            prune_trash(ios[root], root)
+        return [
+            (i, FileStatus(t.original, t.size, 0, False))
+            for (i, t, _), done in zip(rest, ok, strict=True)
+            if done
+        ]
+
+
+def _io_of(dirs: Sequence[CandidateDir], root: str, default: FileIO) -> FileIO:
+    """The FileIO of the candidate directories under ``root`` (an external root may have its own)."""
+    for d in dirs:
+        if d.path.startswith(root.rstrip("/") + "/"):
+            return d.file_io
+    return default
 
 
 def _kept(names: Iterable[str], keep: Callable[[str], bool] | Set[str] | None) -> Iterable[str]:

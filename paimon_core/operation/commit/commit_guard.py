@@ -2,13 +2,21 @@
 
 * :func:`check_added_files` — every file the commit adds (data, changelog and index files its
   writers wrote) must still exist. An orphan clean run with ``force`` and an ``older_than``
-  shorter than a write took deletes a write's files before its commit: publishing then would
-  make a snapshot that every later read fails on. One existence check per file (a ``stat`` on
-  a local disk; a ``HEAD`` per file on an object store, run 16 at a time on threads kept for the
-  process), once per commit, before the first attempt. Measured (2-core machine, loaded): local
-  1 file 0.005 ms, 1,000 files 3.3 ms; S3 API on loopback (moto) 1 file 8 ms, 10 files 46 ms,
-  200 files 1.2 s. The check narrows the window to the milliseconds between it and the publish;
-  orphan clean's cutoff (one hour unless forced, a day by default) covers the rest.
+  shorter than a write took may have moved a write's files aside before its commit: publishing
+  then would make a snapshot that every later read fails on. One existence check per file (a
+  ``stat`` on a local disk; a ``HEAD`` per file on an object store, run 16 at a time on threads
+  kept for the process), once per commit, before the first attempt, and *after* the commit
+  announced its files (:mod:`.pending_commits`): a clean that moved a file before the
+  announcement fails the commit here, one that moves it later sees the announcement or the
+  published snapshot and moves it back. Measured (2-core machine, loaded): local 1 file 0.005 ms,
+  1,000 files 3.3 ms; S3 API on loopback (moto) 1 file 8 ms, 10 files 46 ms, 200 files 1.2 s.
+* :func:`check_files_after_publish` — after the publish, the files must still be there. While the
+  commit's announcement stands no orphan clean of this project deletes them, so on an object
+  store one ``HEAD`` of the announcement is the check; when it is gone (a clean removed it as a
+  day old) or on a local disk (a ``stat`` per file is cheap) the files themselves are checked.
+  A missing file is moved back from the orphan trash if it is there; otherwise the commit, which
+  *is* published, raises :class:`CommitFilesLostError` naming the files instead of reporting
+  success.
 * :func:`base_expired` / :func:`is_ghost` — a commit that read snapshot N-1, then lost N to
   another commit, and N was expired before it published, would re-create snapshot N below
   EARLIEST: a ghost no reader sees, which a later expiry then processes (deleting what its
@@ -30,6 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from paimon_core.exceptions import (
+    CommitFilesLostError,
     CommitFilesMissingError,
     CommitRetriesExhaustedError,
     CommitStateUnknownError,
@@ -86,11 +95,15 @@ def added_file_paths(table: FileStoreTable, changes: Changes) -> list[str]:
 
 def missing_files(file_io: FileIO, paths: Sequence[str]) -> list[str]:
     """The paths that do not exist (input order)."""
-    in_process = isinstance(file_io, LocalFileIO) or getattr(file_io, "protocol", None) in IN_PROCESS_PROTOCOLS
-    if len(paths) <= 1 or in_process:  # a stat costs microseconds: threads would only add overhead
+    if len(paths) <= 1 or _in_process(file_io):  # a stat costs microseconds: threads would only add overhead
         return [p for p in paths if not file_io.exists(p)]
     present = list(_pool(os.getpid()).map(file_io.exists, paths))
     return [p for p, ok in zip(paths, present, strict=True) if not ok]
+
+
+def _in_process(file_io: FileIO) -> bool:
+    """Whether an existence check is answered in this process (microseconds, no request)."""
+    return isinstance(file_io, LocalFileIO) or getattr(file_io, "protocol", None) in IN_PROCESS_PROTOCOLS
 
 
 @functools.cache
@@ -114,6 +127,47 @@ def check_added_files(file_io: FileIO, paths: Sequence[str], *, table: str, comm
         "write",
         path=gone[0],
         missing_files=tuple(gone),
+        table=table,
+        commit_user=commit_user,
+        commit_identifier=identifier,
+    )
+
+
+def check_files_after_publish(
+    file_io: FileIO,
+    paths: Sequence[str],
+    *,
+    announcement: str,
+    roots: Sequence[str],
+    table: str,
+    snapshot_ids: Sequence[int],
+    commit_user: str,
+    identifier: int,
+) -> None:
+    """After the publish: raise :class:`CommitFilesLostError` if a file the commit adds is gone
+    and cannot be moved back from the orphan trash (see the module docstring for the cost)."""
+    if not paths:
+        return
+    if not _in_process(file_io) and file_io.exists(announcement):
+        return  # announced all along: no orphan clean took a file
+    gone = missing_files(file_io, paths)
+    if not gone:
+        return
+    from paimon_core.operation.orphan_trash import restore_from_trash
+
+    back = set(restore_from_trash(file_io, roots, gone))
+    gone = [p for p in gone if p not in back]
+    if not gone:
+        return
+    shown = ", ".join(gone[:SHOWN]) + (f" and {len(gone) - SHOWN} more" if len(gone) > SHOWN else "")
+    raise CommitFilesLostError(
+        f"Commit {commit_user}/{identifier} to {table} published snapshot(s) {list(snapshot_ids)}, but {len(gone)} "
+        f"of the {len(paths)} files it adds are gone ({shown}): deleted by an orphan clean that did not see this "
+        "commit's announcement. Reads of the table fail on them: restore them, or drop them with "
+        "remove_unexisting_files (their rows are lost) and rerun the write",
+        path=gone[0],
+        missing_files=tuple(gone),
+        snapshot_ids=tuple(snapshot_ids),
         table=table,
         commit_user=commit_user,
         commit_identifier=identifier,
@@ -236,6 +290,7 @@ __all__ = [
     "added_file_paths",
     "base_expired",
     "check_added_files",
+    "check_files_after_publish",
     "is_ghost",
     "missing_files",
     "retries_exhausted_error",

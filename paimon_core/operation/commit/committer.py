@@ -35,13 +35,20 @@ from paimon_core.manifest.manifest_list import write_manifest_list
 from paimon_core.manifest.merger import merge_entries, merge_manifests
 from paimon_core.manifest.partition_stats import PartitionCodec
 from paimon_core.operation.commit.changes import Changes, collect_changes, row_delta
-from paimon_core.operation.commit.commit_guard import base_expired, is_ghost, retries_exhausted_error
+from paimon_core.operation.commit.commit_guard import (
+    base_expired,
+    check_added_files,
+    check_files_after_publish,
+    is_ghost,
+    retries_exhausted_error,
+)
 from paimon_core.operation.commit.conflicts import (
     KeyOf,
     check_deletion_vector_conflicts,
     check_index_conflicts,
     check_no_conflicts,
 )
+from paimon_core.operation.commit.pending_commits import announce, withdraw
 from paimon_core.operation.commit.strict_mode import StrictModeChecker
 from paimon_core.operation.scan import FileStoreScan, ScanFilter
 from paimon_core.operation.stale_snapshot import damaged_error, is_superseded, missing_path
@@ -122,6 +129,7 @@ class FileStoreCommit:
         self._strict = (
             StrictModeChecker(snapshot_manager, self.scan, commit_user, last_safe) if last_safe is not None else None
         )
+        self._prefixes: tuple[str, ...] | None = None
         self._key_of: KeyOf | None = None
         if schema.primary_keys:
             from paimon_core.mergetree.keys import binary_key_of
@@ -161,16 +169,61 @@ class FileStoreCommit:
             )
             return self._result(None, None, commit_identifier, already=True)
         changes = collect_changes(messages)
-        if self.added_file_paths is not None:
-            from paimon_core.operation.commit.commit_guard import check_added_files
-
-            check_added_files(
-                self.file_io,
-                self.added_file_paths(changes),
-                table=self.table_name,
-                commit_user=self.commit_user,
-                identifier=commit_identifier,
+        added = self.added_file_paths(changes) if self.added_file_paths is not None else []
+        # Announce the files before checking them, and keep the announcement until the snapshot
+        # names them: an orphan clean then never deletes them (see .pending_commits).
+        announcement = announce(
+            self.file_io,
+            self.paths.table_path,
+            names=[p[p.rfind("/") + 1 :] for p in added],
+            prefixes=self._manifest_prefixes(),
+            commit_user=self.commit_user,
+        )
+        try:
+            if self.added_file_paths is not None:
+                check_added_files(
+                    self.file_io, added, table=self.table_name, commit_user=self.commit_user, identifier=commit_identifier
+                )
+            result = self._commit_changes(
+                changes, commit_identifier, overwrite, properties, watermark, check_append_conflicts
             )
+            if result.snapshot_ids:
+                check_files_after_publish(
+                    self.file_io,
+                    added,
+                    announcement=announcement,
+                    roots=self.paths.roots,
+                    table=self.table_name,
+                    snapshot_ids=result.snapshot_ids,
+                    commit_user=self.commit_user,
+                    identifier=commit_identifier,
+                )
+            return result
+        finally:
+            withdraw(self.file_io, announcement)
+
+    def _manifest_prefixes(self) -> tuple[str, ...]:
+        """Name prefixes of the manifests, manifest lists and index manifests this commit writes
+        (its path factory's uuid)."""
+        if self._prefixes is None:
+            names = (
+                self.paths.new_manifest_name(),
+                self.paths.new_manifest_list_name(),
+                self.paths.new_index_manifest_name(),
+            )
+            self._prefixes = tuple(n[: n.rfind("-") + 1] for n in names)
+        return self._prefixes
+
+    def _commit_changes(
+        self,
+        changes: Changes,
+        commit_identifier: int,
+        overwrite: OverwriteSpec | None,
+        properties: Mapping[str, str] | None,
+        watermark: int | None,
+        check_append_conflicts: bool,
+    ) -> CommitResult:
+        """Publish ``changes`` (one snapshot, two with compaction results)."""
         snapshot_ids: list[int] = []
         attempts = 0
         kind: CommitKind | None = None

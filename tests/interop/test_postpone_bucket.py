@@ -1,0 +1,253 @@
+"""Postpone-bucket tables (``bucket = -2``) written by pypaimon 2.1.0, compacted by us.
+
+* pypaimon writes a partitioned primary-key table into ``bucket-postpone`` (upserts, a key twice
+  in one commit, ``-D`` rows through ``rowkind.field``): until a compaction assigns buckets,
+  batch reads see no row of it (Java's ``AbstractBatchTableScan.onlyReadRealBuckets``); ours
+  agree with pypaimon's at every snapshot.
+* Our compaction (the Python API, then the Spark job) replays the postpone files into real
+  buckets: one COMPACT snapshot, the bucket count per partition as Java's
+  ``PostponeBucketNumResolver`` (an estimate from ``postpone.target-row-num-per-bucket`` for a
+  new partition, the existing count otherwise), rows placed with Paimon's bucket hash (a
+  pypaimon fixed-bucket write into the same buckets duplicates no key). pypaimon and
+  pypaimon-rust then read exactly the merged rows, pypaimon keeps writing, and the second
+  compaction's postpone rows win over the bucketed rows they update.
+* Two compactions planned on one snapshot: the second commit fails (strict mode,
+  ``commit.strict-mode.last-safe-snapshot``) and deletes what it wrote; rows appended to
+  ``bucket-postpone`` meanwhile are not lost.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from peers import REPO_ROOT, Peer, peer_venv_python
+
+from paimon_core import FileSystemCatalog
+from paimon_core.exceptions import CommitConflictError, InvalidArgumentError
+from paimon_core.operation.compact.postpone_bucket_compact import PostponeBucketCompact, local_postpone_executor
+from paimon_core.snapshot.snapshot import CommitKind
+from paimon_core.table.table import FileStoreTable
+
+SCHEMA = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("v", pa.string()), ("op", pa.string())])
+OPTIONS = {"bucket": "-2", "rowkind.field": "op", "postpone.target-row-num-per-bucket": "40"}
+Model = dict[tuple[str, int], str]
+
+
+def _rows(keys: Iterable[tuple[str, int]], tag: str) -> pa.Table:
+    ks = list(keys)
+    return pa.table(
+        {
+            "id": [k for _, k in ks],
+            "dt": [d for d, _ in ks],
+            "v": [f"{tag}-{d}{k}-{i}" for i, (d, k) in enumerate(ks)],
+            "op": ["+I"] * len(ks),
+        },
+        schema=SCHEMA,
+    )
+
+
+def _upsert(peer: Peer, wh: str, model: Model, keys: Iterable[tuple[str, int]], tag: str) -> int:
+    data = _rows(keys, tag)
+    sid = peer.write(wh, "db.t", data)
+    for d, k, v in zip(data.column("dt").to_pylist(), data.column("id").to_pylist(), data.column("v").to_pylist(), strict=True):
+        model[(d, k)] = v  # a key twice in one commit: the later row wins
+    return sid
+
+
+def _delete(peer: Peer, wh: str, model: Model, keys: Iterable[tuple[str, int]]) -> int:
+    ks = list(keys)
+    sid = peer.delete(wh, "db.t", pa.table({"id": [k for _, k in ks], "dt": [d for d, _ in ks]}))
+    for key in ks:
+        model.pop(key, None)
+    return sid
+
+
+def _state(t: pa.Table) -> Model:
+    keys = list(zip(t.column("dt").to_pylist(), t.column("id").to_pylist(), strict=True))
+    assert len(set(keys)) == len(keys), "duplicate keys"
+    return dict(zip(keys, t.column("v").to_pylist(), strict=True))
+
+
+def _table(wh: str) -> FileStoreTable:
+    return FileSystemCatalog(wh).get_table("db.t")
+
+
+def _ours(wh: str, snapshot_id: int | None = None) -> Model:
+    t = _table(wh)
+    if snapshot_id is not None:
+        t = t.copy({"scan.snapshot-id": str(snapshot_id)})
+    return _state(t.to_arrow())
+
+
+def _layout(wh: str) -> tuple[dict[str, set[int]], int]:
+    """Per partition the total-buckets values of its real-bucket files; live postpone files."""
+    t = _table(wh)
+    counts: dict[str, set[int]] = {}
+    postpone = 0
+    for e in t.new_file_store_scan().live_entries(t.latest_snapshot()):
+        if e.bucket == -2:
+            postpone += 1
+            continue
+        assert 0 <= e.bucket < e.total_buckets
+        counts.setdefault(t.partition_path(e.partition), set()).add(e.total_buckets)
+    return counts, postpone
+
+
+def _all_snapshots_agree(wh: str, peer: Peer) -> int:
+    t = _table(wh)
+    latest = t.latest_snapshot()
+    assert latest is not None
+    for sid in range(1, latest.id + 1):
+        assert _ours(wh, sid) == _state(peer.read(wh, "db.t", options={"scan.snapshot-id": str(sid)})), sid
+    return latest.id
+
+
+def _spark_compact(wh: str, *args: str) -> tuple[int, dict[str, Any]]:
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "spark_jobs", "compact", "--warehouse", wh, "--table", "db.t", "--no-ledger", *args],
+        capture_output=True, text=True, timeout=300, cwd="/", env=env, check=False,
+    )  # fmt: skip
+    lines = [line for line in proc.stdout.splitlines() if line.strip()]
+    assert len(lines) == 1, (proc.stdout, proc.stderr[-3000:])
+    return proc.returncode, json.loads(lines[0])
+
+
+def _fixed_bucket_write(wh: str, data: pa.Table) -> None:
+    """pypaimon's fixed-bucket batch write of a postpone table (``postpone.batch-write-fixed-bucket``):
+    rows go straight into the partitions' existing real buckets, placed by pypaimon's hash."""
+    path = os.path.join(wh, "fixed.parquet")
+    pq.write_table(data, path)
+    script = (
+        "import sys, pyarrow.parquet as pq\n"
+        "from pypaimon import CatalogFactory\n"
+        "t = CatalogFactory.create({'warehouse': sys.argv[1]}).get_table('db.t')\n"
+        "t = t.copy({'scan.native-plan.enabled': 'false', 'read.native.enabled': 'false',\n"
+        "            'commit.native.enabled': 'false', 'write.native.enabled': 'false'})\n"
+        "wb = t.new_postpone_fixed_bucket_write_builder()\n"
+        "w = wb.new_write(); c = wb.new_commit()\n"
+        "w.write_arrow(pq.read_table(sys.argv[2]))\n"
+        "c.commit(w.prepare_commit()); w.close(); c.close()\n"
+    )
+    python = peer_venv_python()
+    assert python is not None
+    proc = subprocess.run([python, "-c", script, wh, path], capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    os.remove(path)
+
+
+def test_pypaimon_postpone_table_compacted_by_us(pypaimon_peer: Peer, rust_peer: Peer, warehouse: str) -> None:
+    wh, peer = warehouse, pypaimon_peer
+    peer.create_table(wh, "db.t", SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"], options=OPTIONS)
+    model: Model = {}
+    _upsert(peer, wh, model, [(d, k) for d in "ab" for k in range(60)], "c1")
+    _upsert(peer, wh, model, [*[("a", k) for k in range(30)], ("a", 5)], "c2")  # ("a", 5) twice: the last wins
+    _delete(peer, wh, model, [*[("a", k) for k in range(10, 15)], ("b", 0)])
+    _upsert(peer, wh, model, [*[("c", k) for k in range(20)], ("a", 10)], "c4")  # a deleted key comes back
+    assert len(model) == 56 + 59 + 20
+    # Nothing is in a real bucket yet: every reader (Java's rule) sees no row, at every snapshot.
+    assert _all_snapshots_agree(wh, peer) == 4
+    assert _ours(wh) == {} == _state(peer.read(wh, "db.t"))
+    assert _state(rust_peer.read(wh, "db.t")) == {}
+
+    # Compaction 1, the Python API: one COMPACT snapshot; bucket counts estimated from the
+    # postpone rows (ceil(rows / 40): a 97 rows, b 61, c 20).
+    t = _table(wh)
+    with pytest.raises(InvalidArgumentError, match="does not support specifying partitions"):
+        t.compact(partitions="dt=a")
+    assert _table(wh).latest_snapshot().id == 4  # type: ignore[union-attr]
+    dry = t.compact(dry_run=True)
+    assert dry.snapshot_id is None and {p["partition"]: p["num_buckets"] for p in dry.plan} == {"dt=a": 3, "dt=b": 2, "dt=c": 1}
+    result = t.compact()
+    assert result.snapshot_id == 5 and result.rows_read == 97 + 61 + 20 and result.files_read == 7
+    snap = _table(wh).latest_snapshot()
+    assert snap is not None and snap.commit_kind == CommitKind.COMPACT
+    assert _layout(wh) == ({"dt=a": {3}, "dt=b": {2}, "dt=c": {1}}, 0)
+    assert _ours(wh) == model
+    assert _state(peer.read(wh, "db.t")) == model
+    assert _state(rust_peer.read(wh, "db.t")) == model
+
+    # pypaimon keeps writing: upserts (into bucket-postpone again, invisible until compacted), a
+    # delete, a new partition; and a fixed-bucket batch write straight into the real buckets.
+    before = dict(model)
+    pending: Model = dict(model)
+    _upsert(peer, wh, pending, [("a", k) for k in range(0, 50, 2)], "c6")
+    _delete(peer, wh, pending, [("b", k) for k in range(1, 6)])
+    _upsert(peer, wh, pending, [*[("d", k) for k in range(45)], ("a", 0), ("b", 1)], "c8")
+    assert _ours(wh) == before == _state(peer.read(wh, "db.t"))
+    fixed = _rows([("b", k) for k in range(40, 60)], "fixed")
+    _fixed_bucket_write(wh, fixed)
+    for d, k, v in zip(fixed.column("dt").to_pylist(), fixed.column("id").to_pylist(), fixed.column("v").to_pylist(), strict=True):
+        before[(d, k)] = v
+        pending[(d, k)] = v
+    assert _ours(wh) == before == _state(peer.read(wh, "db.t"))  # same buckets as ours: no key twice
+    assert _layout(wh)[0]["dt=b"] == {2}
+
+    # Compaction 2, the Spark job (one task per partition, one commit on the driver): existing
+    # partitions keep their bucket count, the new one gets the estimate (45 rows: 2).
+    rc, out = _spark_compact(wh)
+    assert rc == 0 and out["mode"] == "distributed" and out["snapshot_id"] == 10, out
+    # dt=c: no postpone file, but a real level-0 bucket (Java's getLevel0Buckets), also planned
+    assert {p["partition"]: p["num_buckets"] for p in out["plan"]} == {"dt=a": 3, "dt=b": 2, "dt=c": 1, "dt=d": 2}
+    assert _layout(wh) == ({"dt=a": {3}, "dt=b": {2}, "dt=c": {1}, "dt=d": {2}}, 0)
+    assert _ours(wh) == pending
+    assert _state(peer.read(wh, "db.t")) == pending
+    assert _state(rust_peer.read(wh, "db.t")) == pending
+    assert _all_snapshots_agree(wh, peer) == 10
+
+    # Nothing left in bucket-postpone: the job has nothing to do (real level-0 buckets get the
+    # table's own compaction rules, which pick nothing here).
+    rc, out = _spark_compact(wh, "--mode", "local")
+    assert rc == 0 and out["snapshot_id"] is None, out
+    assert _ours(wh) == pending
+
+
+def test_concurrent_compactions_conflict_and_appends_survive(pypaimon_peer: Peer, warehouse: str) -> None:
+    wh, peer = warehouse, pypaimon_peer
+    peer.create_table(
+        wh, "db.t", SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"],
+        options={**OPTIONS, "postpone.default-bucket-num": "2"},
+    )  # fmt: skip
+    model: Model = {}
+    _upsert(peer, wh, model, [(d, k) for d in "ab" for k in range(30)], "c1")
+    _upsert(peer, wh, model, [("a", k) for k in range(10)], "c2")
+
+    # A and B both plan on snapshot 2 and write their files; A commits first.
+    t = _table(wh)
+    a, b = PostponeBucketCompact(t), PostponeBucketCompact(t)
+    plan_a, plan_b = a.plan(), b.plan()
+    assert plan_a.snapshot_id == plan_b.snapshot_id == 2
+    run = local_postpone_executor(1)
+    written_a = [m for ms in run(t, plan_a.tasks) for m in ms]
+    written_b = [m for ms in run(t, plan_b.tasks) for m in ms]
+    b_files = [t.bucket_path(m.partition, m.bucket) + "/" + f.file_name for m in written_b for f in m.compact_after]
+    assert b_files and all(os.path.exists(p) for p in b_files)
+    assert a.commit(plan_a, a.removal_messages(plan_a) + written_a, 1).snapshot_id == 3
+    with pytest.raises(CommitConflictError, match="commit.strict-mode.last-safe-snapshot"):
+        b.commit(plan_b, b.removal_messages(plan_b) + written_b, 1)
+    assert not any(os.path.exists(p) for p in b_files)  # the loser deleted what it wrote
+    assert _table(wh).latest_snapshot().id == 3  # type: ignore[union-attr]
+    assert _ours(wh) == model == _state(peer.read(wh, "db.t"))
+
+    # C plans on snapshot 4; pypaimon appends to bucket-postpone before C commits: no conflict
+    # (appends of new files), and the appended rows stay pending, then win at the next compaction.
+    _upsert(peer, wh, model, [("b", k) for k in range(5)], "c4")
+    c = PostponeBucketCompact(_table(wh))
+    plan_c = c.plan()
+    written_c = [m for ms in run(_table(wh), plan_c.tasks) for m in ms]
+    pending = dict(model)
+    _upsert(peer, wh, pending, [("b", k) for k in range(3)], "c5")
+    assert c.commit(plan_c, c.removal_messages(plan_c) + written_c, 1).snapshot_id == 6
+    assert _layout(wh)[1] == 1  # snapshot 5's postpone file is still there
+    assert _ours(wh) == model == _state(peer.read(wh, "db.t"))
+    assert _table(wh).compact().snapshot_id == 7
+    assert _ours(wh) == pending == _state(peer.read(wh, "db.t"))
+    assert _layout(wh) == ({"dt=a": {2}, "dt=b": {2}}, 0)

@@ -32,7 +32,10 @@ from peers import REPO_ROOT, Peer, peer_venv_python
 
 from paimon_core import FileSystemCatalog
 from paimon_core.exceptions import CommitConflictError, InvalidArgumentError
-from paimon_core.operation.compact.postpone_bucket_compact import PostponeBucketCompact, local_postpone_executor
+from paimon_core.operation.compact.postpone_bucket_compact import (
+    PostponeBucketCompact,
+    local_postpone_executor,
+)
 from paimon_core.snapshot.snapshot import CommitKind
 from paimon_core.table.table import FileStoreTable
 

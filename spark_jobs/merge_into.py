@@ -136,6 +136,7 @@ def parse_args(argv: Sequence[str]) -> MergeIntoArgs:
         app_name=config.app_name,
         conf=config.conf,
         storage_options=config.storage_options,
+        ledger=config.ledger,
     )
     out.spec = spec
     out.dry_run = bool(ns.dry_run)
@@ -224,26 +225,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         logger.info("merge_into on %s failed: %s", args.config.table, e)
         return emit_error(JOB, e, exit_code=EXIT_FAILURE)
     except Exception as e:  # noqa: BLE001 - Spark errors (AnalysisException ...) become the JSON line
+        # the line names the root cause (a Python worker's own exception, Spark's condition line;
+        # positions are in the SQL built from the arguments, logged at INFO) and whether a retry
+        # can help (CAST_INVALID_INPUT, a NULL key: no): spark_jobs.common.output
         logger.info("merge_into on %s failed", args.config.table, exc_info=True)
-        return emit_error(JOB, SparkJobError(_spark_error(e)), exit_code=EXIT_FAILURE, retryable=_retryable(e))
+        return emit_error(JOB, e, exit_code=EXIT_FAILURE)
     emit({**result.to_dict(), "job": JOB, "status": "ok", "seconds": round(time.monotonic() - started, 3)})
     return 0
-
-
-class SparkJobError(RuntimeError):
-    """A Spark error of the merge (its first line): bad SQL, unknown column, failed task..."""
-
-
-def _spark_error(e: Exception) -> str:
-    """The first line of a Spark error (no query plan, no JVM stack trace). Positions in it
-    are in the SQL built from the arguments (logged at INFO)."""
-    first = str(e).strip().split("\n", 1)[0].strip()
-    return f"{type(e).__name__}: {first}"
-
-
-def _retryable(e: Exception) -> bool:
-    """Analysis errors (bad SQL, unknown column) are terminal; other Spark errors may pass on a retry."""
-    return type(e).__name__ not in ("AnalysisException", "ParseException", "IllegalArgumentException")
 
 
 if __name__ == "__main__":

@@ -16,12 +16,14 @@ bare file name, or an external path under the table or its ``data-file.external-
 from __future__ import annotations
 
 import itertools
+import posixpath
 import threading
 import uuid
 from collections.abc import Sequence
 from typing import cast
 
 from paimon_core.data.internal import escape_path_name, partition_dir_value
+from paimon_core.exceptions import UnsafePathError
 from paimon_core.io.file_io import join
 from paimon_core.path_confinement import check_file_name, confine
 from paimon_core.schema.data_types import DataField
@@ -221,9 +223,19 @@ class PathFactory:
         return self.file_in_dir(self.bucket_path(partition_path, bucket), file_name, external_path)
 
     def file_in_dir(self, directory: str, file_name: str, external_path: str | None = None, *, kind: str = "data file") -> str:
-        """``directory/file_name``, or ``external_path`` when set (from metadata: both checked)."""
+        """``directory/file_name``, or ``external_path`` when set (from metadata: both checked).
+        An external path ends in the file's own name, as Java's ``ExternalPathProvider`` writes it
+        (``<root>/<partition>/bucket-N/[entropy dirs/]<file name>``): anything else is refused."""
         if external_path:
-            return self.confine(external_path, kind=kind)
+            path = self.confine(external_path, kind=kind)
+            if posixpath.basename(path) != check_file_name(file_name, kind=kind):
+                raise UnsafePathError(
+                    f"Refusing {kind} path {external_path!r} from metadata: it does not end in the file's "
+                    f"name {file_name!r}",
+                    path=external_path,
+                    kind=kind,
+                )
+            return path
         return join(directory, check_file_name(file_name, kind=kind))
 
     def confine(self, path: str, *, kind: str) -> str:

@@ -13,6 +13,10 @@ index files and statistics nothing retained references any more. Two rules decid
   :class:`~paimon_core.paths.PathFactory`, which refuses names and external paths that point
   outside the table (:class:`UnsafePathError`). That error is never taken for "delete less":
   it propagates from every tolerant read, and callers plan before they delete.
+* **Outside the table only what the table wrote.** A DELETE entry naming a file under a
+  ``data-file.external-paths`` root (outside the table directory) is deleted only when the
+  snapshot's base has that path as an ADD entry (the table wrote the file there); the option is
+  metadata, and a hand-written schema must not turn the confinement off.
 * **Never through a link.** A symbolic link below the table directory (a ``bucket-N``, partition,
   ``manifest/`` or ``index/`` directory that is a link) is never deleted through: the files
   there stay, a warning names the link (:attr:`FileDeleter.skipped_links`). A data file that is
@@ -251,6 +255,7 @@ class FileDeletionBase:
         self.clean_empty_dirs = table.options.snapshot_clean_empty_directories
         self._deletion_buckets: set[tuple[bytes, int]] = set()
         self.bucket_dir = lru_cache(maxsize=4096)(table.bucket_path)
+        self._external_add_cache: dict[str, frozenset[str]] = {}
 
     # --- paths ---------------------------------------------------------------------
     def data_file_path(self, e: ManifestEntry) -> str:
@@ -375,14 +380,72 @@ class FileDeletionBase:
             )
             return []
         out: list[tuple[Category, str, int]] = []
+        external = [p for p, e in deleted.items() if p not in added and self._outside_table(p)]
+        unconfirmed = self._check_written_by_table(snapshot, external) if external else set()
         for key, e in deleted.items():
-            if key in added or skip(e):
+            if key in added or key in unconfirmed or skip(e):
                 continue
             self._deletion_buckets.add((e.partition, e.bucket))
             path, *extras = self.data_file_paths(e)
             out.append(("data", path, e.file.file_size))
             out.extend(("data", extra, 0) for extra in extras)
         return out
+
+    def _outside_table(self, path: str) -> bool:
+        """Whether ``path`` (confined: under the table or an external root) is under an external root."""
+        return not path.startswith(self.paths.table_path.rstrip("/") + "/") and path != self.paths.table_path
+
+    def _external_adds(self, manifest_name: str) -> frozenset[str]:
+        """Paths of the ADD entries of one manifest that lie under an external root (cached:
+        manifests never change, and consecutive snapshots share most of their base)."""
+        cached = self._external_add_cache.get(manifest_name)
+        if cached is None:
+            cached = frozenset(
+                p
+                for e in self.read_manifest(manifest_name)
+                if e.kind == FileKind.ADD and e.file.external_path
+                for p in (self.data_file_path(e),)
+                if self._outside_table(p)
+            )
+            if len(self._external_add_cache) >= 4096:
+                self._external_add_cache.clear()
+            self._external_add_cache[manifest_name] = cached
+        return cached
+
+    def _check_written_by_table(self, snapshot: Snapshot, paths: Sequence[str]) -> set[str]:
+        """A DELETE entry naming a file under an external root (outside the table directory) is
+        deleted only when the snapshot's base (the table as the previous snapshot left it) has
+        that very path as an ADD: the table wrote it there. The ``data-file.external-paths``
+        option is metadata, so a hand-written schema plus a DELETE entry would otherwise delete
+        any file of any directory. A path the readable base does not name is
+        :class:`UnsafePathError` (nothing deleted); when the base cannot be read the paths are
+        returned: kept (not deleting is always safe), with a warning."""
+        written: set[str] = set()
+        with naming_snapshot(snapshot.id):
+            try:
+                for meta in self.read_manifest_list(snapshot.base_manifest_list):
+                    written |= self._external_adds(meta.file_name)
+                    if all(p in written for p in paths):
+                        return set()
+            except UnsafePathError:
+                raise
+            except Exception as err:  # noqa: BLE001 - unproven: keep the files
+                logger.warning(
+                    "Cannot read the base of snapshot %d of %s, not deleting its %d file(s) outside the table "
+                    "directory: %s",
+                    snapshot.id,
+                    self.paths.table_path,
+                    len(paths),
+                    err,
+                )
+                return set(paths)
+            missing = [p for p in paths if p not in written]
+            raise UnsafePathError(
+                f"Refusing to delete {len(missing)} data file(s) outside the table directory, e.g. {missing[0]}: "
+                "no ADD entry of the table's previous snapshot names it, so the table did not write it there",
+                path=missing[0],
+                kind="data file",
+            )
 
     def plan_added_in_changelog(self, snapshot: Snapshot) -> Iterator[tuple[Category, str, int]]:
         """The changelog files a snapshot (or changelog) added; unreadable manifests are skipped."""

@@ -1,0 +1,104 @@
+"""Issue 27 item 3: ``data-file.external-paths`` is metadata, so a hand-written ``schema-N`` naming a
+directory must not make that directory deletable. Orphan cleanup never lists an external root;
+expiry deletes a file under one only when the table wrote it there (an ADD entry of the
+snapshot's base names that very path); a legitimate external path (set through ``alter_table``)
+keeps working."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+
+import pytest
+
+from paimon_core import FileSystemCatalog
+from paimon_core.exceptions import UnsafePathError
+from paimon_core.manifest.entries import FileKind
+from paimon_core.schema.schema_change import SetOption
+from paimon_core.utils.clock import ManualClock
+
+from .hostile import (
+    LATER,
+    NOW,
+    at,
+    commit,
+    delta_entries,
+    diff,
+    make_table,
+    rows,
+    set_delta,
+    tree_state,
+    with_file,
+    write_schema_option,
+)
+
+
+def _victims(tmp_path: pathlib.Path) -> pathlib.Path:
+    d = tmp_path / "outside"
+    (d / "bucket-0").mkdir(parents=True)
+    for name in ("data-old.parquet", "data-x.parquet"):
+        (d / "bucket-0" / name).write_bytes(b"someone else's")
+        os.utime(d / "bucket-0" / name, (1, 1))
+    return d
+
+
+def test_orphan_cleanup_never_lists_a_root_a_schema_file_added(tmp_path: pathlib.Path) -> None:
+    t = make_table(str(tmp_path / "wh"))
+    commit(t, rows([1]))
+    outside = _victims(tmp_path)
+    write_schema_option(t, "data-file.external-paths", str(outside))
+    before = tree_state([str(outside)])
+    res = at(t, LATER).remove_orphan_files()
+    assert diff(before, tree_state([str(outside)])) == []
+    assert not any(str(outside) in p for p in res.deleted_paths)
+
+
+def test_expiry_never_deletes_under_a_root_a_schema_file_added(tmp_path: pathlib.Path) -> None:
+    t = make_table(str(tmp_path / "wh"))
+    for i in range(3):
+        commit(t, rows([i]))
+    outside = _victims(tmp_path)
+    write_schema_option(t, "data-file.external-paths", str(outside))
+    victim = outside / "bucket-0" / "data-x.parquet"
+    e = delta_entries(t, 2)[0]
+    crafted = with_file(e, kind=FileKind.DELETE, file_name=victim.name, external_path=str(victim))
+    set_delta(t, 2, [*delta_entries(t, 2), crafted])
+    before = tree_state([str(outside)])
+    with pytest.raises(UnsafePathError, match="did not write it there"):
+        at(t, LATER).expire_snapshots(retain_max=1, retain_min=1)
+    assert diff(before, tree_state([str(outside)])) == []
+
+
+def test_an_external_path_must_end_in_the_file_name(tmp_path: pathlib.Path) -> None:
+    ext = tmp_path / "ext"
+    t = make_table(str(tmp_path / "wh"), options={"data-file.external-paths": str(ext)})
+    sid = commit(t, rows([1]))
+    e = delta_entries(t, sid)[0]
+    set_delta(t, sid, [with_file(e, external_path=str(ext / "bucket-0" / "other-name.parquet"))])
+    with pytest.raises(UnsafePathError, match="does not end in the file's name"):
+        t.to_arrow()
+
+
+def test_expiry_deletes_what_the_table_wrote_under_a_legitimate_root(tmp_path: pathlib.Path) -> None:
+    ext = tmp_path / "ext"
+    catalog = FileSystemCatalog(str(tmp_path / "wh"), clock=ManualClock(NOW))
+    make_table(str(tmp_path / "wh"))
+    t = catalog.alter_table("db.t", [SetOption("data-file.external-paths", f"file:{ext}")])
+    sid = commit(t, rows([1]))
+    (e,) = delta_entries(t, sid)
+    moved = ext / "bucket-0" / e.file.file_name
+    moved.parent.mkdir(parents=True)
+    shutil.move(t.paths.data_file_path("", 0, e.file.file_name), moved)
+    set_delta(t, sid, [with_file(e, external_path=f"file:{moved}")])  # as Java writes it
+    unrelated = ext / "bucket-0" / "data-unrelated.parquet"
+    unrelated.write_bytes(b"x")
+    os.utime(unrelated, (1, 1))
+    assert t.to_arrow().column("id").to_pylist() == [1]
+    t.write_arrow(rows([2]), overwrite=True)  # DELETEs the external file
+    commit(t, rows([3]))
+    at(t, LATER).expire_snapshots(retain_max=1, retain_min=1)
+    assert not moved.exists() and unrelated.exists()
+    assert sorted(at(t, LATER).to_arrow().column("id").to_pylist()) == [2, 3]
+    at(t, LATER).remove_orphan_files()
+    assert unrelated.exists()  # never listed

@@ -13,7 +13,9 @@ of Parquet files), ``options`` (table options for a new table, ``k=v,k2=v2``).
 No row is copied: every file moves under its own name into ``<partition>/bucket-0/`` of the table
 and one APPEND snapshot publishes them (see :mod:`paimon_core.migrate.file_migrator`). A dry run
 checks every file and reports files, rows and partitions without creating or moving anything. A
-driver-only procedure: no Spark session is started.
+source inside a Paimon table (``schema/schema-N`` at it or any ancestor), inside the warehouse's
+own metadata, or holding a symbolic link is refused (exit 1, nothing changed). A driver-only
+procedure: no Spark session is started.
 """
 
 from __future__ import annotations

@@ -12,6 +12,10 @@ Before anything moves, every file is checked (Parquet, same columns and types as
 same partition keys in every path): a problem is an error naming the file and nothing changes. A
 failure while moving or committing moves every file back.
 
+A source that is, or lies inside, a Paimon table (a directory with ``schema/schema-N`` at it or
+any ancestor), or inside the warehouse's own metadata (``_maintenance``, the ledger database),
+is refused before anything moves, and so is a symbolic link under the source.
+
 Marker files (``_SUCCESS``, ``.crc`` and other names starting with ``_`` or ``.``) are skipped, as
 Hive and Spark skip them.
 """
@@ -20,6 +24,9 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
+import posixpath
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,14 +42,25 @@ from paimon_core.exceptions import (
     SchemaMismatchError,
 )
 from paimon_core.io.file_io import FileIO, join
+from paimon_core.io.uri import parse_path
+from paimon_core.ledger.record import LEDGER_DATABASE
+from paimon_core.maintenance.state_store import STATE_DIR
 from paimon_core.manifest.entries import DataFileMeta
 from paimon_core.operation.append_writer import stats_to_simple
+from paimon_core.paths import DB_SUFFIX, SCHEMA_DIR, SCHEMA_PREFIX
 from paimon_core.stats.collector import ColumnStats, apply_modes, stats_modes_for
 from paimon_core.stats.footer_stats import raw_file_stats
 from paimon_core.table.commit_message import CommitMessage
 from paimon_core.table.table import FileStoreTable
 
-__all__ = ["MigrateResult", "SourceFile", "migrate_directory", "scan_source"]
+__all__ = [
+    "MigrateResult",
+    "SourceFile",
+    "check_source",
+    "migrate_directory",
+    "paimon_table_at",
+    "scan_source",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -90,18 +108,69 @@ def _skipped(name: str) -> bool:
     return name.startswith(("_", "."))
 
 
+#: Directories of the warehouse's own metadata (the planner state and the ledger database).
+WAREHOUSE_METADATA_DIRS = frozenset({STATE_DIR, f"{LEDGER_DATABASE}{DB_SUFFIX}", "_airflow"})
+_SCHEMA_FILE = re.compile(rf"^{re.escape(SCHEMA_PREFIX)}\d+$")
+
+
+def paimon_table_at(file_io: FileIO, directory: str) -> bool:
+    """Whether ``directory`` is a Paimon table's (or branch's) directory: ``schema/schema-N``."""
+    return any(_SCHEMA_FILE.match(st.name) for st in file_io.list_files(join(directory, SCHEMA_DIR)))
+
+
+def check_source(file_io: FileIO, source: str) -> None:
+    """:class:`InvalidArgumentError` when ``source`` is, or lies inside, a Paimon table (a
+    directory with ``schema/schema-N``, checked at ``source`` and every ancestor) or the
+    warehouse's own metadata: migrating moves files, and moving a table's files out of it breaks
+    that table."""
+    parsed = parse_path(source)
+    current = posixpath.normpath(parsed.path) if parsed.path.startswith("/") else os.path.abspath(parsed.path)
+    while True:
+        where = parsed.with_path(current)
+        name = posixpath.basename(current)
+        if name in WAREHOUSE_METADATA_DIRS:
+            raise InvalidArgumentError(
+                f"Refusing to migrate {source}: it is inside {where}, the warehouse's own metadata; nothing was changed",
+                path=source,
+            )
+        if paimon_table_at(file_io, where):
+            raise InvalidArgumentError(
+                f"Refusing to migrate {source}: it is inside the Paimon table at {where} (it has {SCHEMA_DIR}/), "
+                "whose files would leave that table; nothing was changed",
+                path=source,
+            )
+        parent = posixpath.dirname(current)
+        if parent == current:
+            return
+        current = parent
+
+
 def scan_source(file_io: FileIO, source: str) -> list[SourceFile]:
-    """Every data file under ``source`` with its ``key=value`` path segments, in path order."""
+    """Every data file under ``source`` with its ``key=value`` path segments, in path order.
+    Symbolic links are refused: migrating moves files, and never through a link."""
     out: list[SourceFile] = []
 
     def walk(directory: str, partition: tuple[tuple[str, str], ...]) -> None:
         for st in sorted(file_io.list_status(directory), key=lambda s: s.name):
             if _skipped(st.name):
                 continue
+            if file_io.is_symlink(st.path):
+                raise InvalidArgumentError(
+                    f"{st.path} is a symbolic link: migrate_table moves files and never follows a link "
+                    "(copy the file or directory in its place); nothing was changed",
+                    path=st.path,
+                )
+            if st.is_dir and paimon_table_at(file_io, st.path):
+                raise InvalidArgumentError(
+                    f"Refusing to migrate {source}: {st.path} is a Paimon table, whose files would leave it; "
+                    "nothing was changed",
+                    path=st.path,
+                )
             if st.is_dir:
                 if "=" not in st.name:
                     raise InvalidArgumentError(
-                        f"Directory {st.path} is not a Hive-style partition directory (key=value)", path=st.path
+                        f"Directory {st.path} is not a Hive-style partition directory (key=value)",
+                        path=st.path,
                     )
                 key, value = st.name.split("=", 1)
                 walk(st.path, (*partition, (key, value)))
@@ -159,6 +228,7 @@ def migrate_directory(
     """Adopt the Parquet files under ``source`` as table ``identifier`` (created if missing,
     else it must be an empty unaware-bucket append table with matching columns)."""
     file_io = catalog.file_io
+    check_source(file_io, source)
     files = scan_source(file_io, source)
     keys = [k for k, _ in files[0].partition]
     footers = {f.path: _footer(file_io, f.path) for f in files}
@@ -172,7 +242,9 @@ def migrate_directory(
     try:
         data_schema = pa.unify_schemas(list(file_schemas.values()))
     except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
-        raise SchemaMismatchError(f"The files under {source} do not share one schema: {e}", path=source) from e
+        raise SchemaMismatchError(
+            f"The files under {source} do not share one schema: {e}", path=source
+        ) from e
     part_values = {f.path: [_null_value(v, default_name) for _, v in f.partition] for f in files}
     if not exists:
         _check_new_options(options or {})
@@ -219,7 +291,9 @@ def migrate_directory(
             catalog.drop_table(identifier)
         raise
     logger.info("Migrated %d file(s), %d row(s) from %s into %s", len(files), rows, source, identifier)
-    return MigrateResult(identifier, source, len(files), rows, partitions, not exists, result.snapshot_id, False, moved)
+    return MigrateResult(
+        identifier, source, len(files), rows, partitions, not exists, result.snapshot_id, False, moved
+    )
 
 
 def _check_new_options(options: Mapping[str, str]) -> None:
@@ -241,10 +315,14 @@ def _check_target(table: FileStoreTable, keys: Sequence[str]) -> None:
             f"Table {table.name} is partitioned by {list(table.partition_keys)}, the files by {list(keys)}"
         )
     if table.latest_snapshot() is not None:
-        raise InvalidArgumentError(f"Table {table.name} already holds data: migrate into a new or empty table")
+        raise InvalidArgumentError(
+            f"Table {table.name} already holds data: migrate into a new or empty table"
+        )
 
 
-def _check_file_columns(path: str, file_schema: pa.Schema, table_schema: pa.Schema, keys: Sequence[str]) -> None:
+def _check_file_columns(
+    path: str, file_schema: pa.Schema, table_schema: pa.Schema, keys: Sequence[str]
+) -> None:
     for f in file_schema:
         if f.name not in table_schema.names:
             raise SchemaMismatchError(f"Column '{f.name}' of {path} is not a column of the table", path=path)
@@ -320,4 +398,3 @@ def _plan_messages(
 def _read(file_io: FileIO, path: str, names: list[str]) -> pa.Table:
     with file_io.open_input(path) as f:
         return pq.read_table(f, columns=names)
-

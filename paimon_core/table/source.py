@@ -30,6 +30,12 @@ class DataSplit:
     before_files: tuple[DataFileMeta, ...] = ()
     #: True for such a diff split (``files`` or ``before_files`` may then be empty).
     diff: bool = False
+    #: ``postpone.merge-on-read`` (postpone-bucket tables): the partition's ``bucket-postpone``
+    #: files in replay order; their rows hashed to this bucket (of ``postpone_num_buckets``) are
+    #: merged after ``files`` (Java's ``MergeFileSplitRead.createPostponeMergeReader``).
+    postpone_files: tuple[DataFileMeta, ...] = ()
+    postpone_bucket_path: str = ""
+    postpone_num_buckets: int = 0
 
     def __post_init__(self) -> None:
         if self.deletion_files and len(self.deletion_files) != len(self.files):

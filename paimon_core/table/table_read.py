@@ -177,7 +177,8 @@ class TableRead:
     def _merge_split(self, split: DataSplit) -> Iterator[pa.RecordBatch]:
         """Merge the files of a primary-key bucket with the table's merge engine, streaming."""
         deletions = [split.deletion_file(i) for i in range(len(split.files))]
-        for merged in self._merge_stream(split, split.files, deletions):
+        stream = self._postpone_merge_stream(split) if split.postpone_files else self._merge_stream(split, split.files, deletions)
+        for merged in stream:
             for batch in merged.to_batches(max_chunksize=self.batch_size):
                 yield from self._finish(batch)
 
@@ -211,6 +212,74 @@ class TableRead:
                 drop_retracts=True,
                 batch_rows=self.batch_size,
             )
+
+    def _postpone_merge_stream(self, split: DataSplit) -> Iterator[pa.Table]:
+        """``postpone.merge-on-read``: the bucket's files merged with the partition's postpone rows
+        hashed to this bucket, those in replay order with sequence numbers after the bucket's
+        (Java's ``MergeFileSplitRead.createPostponeMergeReader``): what a compaction would make."""
+        from paimon_core.mergetree.merge_reader import merge_sorted_runs, read_sorted_run
+
+        fields = list(self.table.schema.fields)
+        runs: list[Iterator[pa.RecordBatch]] = [
+            read_sorted_run(
+                self._files,
+                split.bucket_path,
+                (f,),
+                fields,
+                deletion_files=[split.deletion_file(i)],
+                snapshot_id=split.snapshot_id,
+            )
+            for i, f in enumerate(split.files)
+        ]
+        routed = self._routed_postpone_rows(split, fields)
+        if routed is not None:
+            runs.append(iter(routed.to_batches(max_chunksize=self.batch_size)))
+        yield from merge_sorted_runs(
+            runs,
+            key_names=self._merge_key_names,
+            sort_keys=self._merge_sort_keys,
+            merge_function=self._merge_function,
+            drop_retracts=True,
+            batch_rows=self.batch_size,
+        )
+
+    def _routed_postpone_rows(self, split: DataSplit, fields: Sequence[DataField]) -> pa.Table | None:
+        """The split's postpone rows of its bucket, sequenced after its files, sorted for merging."""
+        import numpy as np
+
+        from paimon_core.bucket import compute_buckets
+        from paimon_core.format.key_value import SEQUENCE_NUMBER
+
+        schema = self.table.schema
+        bucket_fields = schema.fields_of(schema.bucket_keys)
+        parts: list[pa.Table] = []
+        for f in split.postpone_files:
+            for batch in self._files.read(
+                split.postpone_bucket_path,
+                f,
+                fields,
+                with_kind=True,
+                with_seq=True,
+                snapshot_id=split.snapshot_id,
+                partition_values=self._partition_values(split.partition),
+            ):
+                if not batch.num_rows:
+                    continue
+                buckets = compute_buckets(
+                    [batch.column(b.name) for b in bucket_fields], [b.type for b in bucket_fields], split.postpone_num_buckets
+                )
+                mask = np.asarray(buckets) == split.bucket
+                if mask.any():
+                    part = pa.Table.from_batches([batch]).filter(pa.array(mask))
+                    kinds = part.schema.get_field_index(VALUE_KIND)  # int32 from some Avro writers
+                    parts.append(part.set_column(kinds, VALUE_KIND, part.column(kinds).cast(pa.int8())))
+        if not parts:
+            return None
+        rows = pa.concat_tables(parts, promote_options="permissive")
+        start = max([-1, *(f.max_sequence_number for f in split.files)]) + 1
+        seq = pa.array(np.arange(start, start + rows.num_rows, dtype=np.int64))
+        rows = rows.set_column(rows.schema.get_field_index(SEQUENCE_NUMBER), SEQUENCE_NUMBER, seq)
+        return rows.take(pc.sort_indices(rows, sort_keys=list(self._merge_sort_keys)))
 
     def _sections(self, files: Sequence[DataFileMeta]) -> list[list[tuple[DataFileMeta, ...]]]:
         """Key-disjoint sections of sorted runs (Java's ``IntervalPartition``); every file its own

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from paimon_core.deletionvectors.deletion_file import DeletionFile, deletion_files_by_bucket
-from paimon_core.exceptions import MetadataFileNotFoundError, PaimonError
+from paimon_core.exceptions import InvalidOptionError, MetadataFileNotFoundError, PaimonError
 from paimon_core.index.index_path_factory import index_file_path
 from paimon_core.manifest.entries import DataFileMeta, FileKind, IndexManifestEntry, ManifestEntry
 from paimon_core.manifest.index_manifest import read_index_manifest
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 
 SPLIT_TARGET_SIZE = "source.split.target-size"
 SPLIT_OPEN_FILE_COST = "source.split.open-file-cost"
+POSTPONE_MERGE_ON_READ = "postpone.merge-on-read"
 
 _DvMap = dict[tuple[bytes, int], dict[str, DeletionFile]]
 
@@ -110,7 +112,16 @@ class TableScan:
                 else {}
             )
             with gc_paused():  # an object per split (and per file of a primary-key table), none cyclic
-                return Plan(target.snapshot.id, plan_splits(self, target.snapshot.id, live, dvs=dvs))
+                splits = plan_splits(self, target.snapshot.id, live, dvs=dvs)
+            if self._postpone_merge_on_read():
+                splits = self._with_postpone_rows(target.snapshot, flt, splits)
+            return Plan(target.snapshot.id, splits)
+        if self._postpone_merge_on_read():
+            raise InvalidOptionError(
+                f"Table {self.table.name}: Postpone merge-on-read requires a full snapshot scan, "
+                "but found an incremental read ('incremental-between...')",
+                key=POSTPONE_MERGE_ON_READ,
+            )
         assert target.end is not None
         if target.tags:
             assert target.start is not None
@@ -126,6 +137,59 @@ class TableScan:
                     continue
                 entries += [e for e in scan.delta_entries(snap, flt) if e.kind == FileKind.ADD]
         return Plan(target.end.id, self._splits(target.end.id, entries, incremental=True))
+
+    def _postpone_merge_on_read(self) -> bool:
+        """``postpone.merge-on-read`` on a primary-key postpone-bucket table (Java's
+        ``PostponeMergeOnRead.configured``; ``compacted-full`` reads stay on compacted data)."""
+        return (
+            self._only_real_buckets()
+            and bool(self.table.schema.primary_keys)
+            and _true(self.options, POSTPONE_MERGE_ON_READ)
+            and self.options.get("scan.mode", "default").strip().lower() != "compacted-full"
+        )
+
+    def _with_postpone_rows(self, snapshot: Snapshot, flt: ScanFilter, splits: list[DataSplit]) -> list[DataSplit]:
+        """Java's ``PostponeMergeReadBuilder.plan``: the postpone files of the read partitions,
+        routed to the bucket count a compaction would give them (``PostponeBucketNumResolver``),
+        ride along with every bucket of their partition (a bucket with no real file gets a split
+        of its own), to be merged after the real files."""
+        from paimon_core.operation.compact.postpone_bucket_compact import resolve_bucket_nums
+
+        pflt = ScanFilter(partition_predicate=flt.partition_predicate, buckets=frozenset([POSTPONE_BUCKET]))
+        postpone = self.table.new_file_store_scan().live_entries(snapshot, pflt)
+        if not postpone:
+            return splits
+        files: dict[bytes, list[ManifestEntry]] = {}
+        for e in postpone:
+            files.setdefault(e.partition, []).append(e)
+        partition_filter = ScanFilter(partitions=frozenset(files), only_real_buckets=True)
+        known = self.table.new_file_store_scan().live_entries(snapshot, partition_filter)
+        nums = resolve_bucket_nums(self.options, [*known, *postpone], describe=self.table.partition_path)
+        out: list[DataSplit] = []
+        covered: set[tuple[bytes, int]] = set()
+        for split in splits:
+            es = files.get(split.partition)
+            if es is None:
+                out.append(split)
+                continue
+            covered.add((split.partition, split.bucket))
+            out.append(self._attach(split, es, nums[split.partition]))
+        for partition, es in files.items():
+            for bucket in range(nums[partition]):
+                if (partition, bucket) not in covered:
+                    empty = DataSplit(snapshot.id, partition, bucket, self.table.bucket_path(partition, bucket), ())
+                    out.append(self._attach(empty, es, nums[partition]))
+        return out
+
+    def _attach(self, split: DataSplit, entries: Sequence[ManifestEntry], num_buckets: int) -> DataSplit:
+        ordered = sorted(entries, key=lambda e: e.file.creation_time or 0)  # stable: scan order on ties
+        return replace(
+            split,
+            raw_convertible=False,
+            postpone_files=tuple(e.file for e in ordered),
+            postpone_bucket_path=self.table.bucket_path(split.partition, POSTPONE_BUCKET),
+            postpone_num_buckets=num_buckets,
+        )
 
     def _deletion_vectors(self) -> bool:
         return _true(self.options, "deletion-vectors.enabled")

@@ -11,6 +11,8 @@
   pypaimon fixed-bucket write into the same buckets duplicates no key). pypaimon and
   pypaimon-rust then read exactly the merged rows, pypaimon keeps writing, and the second
   compaction's postpone rows win over the bucketed rows they update.
+* ``postpone.merge-on-read`` (Java's engine-side merge of the real buckets with bucket-postpone):
+  our read with it equals what the next compaction makes.
 * Two compactions planned on one snapshot: the second commit fails (strict mode,
   ``commit.strict-mode.last-safe-snapshot``) and deletes what it wrote; rows appended to
   ``bucket-postpone`` meanwhile are not lost.
@@ -90,6 +92,12 @@ def _ours(wh: str, snapshot_id: int | None = None) -> Model:
     return _state(t.to_arrow())
 
 
+def _merge_on_read(wh: str) -> Model:
+    """Our read with ``postpone.merge-on-read`` (Java's Flink/Spark sources; pypaimon 2.1.0 has no
+    such read): the real buckets merged with the rows still in bucket-postpone."""
+    return _state(_table(wh).copy({"postpone.merge-on-read": "true"}).to_arrow())
+
+
 def _layout(wh: str) -> tuple[dict[str, set[int]], int]:
     """Per partition the total-buckets values of its real-bucket files; live postpone files."""
     t = _table(wh)
@@ -160,6 +168,7 @@ def test_pypaimon_postpone_table_compacted_by_us(pypaimon_peer: Peer, rust_peer:
     assert _all_snapshots_agree(wh, peer) == 4
     assert _ours(wh) == {} == _state(peer.read(wh, "db.t"))
     assert _state(rust_peer.read(wh, "db.t")) == {}
+    assert _merge_on_read(wh) == model  # what the compaction below will make
 
     # Compaction 1, the Python API: one COMPACT snapshot; bucket counts estimated from the
     # postpone rows (ceil(rows / 40): a 97 rows, b 61, c 20).
@@ -193,6 +202,7 @@ def test_pypaimon_postpone_table_compacted_by_us(pypaimon_peer: Peer, rust_peer:
         pending[(d, k)] = v
     assert _ours(wh) == before == _state(peer.read(wh, "db.t"))  # same buckets as ours: no key twice
     assert _layout(wh)[0]["dt=b"] == {2}
+    assert _merge_on_read(wh) == pending
 
     # Compaction 2, the Spark job (one task per partition, one commit on the driver): existing
     # partitions keep their bucket count, the new one gets the estimate (45 rows: 2).
@@ -205,6 +215,7 @@ def test_pypaimon_postpone_table_compacted_by_us(pypaimon_peer: Peer, rust_peer:
     assert _state(peer.read(wh, "db.t")) == pending
     assert _state(rust_peer.read(wh, "db.t")) == pending
     assert _all_snapshots_agree(wh, peer) == 10
+    assert _merge_on_read(wh) == pending
 
     # Nothing left in bucket-postpone: the job has nothing to do (real level-0 buckets get the
     # table's own compaction rules, which pick nothing here).

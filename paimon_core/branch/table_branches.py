@@ -21,6 +21,8 @@ if TYPE_CHECKING:
         DeleteBranchResult,
         FastForwardResult,
     )
+    from paimon_core.branch.branch_merge import MergeBranchResult
+    from paimon_core.branch.branch_rename import RenameBranchResult
     from paimon_core.table.table import FileStoreTable
 
 __all__ = ["TableBranches", "base_table_name"]
@@ -69,6 +71,23 @@ class TableBranches:
     def fast_forward(self, name: str, *, dry_run: bool = False) -> FastForwardResult:
         """Replace this handle's branch, from ``name``'s earliest snapshot on, with branch ``name``."""
         return self.branch_manager().fast_forward(name, dry_run=dry_run)
+
+    @recorded("rename_branch")
+    def rename_branch(self, from_branch: str, to_branch: str, *, dry_run: bool = False) -> RenameBranchResult:
+        """Rename branch ``from_branch`` to ``to_branch`` (Java's ``renameBranch``)."""
+        from paimon_core.branch.branch_rename import rename_branch
+
+        return rename_branch(self._this, from_branch, to_branch, dry_run=dry_run)
+
+    @recorded("merge_branch")
+    def merge_branch(
+        self, source_branch: str, target_branch: str | None = None, *, dry_run: bool = False
+    ) -> MergeBranchResult:
+        """Commit the files of ``source_branch`` that ``target_branch`` (default ``main``) lacks
+        to it, append-only tables only (Java's ``mergeBranch``)."""
+        from paimon_core.branch.branch_merge import merge_branch
+
+        return merge_branch(self._this, source_branch, target_branch, dry_run=dry_run)
 
     def switch_to_branch(self, name: str) -> FileStoreTable:
         """The same table on branch ``name``, at that branch's latest schema (Java's

@@ -13,7 +13,7 @@ Airflow operator) adds to that action's row instead.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, NoReturn, cast
 
 from paimon_core.ledger.recorder import recorded
 
@@ -27,10 +27,14 @@ if TYPE_CHECKING:
     from paimon_core.operation.expire_snapshots import ExpireSnapshotsResult
     from paimon_core.operation.manifest_compact import CompactManifestResult
     from paimon_core.operation.orphan_files_clean import OrphanFilesCleanResult
+    from paimon_core.operation.partition_drop import DropPartitionResult
     from paimon_core.operation.partition_expire import PartitionExpireResult
+    from paimon_core.operation.purge_files import PurgeFilesResult
     from paimon_core.operation.remove_unexisting_files import RemoveUnexistingFilesResult
+    from paimon_core.operation.remove_unexisting_manifests import RemoveUnexistingManifestsResult
     from paimon_core.operation.tag_deletion import DeleteTagResult
     from paimon_core.partition.mark_done import MarkPartitionDoneResult
+    from paimon_core.snapshot.earliest_repair import RepairEarliestSnapshotResult
     from paimon_core.snapshot.snapshot import Snapshot
     from paimon_core.table.rollback_helper import RollbackResult
     from paimon_core.table.table import FileStoreTable
@@ -109,6 +113,37 @@ class TableMaintenance:
         from paimon_core.operation.remove_unexisting_files import RemoveUnexistingFiles
 
         return RemoveUnexistingFiles(self._table, parallelism=parallelism).run(dry_run=dry_run)
+
+    @recorded("remove_unexisting_manifests")
+    def remove_unexisting_manifests(self, *, dry_run: bool = False) -> RemoveUnexistingManifestsResult:
+        """Commit the latest snapshot without the manifests it names that are gone, as one
+        OVERWRITE snapshot (Flink's ``remove_unexisting_manifests``; their rows are lost)."""
+        from paimon_core.operation.remove_unexisting_manifests import RemoveUnexistingManifests
+
+        return RemoveUnexistingManifests(self._table).run(dry_run=dry_run)
+
+    @recorded("purge_files")
+    def purge_files(self, *, dry_run: bool = False) -> PurgeFilesResult:
+        """Delete every branch, tag, consumer, row and file of the table, keeping it (empty) with
+        one snapshot (Java's ``purgeFiles``). ``dry_run`` lists what would go."""
+        from paimon_core.operation.purge_files import PurgeFiles
+
+        return PurgeFiles(self._table).run(dry_run=dry_run)
+
+    @recorded("repair_earliest_snapshot")
+    def repair_earliest_snapshot(self, snapshot_id: int, *, dry_run: bool = False) -> RepairEarliestSnapshotResult:
+        """Move the EARLIEST hint to ``snapshot_id``, the start of the contiguous snapshots
+        ending at the latest one (Java's ``SnapshotManager.repairEarliestSnapshot``)."""
+        from paimon_core.snapshot.earliest_repair import repair_earliest_snapshot
+
+        return repair_earliest_snapshot(self._table.snapshot_manager, snapshot_id, table=self._table.name, dry_run=dry_run)
+
+    def rewrite_file_index(self, partitions: str | Sequence[Mapping[str, str]] | None = None) -> NoReturn:
+        """Rebuild the data-file indexes (``file-index.*``): refused, paimon_core cannot write
+        Paimon's file-index format yet (see :mod:`paimon_core.operation.rewrite_file_index`)."""
+        from paimon_core.operation.rewrite_file_index import rewrite_file_index
+
+        rewrite_file_index(self._table, partitions)
 
     # --- compaction --------------------------------------------------------------------
     @recorded("compact")
@@ -205,6 +240,16 @@ class TableMaintenance:
 
         return mark_partition_done(self._table, partitions)
 
+    @recorded("drop_partition")
+    def drop_partition(
+        self, partitions: str | Sequence[str] | Sequence[Mapping[str, str]], *, dry_run: bool = False
+    ) -> DropPartitionResult:
+        """Drop partitions (``'dt=a,hh=1;dt=b'``, a list of such strings or of specs; partial specs
+        match every partition below them) in one OVERWRITE commit (Flink's ``drop_partition``)."""
+        from paimon_core.operation.partition_drop import drop_partitions
+
+        return drop_partitions(self._table, partitions, dry_run=dry_run)
+
     # --- tags --------------------------------------------------------------------------
     @recorded("create_tag")
     def create_tag(
@@ -224,6 +269,15 @@ class TableMaintenance:
         from paimon_core.tag.tag_operations import create_tag_from_timestamp
 
         return create_tag_from_timestamp(self._table, name, timestamp, time_retained=time_retained, dry_run=dry_run)
+
+    @recorded("create_tag_from_watermark")
+    def create_tag_from_watermark(
+        self, name: str, watermark: int, *, time_retained: Duration | None = None, dry_run: bool = False
+    ) -> Snapshot:
+        """Tag the first snapshot whose watermark is >= ``watermark`` (Flink's create_tag_from_watermark)."""
+        from paimon_core.tag.watermark_procedures import create_tag_from_watermark
+
+        return create_tag_from_watermark(self._table, name, watermark, time_retained=time_retained, dry_run=dry_run)
 
     @recorded("replace_tag")
     def replace_tag(
@@ -280,6 +334,13 @@ class TableMaintenance:
         from paimon_core.table.rollback_helper import RollbackHelper
 
         return RollbackHelper(self._table).rollback_to_timestamp(timestamp, dry_run=dry_run)
+
+    @recorded("rollback_to_watermark")
+    def rollback_to_watermark(self, watermark: int, *, dry_run: bool = False) -> RollbackResult:
+        """Roll back to the newest snapshot whose watermark is <= ``watermark``."""
+        from paimon_core.tag.watermark_procedures import rollback_to_watermark
+
+        return rollback_to_watermark(self._table, watermark, dry_run=dry_run)
 
     @recorded("rollback_to_as_latest")
     def rollback_to_as_latest(self, target: int | str, *, dry_run: bool = False) -> RollbackResult:

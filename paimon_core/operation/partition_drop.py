@@ -1,0 +1,141 @@
+"""Drop partitions (Flink's ``drop_partition`` procedure: ``BatchTableCommit.truncatePartitions``).
+
+``CALL sys.drop_partition('db.t', 'dt=2024-01-01', 'dt=2024-01-02,hh=3')``: one OVERWRITE
+snapshot deleting every live file of the named partitions, through the same commit as partition
+expiry (:meth:`FileStoreCommit.drop_partitions`, Java's ``dropPartitions``). A spec may name
+some of the partition keys (``dt=a`` of a ``(dt, hh)`` table drops every ``hh`` of ``dt=a``), as
+Java's predicate does; a null value is written as ``partition.default-name``.
+
+The specs are resolved against the latest snapshot into the partitions they match, and those are
+dropped (with ``dry_run``: listed). Ours refuses, changing nothing: an unpartitioned table, a key
+that is not a partition key, and a spec that matches no partition (a typo would otherwise commit
+an empty OVERWRITE). Nothing is deleted from storage: older snapshots and tags still read the
+dropped rows, and the files go with snapshot expiry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from paimon_core.exceptions import InvalidArgumentError
+from paimon_core.operation.partition_expire import ExpiredPartition
+from paimon_core.partition.partition_expire_strategy import PartitionEntry, partition_entries
+from paimon_core.results import _ToDict
+from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
+
+if TYPE_CHECKING:
+    from paimon_core.table.table import FileStoreTable
+
+__all__ = ["DropPartitionResult", "drop_partitions", "parse_partition_specs"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class DropPartitionResult(_ToDict):
+    """What ``drop_partition`` dropped (``dry_run``: would drop)."""
+
+    table: str
+    dry_run: bool
+    partitions: tuple[ExpiredPartition, ...] = ()
+    snapshot_id: int | None = None  # the OVERWRITE snapshot
+    commit_kind: str | None = None
+    deleted_files: int = 0
+    deleted_rows: int = 0
+    result: str = "Success"  # Java's procedure output
+
+
+def parse_partition_specs(partitions: str | Sequence[str] | Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
+    """``'dt=a,hh=1;dt=b'``, ``['dt=a,hh=1', 'dt=b']`` or a list of dicts -> specs."""
+    from paimon_core.operation.compact.compact_planner import parse_partitions
+
+    items: list[str | Mapping[str, str]] = [partitions] if isinstance(partitions, str) else list(partitions)
+    specs: list[dict[str, str]] = []
+    for item in items:
+        if isinstance(item, str):
+            specs.extend(dict(s) for s in parse_partitions(item))
+        elif isinstance(item, Mapping):
+            specs.append({str(k): str(v) for k, v in item.items()})
+        else:
+            raise InvalidArgumentError(f"A partition must be 'k=v[,k2=v2]' or a dict, got {item!r}", argument="partitions")
+    if not specs or any(not s for s in specs):
+        raise InvalidArgumentError(
+            f"drop-partition procedure must specify partitions (got {partitions!r})", argument="partitions"
+        )
+    return specs
+
+
+def _spec_text(spec: Mapping[str, str]) -> str:
+    return ",".join(f"{k}={v}" for k, v in spec.items())
+
+
+def drop_partitions(
+    table: FileStoreTable,
+    partitions: str | Sequence[str] | Sequence[Mapping[str, str]],
+    *,
+    dry_run: bool = False,
+) -> DropPartitionResult:
+    """Drop the partitions the specs match in one OVERWRITE commit (see the module docstring)."""
+    from paimon_core.operation.commit.committer import new_commit_user
+
+    keys = list(table.schema.partition_keys)
+    if not keys:
+        raise InvalidArgumentError(f"Table {table.name} is not partitioned: it has no partition to drop")
+    specs = parse_partition_specs(partitions)
+    for spec in specs:
+        unknown = [k for k in spec if k not in keys]
+        if unknown:
+            raise InvalidArgumentError(
+                f"Partition spec '{_spec_text(spec)}' names {unknown}, which are not partition keys of {table.name} "
+                f"(partition keys: {keys}); nothing was dropped",
+                argument="partitions",
+            )
+    default = table.options.partition_default_name
+    latest = table.snapshot_manager.latest_snapshot()
+    entries = table.new_file_store_scan().live_entries(latest) if latest is not None else []
+    parts = partition_entries(table, entries)
+
+    def spec_of(p: PartitionEntry) -> dict[str, str]:
+        return {k: default if v is None else v for k, v in zip(keys, p.values, strict=True)}
+
+    matched: dict[bytes, PartitionEntry] = {}
+    for spec in specs:
+        hits = [p for p in parts if all(spec_of(p)[k] == v for k, v in spec.items())]
+        if not hits:
+            raise InvalidArgumentError(
+                f"Partition '{_spec_text(spec)}' does not exist in {table.name} (no live file); nothing was dropped",
+                argument="partitions",
+                partition=_spec_text(spec),
+            )
+        for p in hits:
+            matched.setdefault(p.partition, p)
+    listed = tuple(
+        ExpiredPartition(
+            partition=", ".join(f"{k}={v}" for k, v in spec_of(p).items()),
+            spec=tuple(spec_of(p).items()),
+            record_count=p.record_count,
+            file_count=p.file_count,
+            file_size_in_bytes=p.file_size_in_bytes,
+        )
+        for p in sorted(matched.values(), key=lambda p: tuple(spec_of(p).values()))
+    )
+    result = DropPartitionResult(table=table.name, dry_run=dry_run, partitions=listed)
+    if dry_run:
+        return result
+    committer = table.new_file_store_commit(new_commit_user(table.options.get("commit.user-prefix")))
+    commit = committer.drop_partitions(list(matched), BATCH_COMMIT_IDENTIFIER, check_committed=False)
+    logger.info(
+        "Dropped %d partition(s) of %s in snapshot %s: %s",
+        len(listed), table.name, commit.snapshot_id, [p.partition for p in listed],
+    )  # fmt: skip
+    return dataclasses.replace(
+        result,
+        snapshot_id=commit.snapshot_id,
+        commit_kind=commit.commit_kind,
+        deleted_files=commit.deleted_files,
+        deleted_rows=commit.deleted_rows,
+    )

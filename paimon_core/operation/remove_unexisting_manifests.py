@@ -1,0 +1,181 @@
+"""Drop the manifests the latest snapshot names that are gone (Flink's ``remove_unexisting_manifests``
+procedure, ``RemoveUnexistingManifestsAction``): a repair for a table whose manifest file was lost.
+
+As Java: the manifests of the latest snapshot (base and delta lists) are checked; if none is
+missing nothing happens. Otherwise one new OVERWRITE snapshot ``latest + 1`` is published
+(``FileStoreCommitImpl.replaceManifestList``) whose base manifest list holds every manifest that
+still exists, whose delta list is empty, and whose record count is what those manifests add up to
+(ADD rows minus DELETE rows); schema, index manifest, watermark, statistics, properties and
+``nextRowId`` are the latest snapshot's. The rows the lost manifests held are no longer in the
+table (they could not be read anyway). Older snapshots and tags are unchanged.
+
+``dry_run`` lists the missing manifests and changes nothing. A manifest list that is itself
+missing cannot be repaired this way (Java fails too): :class:`MetadataFileNotFoundError`. A commit
+landing meanwhile makes it fail with :class:`CommitConflictError` ("snapshot conflict") and
+nothing changed.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from paimon_core.exceptions import CommitConflictError, CommitStateUnknownError, MetadataFileNotFoundError
+from paimon_core.manifest.entries import FileKind
+from paimon_core.manifest.manifest_list import write_manifest_list
+from paimon_core.results import _ToDict
+from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER, CommitKind, Snapshot
+from paimon_core.version import WRITER_VERSION
+
+if TYPE_CHECKING:
+    from paimon_core.manifest.entries import ManifestFileMeta
+    from paimon_core.table.table import FileStoreTable
+
+__all__ = ["RemoveUnexistingManifests", "RemoveUnexistingManifestsResult"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RemoveUnexistingManifestsResult(_ToDict):
+    """What ``remove_unexisting_manifests`` dropped (``dry_run``: would drop)."""
+
+    table: str
+    dry_run: bool
+    latest_snapshot_id: int | None = None  # the snapshot checked
+    manifests: int = 0  # manifests it names
+    missing_manifests: tuple[str, ...] = ()
+    lost_records: int = 0  # records of the latest snapshot the missing manifests held
+    snapshot_id: int | None = None  # the new OVERWRITE snapshot; None: nothing missing, or dry run
+    commit_kind: str | None = None
+    result: str = "Success"  # Java's procedure output
+
+
+class RemoveUnexistingManifests:
+    """Repairs the latest snapshot of one table (see the module docstring)."""
+
+    def __init__(self, table: FileStoreTable) -> None:
+        self.table = table
+
+    def _lists(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
+        scan = self.table.new_file_store_scan()
+        out: list[ManifestFileMeta] = []
+        for name in (snapshot.base_manifest_list, snapshot.delta_manifest_list):
+            path = self.table.paths.manifest_path(name)
+            try:
+                out += scan.read_list(name)
+            except FileNotFoundError:
+                raise MetadataFileNotFoundError(
+                    f"Manifest list {path} of snapshot {snapshot.id} of {self.table.name} is missing: "
+                    "remove_unexisting_manifests can only drop missing manifests (nothing changed)",
+                    path=path,
+                    snapshot_id=snapshot.id,
+                ) from None
+        return out
+
+    def run(self, *, dry_run: bool = False) -> RemoveUnexistingManifestsResult:
+        table = self.table
+        latest = table.snapshot_manager.latest_snapshot()
+        if latest is None:
+            return RemoveUnexistingManifestsResult(table.name, dry_run)
+        metas = self._lists(latest)
+        file_io, paths = table.file_io, table.paths
+        present = [file_io.exists(paths.manifest_path(m.file_name)) for m in metas]
+        existing = [m for m, ok in zip(metas, present, strict=True) if ok]
+        missing = tuple(m.file_name for m, ok in zip(metas, present, strict=True) if not ok)
+        scan = table.new_file_store_scan()
+        records = 0
+        for m in existing:
+            for e in scan.read_manifest(m):
+                records += e.file.row_count if e.kind == FileKind.ADD else -e.file.row_count
+        result = RemoveUnexistingManifestsResult(
+            table=table.name,
+            dry_run=dry_run,
+            latest_snapshot_id=latest.id,
+            manifests=len(metas),
+            missing_manifests=missing,
+            lost_records=max(0, (latest.total_record_count or 0) - records) if missing else 0,
+        )
+        if dry_run or not missing:
+            return result
+        for name in missing:
+            logger.warning("Drop manifest file: %s (of %s)", name, table.name)
+        new_id = self._commit(latest, existing, records)
+        return RemoveUnexistingManifestsResult(
+            table=table.name,
+            dry_run=False,
+            latest_snapshot_id=latest.id,
+            manifests=len(metas),
+            missing_manifests=missing,
+            lost_records=result.lost_records,
+            snapshot_id=new_id,
+            commit_kind=CommitKind.OVERWRITE.value,
+        )
+
+    def _commit(self, latest: Snapshot, existing: list[ManifestFileMeta], records: int) -> int:
+        table = self.table
+        file_io, paths = table.file_io, table.paths
+        commit_user = f"Repair-table-{uuid.uuid4()}"
+        written: list[str] = []
+        try:
+            base_list = paths.new_manifest_list_name()
+            written.append(base_list)
+            base_size = write_manifest_list(file_io, paths.manifest_path(base_list), existing)
+            delta_list = paths.new_manifest_list_name()
+            written.append(delta_list)
+            delta_size = write_manifest_list(file_io, paths.manifest_path(delta_list), [])
+        except BaseException:
+            self._cleanup(written)
+            raise
+        snapshot = Snapshot(
+            id=latest.id + 1,
+            schema_id=latest.schema_id,
+            base_manifest_list=base_list,
+            base_manifest_list_size=base_size,
+            delta_manifest_list=delta_list,
+            delta_manifest_list_size=delta_size,
+            index_manifest=latest.index_manifest,
+            commit_user=commit_user,
+            writer_version=WRITER_VERSION,
+            commit_identifier=BATCH_COMMIT_IDENTIFIER,
+            commit_kind=CommitKind.OVERWRITE,
+            time_millis=table.clock.now_millis(),
+            total_record_count=records,
+            delta_record_count=0,
+            watermark=latest.watermark,
+            statistics=latest.statistics,
+            properties=dict(latest.properties) if latest.properties else None,
+            next_row_id=latest.next_row_id,
+        )
+        try:
+            published = table.new_file_store_commit(commit_user).snapshot_commit.commit(snapshot)
+        except Exception as e:
+            landed = table.snapshot_manager.try_snapshot(snapshot.id)
+            if landed is not None and landed.commit_user == commit_user:
+                return snapshot.id
+            if landed is not None:
+                self._cleanup(written)
+                raise
+            raise CommitStateUnknownError(
+                f"Publishing snapshot {snapshot.id} of {table.name} (remove_unexisting_manifests) failed: "
+                f"{type(e).__name__}: {e}; it may still land: its manifest lists were kept, check the table",
+                snapshot_id=snapshot.id,
+            ) from e
+        if not published:
+            self._cleanup(written)
+            raise CommitConflictError(
+                f"Failed, snapshot conflict, maybe multiple jobs is running to commit snapshots: snapshot "
+                f"{snapshot.id} of {table.name} was committed meanwhile; nothing was changed, retry",
+                snapshot_id=snapshot.id,
+            )
+        logger.info("Committed snapshot %d of %s without its missing manifests", snapshot.id, table.name)
+        return snapshot.id
+
+    def _cleanup(self, names: list[str]) -> None:
+        for name in names:
+            try:
+                self.table.file_io.delete(self.table.paths.manifest_path(name))
+            except OSError as e:  # pragma: no cover - best effort; orphan clean removes leftovers
+                logger.warning("Could not delete unused manifest list %s: %s", name, e)

@@ -271,3 +271,81 @@ def test_pypaimon_reads_a_table_created_through_the_checks(local_warehouse: str,
         t.write_arrow(pa.table({"k": pa.array([1, 2], pa.int32()), "q": pa.array([i, i], pa.int32()), "v": [f"a{i}", "b"]}))
     got = pypaimon.read(local_warehouse, "db.t").sort_by("k").to_pylist()
     assert got == [{"k": 1, "q": 3, "v": "a3"}, {"k": 2, "q": 3, "v": "b"}]
+
+
+# --- options every later write would fail on (issue 27, item 8) ---------------------------------
+
+#: (options, the text the error must hold); refused on primary-key and append tables alike
+WRITE_BAD: list[tuple[dict[str, str], str]] = [
+    ({"num-levels": "1"}, r"'num-levels' = '1': Number of levels must be at least 2\."),
+    ({"num-levels": "0"}, r"'num-levels' = '0': Number of levels must be at least 2\."),
+    ({"num-sorted-run.compaction-trigger": "0"}, r"'num-sorted-run.compaction-trigger' = '0': must be 1 or more"),
+    ({"num-sorted-run.compaction-trigger": "-2"}, r"'num-sorted-run.compaction-trigger' = '-2': must be 1 or more"),
+    (
+        {"num-sorted-run.compaction-trigger": "5", "num-sorted-run.stop-trigger": "3"},
+        r"'num-sorted-run.stop-trigger' \(3\) should not be smaller than 'num-sorted-run.compaction-trigger' \(5\)",
+    ),
+    ({"num-sorted-run.stop-trigger": "4"}, r"'num-sorted-run.stop-trigger' \(4\) should not be smaller than .*\(5\)"),
+    ({"write-buffer-size": "0"}, r"'write-buffer-size' = '0': must be more than 0 bytes"),
+    ({"write-buffer-size": "0 kb"}, r"'write-buffer-size' = '0 kb': must be more than 0 bytes"),
+    ({"page-size": "0"}, r"'page-size' = '0': must be more than 0 bytes"),
+    ({"data-file.external-paths": "ext/dir"}, r"'ext/dir' is a relative path \(Java: \"scheme should not be null"),
+    ({"data-file.external-paths": "./ext"}, r"'\./ext' is a relative path"),
+    ({"data-file.external-paths": "/data/ext, ext2"}, r"'ext2' is a relative path"),
+    ({"data-file.external-paths": "file:ext"}, r"'file:ext' is a relative path; it would resolve"),
+]
+WRITE_GOOD: list[dict[str, str]] = [
+    {"num-levels": "2"},
+    {"num-sorted-run.compaction-trigger": "1"},
+    {"num-sorted-run.compaction-trigger": "1", "num-levels": "2"},
+    {"num-sorted-run.compaction-trigger": "3", "num-sorted-run.stop-trigger": "3"},
+    {"num-sorted-run.stop-trigger": "5"},
+    {"write-buffer-size": "1 b"},
+    {"page-size": "1 b"},
+    {"data-file.external-paths": "{ext}"},
+    {"data-file.external-paths": "file://{ext},s3://bucket/ext"},
+]
+
+
+def _pk_opts(pk: bool) -> dict[str, str]:
+    return {"bucket": "1"} if pk else {}
+
+
+@pytest.mark.parametrize("pk", [True, False], ids=["pk", "append"])
+@pytest.mark.parametrize(("options", "match"), WRITE_BAD)
+def test_options_every_write_would_fail_on_are_refused_at_create_and_alter(
+    cat: FileSystemCatalog, options: dict[str, str], match: str, pk: bool
+) -> None:
+    keys = ["k"] if pk else []
+    with pytest.raises(InvalidOptionError, match=match):
+        cat.create_table("db.bad", SCHEMA, primary_keys=keys, options={**_pk_opts(pk), **options})
+    assert not cat.table_exists("db.bad")
+    t = cat.create_table("db.t", SCHEMA, primary_keys=keys, options=_pk_opts(pk))
+    t.write_arrow(_rows())
+    with pytest.raises(InvalidOptionError, match=match):
+        cat.alter_table("db.t", [SetOption(k, v) for k, v in options.items()])
+    after = cat.get_table("db.t")
+    assert t.schema_manager.list_ids() == [0] and after.schema.options == t.schema.options
+    assert after.write_arrow(_rows(5)).snapshot_id == 2  # the table still takes writes
+    assert after.to_arrow().num_rows == (5 if pk else 8)
+
+
+@pytest.mark.parametrize("pk", [True, False], ids=["pk", "append"])
+@pytest.mark.parametrize("options", WRITE_GOOD, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
+def test_boundary_values_are_accepted_and_writes_work(
+    cat: FileSystemCatalog, options: dict[str, str], pk: bool, tmp_path: Any
+) -> None:
+    ext = str(tmp_path / "ext")
+    opts = {k: v.format(ext=ext) for k, v in options.items()}
+    keys = ["k"] if pk else []
+    t = cat.create_table("db.c", SCHEMA, primary_keys=keys, options={**_pk_opts(pk), **opts})
+    a = cat.create_table("db.a", SCHEMA, primary_keys=keys, options=_pk_opts(pk))
+    a.write_arrow(_rows())
+    a = cat.alter_table("db.a", [SetOption(k, v) for k, v in opts.items()])
+    for table, before in ((t, 0), (a, 3)):
+        for i in range(3):
+            table.write_arrow(_rows(4 + i))
+        if pk:
+            table.compact()
+        got = table.to_arrow()
+        assert got.num_rows == (6 if pk else before + 4 + 5 + 6), opts

@@ -257,6 +257,7 @@ class TableScan:
                 # (MergeTreeSplitGenerator: no level-0 file and no file with delete rows).
                 raw = (
                     incremental
+                    or bucket == POSTPONE_BUCKET  # Java's createNoMergeReader: sequence numbers restart per writer
                     or (dv_enabled and all(f.level != 0 and not f.delete_row_count for f in files))
                     or self._non_overlapping(files)
                 )

@@ -265,3 +265,33 @@ def test_concurrent_compactions_conflict_and_appends_survive(pypaimon_peer: Peer
     assert _table(wh).compact().snapshot_id == 7
     assert _ours(wh) == pending == _state(peer.read(wh, "db.t"))
     assert _layout(wh) == ({"dt=a": {2}, "dt=b": {2}}, 0)
+
+
+def test_the_maintenance_planner_compacts_pending_postpone_files(pypaimon_peer: Peer, warehouse: str) -> None:
+    from paimon_core.maintenance.executor import execute_action
+    from paimon_core.maintenance.planner import plan_table
+    from paimon_core.maintenance.settings import MaintenanceSettings
+    from paimon_core.maintenance.table_state import collect_table_state
+
+    wh, peer = warehouse, pypaimon_peer
+    peer.create_table(wh, "db.t", SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"], options=OPTIONS)
+    model: Model = {}
+    _upsert(peer, wh, model, [(d, k) for d in "ab" for k in range(20)], "c1")
+    _upsert(peer, wh, model, [("a", k) for k in range(5)], "c2")
+    now = _table(wh).latest_snapshot().time_millis + 1000  # type: ignore[union-attr]
+    settings = MaintenanceSettings.from_mapping({})
+
+    def compact_need() -> Any:
+        state = collect_table_state(_table(wh), now_millis=now)
+        return plan_table(state, settings, now_millis=now, last_success={})
+
+    plan = compact_need()
+    action = plan.action("compact")
+    assert action is not None and action.urgent and "bucket-postpone" in action.reason, plan
+    result = execute_action(_table(wh), "compact", action.args, commit_user="maint-1", now_millis=now)
+    assert result["snapshot_id"] == 3 and result["strategy"] == "postpone"
+    assert _ours(wh) == model == _state(peer.read(wh, "db.t"))
+    # the same run again (a retried task): already committed, nothing written
+    again = execute_action(_table(wh), "compact", action.args, commit_user="maint-1", now_millis=now)
+    assert again["already_committed"] and _table(wh).latest_snapshot().id == 3  # type: ignore[union-attr]
+    assert compact_need().skipped_reasons["compact"].startswith("no postpone files (bucket = -2)")

@@ -10,7 +10,8 @@ options (``file-index.bloom-filter.columns``, ``file-index.bitmap.columns``,
 ``file-index.<type>.<column>.<option>``; set them with ALTER TABLE first). paimon_core cannot write
 Paimon's file-index format yet: after checking the table, the partitions and those options, the job
 refuses (exit 1) with an error naming the missing feature, and changes nothing
-(:mod:`paimon_core.operation.rewrite_file_index`). Run it in Flink or Spark meanwhile.
+(:mod:`paimon_core.operation.rewrite_file_index`); run it in Flink or Spark meanwhile. Only when no
+index is configured and no file has one (Java's rewrite would change nothing) it succeeds, saying so.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from paimon_core.table.table import FileStoreTable
-from spark_jobs.common.procedure import Param, ProcedureArgs, parse_procedure_args, run_procedure
+from spark_jobs.common.procedure import Param, ProcedureArgs, parse_procedure_args, result_dict, run_procedure
 
 __all__ = ["JOB", "PARAMS", "call", "main", "parse_args"]
 
@@ -33,8 +34,7 @@ def parse_args(argv: Sequence[str]) -> ProcedureArgs:
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
-    """Always raises: the core call refuses (see the module docstring)."""
-    table.rewrite_file_index(args.get("partitions"))
+    return result_dict(table.rewrite_file_index(args.get("partitions")))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

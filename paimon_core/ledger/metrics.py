@@ -120,6 +120,11 @@ _METRICS: dict[str, Callable[[Result], dict[str, int | None]]] = {
     "rescale": lambda r: {"files_read": _int(r, "files_before"), "rows_written": _int(r, "rows")},
     "merge_into": _merge_into,
     "migrate_table": lambda r: {"files_written": _int(r, "files"), "rows_written": _int(r, "rows")},
+    "drop_partition": lambda r: {"files_deleted": _int(r, "deleted_files")},
+    "purge_files": lambda r: {
+        "files_deleted": _int(r, "deleted_data_files", "deleted_manifest_files", "deleted_orphan_files"),
+        "bytes_deleted": _int(r, "deleted_bytes"),
+    },
 }
 
 
@@ -161,7 +166,15 @@ def _changed(action: str, r: Result) -> bool:
         return bool(r.get("deleted")) or r.get("previous_next_snapshot_id") != r.get("next_snapshot_id")
     if action == "delete_branch":
         return bool(r.get("deleted_branches"))
-    if action in ("rollback_to", "rollback_to_timestamp"):
+    if action == "repair":
+        return False  # a filesystem catalog has no metastore to sync
+    if action in ("drop_partition", "merge_branch", "remove_unexisting_manifests"):
+        return r.get("snapshot_id") is not None
+    if action == "repair_earliest_snapshot":
+        return r.get("previous_earliest_snapshot_id") != r.get("current_earliest_snapshot_id")
+    if action == "rewrite_file_index":
+        return int(r.get("rewritten_files") or 0) > 0
+    if action in ("rollback_to", "rollback_to_timestamp", "rollback_to_watermark"):
         return bool(
             r.get("deleted_snapshot_ids") or r.get("deleted_tags") or r.get("deleted_changelogs")
         ) or (r.get("previous_snapshot_id") != r.get("current_snapshot_id"))

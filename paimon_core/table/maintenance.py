@@ -13,7 +13,7 @@ Airflow operator) adds to that action's row instead.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, NoReturn, cast
+from typing import TYPE_CHECKING, cast
 
 from paimon_core.ledger.recorder import recorded
 
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from paimon_core.operation.purge_files import PurgeFilesResult
     from paimon_core.operation.remove_unexisting_files import RemoveUnexistingFilesResult
     from paimon_core.operation.remove_unexisting_manifests import RemoveUnexistingManifestsResult
+    from paimon_core.operation.rewrite_file_index import RewriteFileIndexResult
     from paimon_core.operation.tag_deletion import DeleteTagResult
     from paimon_core.partition.mark_done import MarkPartitionDoneResult
     from paimon_core.snapshot.earliest_repair import RepairEarliestSnapshotResult
@@ -138,12 +139,16 @@ class TableMaintenance:
 
         return repair_earliest_snapshot(self._table.snapshot_manager, snapshot_id, table=self._table.name, dry_run=dry_run)
 
-    def rewrite_file_index(self, partitions: str | Sequence[Mapping[str, str]] | None = None) -> NoReturn:
-        """Rebuild the data-file indexes (``file-index.*``): refused, paimon_core cannot write
-        Paimon's file-index format yet (see :mod:`paimon_core.operation.rewrite_file_index`)."""
+    @recorded("rewrite_file_index")
+    def rewrite_file_index(
+        self, partitions: str | Sequence[Mapping[str, str]] | None = None
+    ) -> RewriteFileIndexResult:
+        """Rebuild the data-file indexes (``file-index.*``): refused when there is an index to
+        write or drop, paimon_core cannot write Paimon's file-index format yet (see
+        :mod:`paimon_core.operation.rewrite_file_index`)."""
         from paimon_core.operation.rewrite_file_index import rewrite_file_index
 
-        rewrite_file_index(self._table, partitions)
+        return rewrite_file_index(self._table, partitions)
 
     # --- compaction --------------------------------------------------------------------
     @recorded("compact")

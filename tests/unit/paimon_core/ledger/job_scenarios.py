@@ -81,6 +81,21 @@ def _merge_source(c: FileSystemCatalog) -> None:
     c.create_table("db.src", rows(0, 1).schema).write_arrow(rows(0, 5))
 
 
+def _watermarks(c: FileSystemCatalog) -> None:
+    """Two more commits of db.t, with watermarks 1000 and 2000 (snapshots 7 and 8)."""
+    t = c.get_table("db.t")
+    for i, wm in enumerate((1000, 2000)):
+        write = t.new_batch_write_builder().new_write()
+        write.write_arrow(rows(500 + 10 * i, 3))
+        t.new_file_store_commit(f"wm-{i}").commit(write.prepare_commit(), 2**63 - 1, watermark=wm)
+
+
+def _branch_at_1(c: FileSystemCatalog) -> None:
+    t = c.get_table("db.t")
+    t.create_tag("b0", 1)
+    t.create_branch("b", "b0")
+
+
 SCENARIOS: dict[str, JobScenario] = {
     "ingest": JobScenario(lambda w: ["--source", os.path.join(os.path.dirname(w), "none")], None, spark=True),
     "compact": JobScenario(lambda w: ["--mode", "local"], "success"),
@@ -135,6 +150,20 @@ SCENARIOS: dict[str, JobScenario] = {
         lambda w: ["--branch", "b"], "success", setup=lambda c: c.get_table("db.t").create_branch("b")
     ),
     "fast_forward": JobScenario(lambda w: ["--branch", "b", "--dry-run"], "dry_run", setup=_branch_from_tag),
+    "rename_branch": JobScenario(
+        lambda w: ["--from_branch", "b", "--to_branch", "b2"], "success", setup=lambda c: c.get_table("db.t").create_branch("b")
+    ),
+    "merge_branch": JobScenario(lambda w: ["--source_branch", "b"], "no_op", setup=_branch_at_1),
+    "purge_files": JobScenario(lambda w: ["--dry-run"], "dry_run"),
+    "repair": JobScenario(lambda w: ["--database_or_table", "db.t"], "no_op", table_flag=False),
+    "repair_earliest_snapshot": JobScenario(lambda w: ["--snapshot_id", "1"], "no_op"),
+    "create_tag_from_watermark": JobScenario(
+        lambda w: ["--tag", "w", "--watermark", "1500"], "success", setup=_watermarks
+    ),
+    "rollback_to_watermark": JobScenario(lambda w: ["--watermark", "1500"], "success", setup=_watermarks),
+    "drop_partition": JobScenario(lambda w: ["--partitions", "dt=2024-01-01"], "success"),
+    "remove_unexisting_manifests": JobScenario(lambda w: [], "no_op"),
+    "rewrite_file_index": JobScenario(lambda w: [], "no_op"),
 }
 
 

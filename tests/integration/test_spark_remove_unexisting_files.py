@@ -85,7 +85,7 @@ def test_remove_unexisting_files_dry_run_then_repair(
     ("args", "code", "needle"),
     [
         (["--dry-run", "maybe"], EXIT_USAGE, "true or false"),
-        (["--parallelism", "0"], EXIT_FAILURE, "parallelism"),
+        (["--parallelism", "0"], EXIT_USAGE, "parallelism"),  # the shared argument rules: exit 2
         (["--parallelism", "lots"], EXIT_USAGE, "integer"),
         (["false", "2", "extra"], EXIT_USAGE, "too many"),
     ],

@@ -12,6 +12,7 @@ Paimon's file-index format yet: after checking the table, the partitions and tho
 refuses (exit 1) with an error naming the missing feature, and changes nothing
 (:mod:`paimon_core.operation.rewrite_file_index`); run it in Flink or Spark meanwhile. Only when no
 index is configured and no file has one (Java's rewrite would change nothing) it succeeds, saying so.
+Driver-only, no Spark session. Prints one JSON line.
 """
 
 from __future__ import annotations

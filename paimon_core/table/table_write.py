@@ -71,9 +71,12 @@ class BucketWriter(Protocol):
 class TableWrite:
     """Writes Arrow data into new files of one table; nothing is visible until committed."""
 
-    def __init__(self, table: FileStoreTable, *, overwrite: OverwriteSpec | None = None) -> None:
+    def __init__(
+        self, table: FileStoreTable, *, overwrite: OverwriteSpec | None = None, commit_user: str | None = None
+    ) -> None:
         """``overwrite``: the overwrite this write feeds (dynamic-bucket tables then start their
-        bucket index empty, as Java's overwrite does; the commit drops the old index files)."""
+        bucket index empty, as Java's overwrite does; the commit drops the old index files).
+        ``commit_user``: names the ``bucket-postpone`` files of postpone-bucket tables."""
         schema = table.schema
         self.table = table
         self.schema = schema
@@ -84,18 +87,26 @@ class TableWrite:
         check_supported_options(opts, action=f"write table {table.name}")
         check_maintenance_options(self.options, table=table.name)
         self.has_pk = bool(schema.primary_keys)
-        self.bucket_mode = self.options.bucket  # -1: unaware/dynamic; > 0: fixed buckets
-        if self.has_pk and self.bucket_mode < -1:
-            raise InvalidArgumentError(
-                f"Table {table.name}: postpone-bucket tables (bucket={self.bucket_mode}) cannot be written here: "
-                "Java writes them into 'bucket-postpone' and only its compaction assigns buckets. Use "
-                "bucket = -1 (dynamic) or a fixed bucket count, or write this table with Flink/Spark"
-            )
+        self.bucket_mode = self.options.bucket  # -1: unaware/dynamic; > 0: fixed buckets; -2: postpone
         from paimon_core.crosspartition.setup import is_cross_partition
 
         self.cross_partition = is_cross_partition(list(schema.primary_keys), list(schema.partition_keys))
+        #: postpone-bucket table (bucket = -2): rows go to 'bucket-postpone' as they came (Java's
+        #: PostponeBucketFileStoreWrite); the postpone compaction assigns their buckets
+        self.postpone = self.has_pk and self.bucket_mode == -2
+        self.postpone_prefix: str | None = None
+        if self.postpone:
+            if self.cross_partition:
+                raise InvalidArgumentError(
+                    f"Table {table.name}: a postpone-bucket table (bucket = -2) whose primary key does not "
+                    "contain the partition keys cannot be written here"
+                )
+            from paimon_core.operation.commit.committer import new_commit_user
+            from paimon_core.postpone.postpone_bucket_writer import postpone_file_prefix
+
+            self.postpone_prefix = postpone_file_prefix(self.options.data_file_prefix, commit_user or new_commit_user())
         self.dynamic = self.has_pk and self.bucket_mode == -1
-        self.total_buckets = self.bucket_mode if self.bucket_mode > 0 else -1
+        self.total_buckets = self.bucket_mode if self.bucket_mode > 0 or self.postpone else -1
         self.paths = PathFactory(
             table.path, data_file_prefix=self.options.data_file_prefix, file_format=self.options.file_format
         )
@@ -270,14 +281,14 @@ class TableWrite:
             if self.dynamic:
                 self._write_dynamic(EMPTY_ROW, "", table, kinds)
             else:
-                self._write_group(EMPTY_ROW, "", 0, table, kinds)
+                self._write_group(EMPTY_ROW, "", self.total_buckets if self.postpone else 0, table, kinds)
             return
         key_columns = [table.column(k) for k in keys]
         part_types = [f.type for f in self.partition_fields]
         for group in split_rows(table, keys, buckets):
             first, rows = group.first, group.rows
             values = [arrow_scalar_to_internal(key_columns[i][first], f.type) for i, f in enumerate(self.partition_fields)]
-            bucket = int(buckets[first]) if buckets is not None else 0
+            bucket = int(buckets[first]) if buckets is not None else (self.total_buckets if self.postpone else 0)
             part, part_kinds = table, kinds
             if rows is not None:
                 part, part_kinds = table.take(rows), (kinds.take(rows) if kinds is not None else None)
@@ -330,9 +341,27 @@ class TableWrite:
             "options": self.table_options,
             "target_file_size": self.target_file_size,
             "schema_id": self.schema.id,
-            "first_sequence_number": self._restore_sequence(partition, bucket),
+            "first_sequence_number": 0 if self.postpone else self._restore_sequence(partition, bucket),
         }
-        if self.has_pk:
+        if self.postpone:
+            from paimon_core.postpone.postpone_bucket_writer import POSTPONE_FILE_FORMAT, PostponeBucketWriter
+
+            assert self.postpone_prefix is not None
+            no_stats = {**self.table_options, "metadata.stats-mode": "none"}
+            common.update(file_format=POSTPONE_FILE_FORMAT, options=no_stats)
+            w = PostponeBucketWriter(
+                file_prefix=self.postpone_prefix,
+                key_fields=self.key_fields,
+                value_fields=list(self.schema.fields),
+                merge_function=self.merge_function,
+                sequence_fields=self.sequence_fields,
+                sequence_descending=self.sequence_descending,
+                buffer_size=self.buffer_size,
+                key_stats_modes=self.key_stats_modes,
+                value_stats_modes=stats_modes_for(list(self.schema.fields), no_stats),
+                **common,
+            )
+        elif self.has_pk:
             from paimon_core.mergetree.writer import MergeTreeWriter
 
             w = MergeTreeWriter(

@@ -295,3 +295,37 @@ def test_the_maintenance_planner_compacts_pending_postpone_files(pypaimon_peer: 
     again = execute_action(_table(wh), "compact", action.args, commit_user="maint-1", now_millis=now)
     assert again["already_committed"] and _table(wh).latest_snapshot().id == 3  # type: ignore[union-attr]
     assert compact_need().skipped_reasons["compact"].startswith("no postpone files (bucket = -2)")
+
+
+def test_we_write_bucket_postpone_as_java_and_peers_read_after_compaction(
+    pypaimon_peer: Peer, rust_peer: Peer, warehouse: str
+) -> None:
+    """Our writer on a postpone-bucket table (Java's ``PostponeBucketFileStoreWrite``): Avro files
+    in ``bucket-postpone``, rows as they came (unmerged, sequence numbers from 0), named by
+    writer (``-u-<user>-s-<write id>-w-``); invisible until compacted, with pypaimon's writes in
+    between."""
+    import re
+
+    wh, peer = warehouse, pypaimon_peer
+    peer.create_table(wh, "db.t", SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"], options=OPTIONS)
+    model: Model = {}
+    t = _table(wh)
+    ours = _rows([*[(d, k) for d in "ab" for k in range(10)], ("a", 3)], "w1")  # ("a", 3) twice
+    t.write_arrow(ours)
+    for d, k, v in zip(ours.column("dt").to_pylist(), ours.column("id").to_pylist(), ours.column("v").to_pylist(), strict=True):
+        model[(d, k)] = v
+    _upsert(peer, wh, model, [("a", k) for k in range(5)], "p2")
+    _table(wh).write_arrow(pa.table({"id": [7, 8], "dt": ["b", "b"], "v": [None, None], "op": ["-D", "-D"]}, schema=SCHEMA))
+    model.pop(("b", 7))
+    model.pop(("b", 8))
+    entries = _table(wh).new_file_store_scan().live_entries(_table(wh).latest_snapshot())
+    mine = [e for e in entries if "-u-" in e.file.file_name and e.file.file_name.endswith(".avro")]
+    assert len(mine) == len(entries) and all(e.bucket == e.total_buckets == -2 and e.file.level == 0 for e in entries)
+    pattern = re.compile(r"^data--u-[0-9a-f-]+-s-\d+-w-[0-9a-f-]+-\d+\.avro$")
+    assert all(pattern.match(e.file.file_name) for e in entries), [e.file.file_name for e in entries]
+    assert all(e.file.min_sequence_number == 0 for e in entries)  # every writer's sequence starts at 0
+    assert sorted(e.file.row_count for e in entries) == [2, 5, 10, 11]  # unmerged: ("a", 3) twice
+    assert _ours(wh) == {} == _state(peer.read(wh, "db.t"))
+    assert _merge_on_read(wh) == model
+    assert _table(wh).compact().snapshot_id == 4
+    assert _ours(wh) == model == _state(peer.read(wh, "db.t")) == _state(rust_peer.read(wh, "db.t"))

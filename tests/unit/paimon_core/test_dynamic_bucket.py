@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from paimon_core import FileSystemCatalog, InvalidArgumentError
+from paimon_core import FileSystemCatalog
 from paimon_core.bucket import bucket_hashes, hash_bytes_by_words
 from paimon_core.data.binary_row import binary_row_bytes
 from paimon_core.exceptions import InvalidOptionError
@@ -191,11 +191,14 @@ def test_bad_dynamic_bucket_options(catalog: FileSystemCatalog, options: dict[st
     assert not catalog.table_exists("db.bad")
 
 
-def test_postpone_bucket_refused_clearly(catalog: FileSystemCatalog) -> None:
+def test_postpone_bucket_rows_wait_in_bucket_postpone_until_compacted(catalog: FileSystemCatalog) -> None:
     t = catalog.create_table("db.p", _rows([0], 0).schema, primary_keys=["id"], options={"bucket": "-2"})
-    with pytest.raises(InvalidArgumentError, match="bucket-postpone"):
-        t.write_arrow(_rows([1], 0.0))
-    assert t.latest_snapshot() is None
+    t.write_arrow(_rows([1], 0.0))
+    entries = t.new_file_store_scan().live_entries(t.latest_snapshot())
+    assert [(e.bucket, e.total_buckets) for e in entries] == [(-2, -2)]
+    assert t.to_arrow().num_rows == 0  # Java's rule: only real buckets are read
+    t.compact()
+    assert t.to_arrow().num_rows == 1
 
 
 def _dyn_table(catalog: FileSystemCatalog, name: str = "db.o"):  # type: ignore[no-untyped-def]

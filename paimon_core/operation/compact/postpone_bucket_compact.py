@@ -322,14 +322,16 @@ def _compact_level0_buckets(rewrite: FileStoreTable, task: PostponePartitionTask
 def _as_compaction(table: FileStoreTable, m: CommitMessage, *, delete_consumed: bool = True) -> CommitMessage:
     """Java's ``BucketFiles``: a writer's message as a compaction result. New files become
     compact-after; a new file a compaction consumed again is neither before nor after (and is
-    deleted: nothing references it); changelog and index files go to the compact increment."""
+    deleted: nothing references it), unless the compaction upgraded it (then it is after, on its
+    new level); changelog and index files go to the compact increment."""
     new = {f.file_name: f for f in m.new_files}
     consumed = {f.file_name for f in m.compact_before if f.file_name in new}
     before = tuple(f for f in m.compact_before if f.file_name not in new)
     after = tuple(f for f in m.new_files if f.file_name not in consumed) + tuple(m.compact_after)
-    if delete_consumed and consumed:
+    upgraded = {f.file_name for f in m.compact_after}  # an upgrade keeps the file, on a higher level
+    if delete_consumed and consumed - upgraded:
         bucket_path = table.bucket_path(m.partition, m.bucket)
-        for name in consumed:
+        for name in consumed - upgraded:
             f = new[name]
             table.file_io.delete(f.external_path or f"{bucket_path}/{name}")
     return CommitMessage(

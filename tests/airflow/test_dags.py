@@ -26,6 +26,7 @@ DAG_IDS = {
     "paimon_manage_tags",
     "paimon_clear_consumers",
     "paimon_remove_unexisting_files",
+    "paimon_table_admin",
     "paimon_tags",
 }
 

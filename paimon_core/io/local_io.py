@@ -20,9 +20,12 @@ from typing import IO
 
 import pyarrow.fs as pafs
 
+from paimon_core.exceptions import UnsafePathError
 from paimon_core.io.file_io import FileIO, FileStatus
 from paimon_core.io.uri import local_path
 
+#: ``<db>.db/<table>``: the directories below a warehouse that may be links; deeper is inside a table.
+TABLE_DEPTH = 2
 #: Per thread: the final paths written inside :meth:`LocalFileIO.durable_together`, to fsync at its end.
 _DEFERRED = threading.local()
 _SYNC_POOL: ThreadPoolExecutor | None = None
@@ -61,15 +64,48 @@ class LocalFileIO(FileIO):
     atomic_publish_is_safe = True
     publish_taken_is_definite = True
 
+    def __init__(self, warehouse: str | None = None) -> None:
+        #: With a warehouse, nothing inside a table directory (``<warehouse>/<db>.db/<table>/...``)
+        #: is written, deleted or moved through a symbolic link: following one would change the
+        #: files of the directory it points to (another table's, anyone's). The warehouse, its
+        #: database and table directories themselves may be links (mounted elsewhere).
+        self.warehouse = os.path.abspath(local_path(warehouse)) if warehouse else None
+
     def __getstate__(self) -> dict[str, object]:
-        return {}
+        return {"warehouse": self.warehouse}
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        pass
+        warehouse = state.get("warehouse")
+        self.warehouse = warehouse if isinstance(warehouse, str) else None
 
     @staticmethod
     def _p(path: str) -> str:
         return local_path(path)
+
+    def _w(self, path: str, *, itself: bool = False) -> str:
+        """:meth:`_p` for a change: :class:`UnsafePathError` when a directory inside a table on
+        the way to ``path`` (and ``path`` itself with ``itself``: a directory written into, a file
+        opened for writing) is a symbolic link. A file that is a link may be replaced or deleted:
+        that changes the link, never its target."""
+        p = local_path(path)
+        if self.warehouse is None:
+            return p
+        rel = os.path.relpath(os.path.abspath(p), self.warehouse)
+        if rel == "." or rel.startswith(".." + os.sep) or rel == "..":
+            return p
+        parts = rel.split(os.sep)
+        current = os.path.join(self.warehouse, *parts[:TABLE_DEPTH])
+        for part in parts[TABLE_DEPTH : len(parts) if itself else len(parts) - 1]:
+            current = os.path.join(current, part)
+            if os.path.islink(current):
+                raise UnsafePathError(
+                    f"Refusing to change {path}: {current} is a symbolic link inside a table directory, and "
+                    "writing, deleting or moving through it would change the files it points to "
+                    "(remove or replace the link by hand)",
+                    path=path,
+                    kind="symbolic link",
+                )
+        return p
 
     def arrow_path(self, path: str) -> str:
         return local_path(path)
@@ -111,7 +147,7 @@ class LocalFileIO(FileIO):
         if type(self).write_bytes is not LocalFileIO.write_bytes:  # a subclass watching its writes
             super().write_hint(path, text)
             return
-        p = self._p(path)
+        p = self._w(path)
         tmp = self._write_tmp(p, text.encode("utf-8"), sync=False)
         try:
             os.replace(tmp, p)
@@ -124,7 +160,7 @@ class LocalFileIO(FileIO):
             return f.read()
 
     def write_bytes(self, path: str, data: bytes, *, overwrite: bool = False) -> None:
-        p = self._p(path)
+        p = self._w(path)
         if not overwrite:
             if not self.try_write_atomic(path, data):
                 raise FileExistsError(errno.EEXIST, "File exists", p)
@@ -137,7 +173,7 @@ class LocalFileIO(FileIO):
             raise
 
     def try_write_atomic(self, path: str, data: bytes) -> bool:
-        p = self._p(path)
+        p = self._w(path)
         tmp = self._write_tmp(p, data)
         try:
             os.link(tmp, p)
@@ -151,7 +187,7 @@ class LocalFileIO(FileIO):
         return os.path.exists(self._p(path))
 
     def delete(self, path: str, *, recursive: bool = False) -> bool:
-        p = self._p(path)
+        p = self._w(path)
         try:
             if os.path.isdir(p) and not os.path.islink(p):
                 if recursive:
@@ -192,13 +228,13 @@ class LocalFileIO(FileIO):
         return out
 
     def mkdirs(self, path: str) -> None:
-        os.makedirs(self._p(path), exist_ok=True)
+        os.makedirs(self._w(path, itself=True), exist_ok=True)
 
     def open_input(self, path: str) -> IO[bytes]:
         return open(self._p(path), "rb")
 
     def open_output(self, path: str) -> IO[bytes]:
-        p = self._p(path)
+        p = self._w(path, itself=True)
         os.makedirs(os.path.dirname(p) or ".", exist_ok=True)
         return open(p, "wb")
 
@@ -206,7 +242,7 @@ class LocalFileIO(FileIO):
         return os.path.getsize(self._p(path))
 
     def rename(self, src: str, dst: str) -> None:
-        s, d = self._p(src), self._p(dst)
+        s, d = self._w(src), self._w(dst)
         os.makedirs(os.path.dirname(d) or ".", exist_ok=True)
         os.link(s, d)  # FileExistsError if taken: never replaces a file
         os.unlink(s)

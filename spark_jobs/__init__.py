@@ -52,4 +52,5 @@ JOBS: dict[str, str] = {
     "drop_partition": "spark_jobs.drop_partition",
     "remove_unexisting_manifests": "spark_jobs.remove_unexisting_manifests",
     "rewrite_file_index": "spark_jobs.rewrite_file_index",
+    "migrate_database": "spark_jobs.migrate_database",
 }

@@ -33,6 +33,7 @@ from spark_jobs import JOBS
 from spark_jobs import create_tag_from_watermark as tag_wm_job
 from spark_jobs import drop_partition as drop_job
 from spark_jobs import merge_branch as merge_job
+from spark_jobs import migrate_database as migrate_db_job
 from spark_jobs import purge_files as purge_job
 from spark_jobs import remove_unexisting_manifests as rum_job
 from spark_jobs import rename_branch as rename_job
@@ -47,7 +48,7 @@ from .procedure_helpers import ids, make_table, reload, run_job
 NEW_JOBS = (
     "purge_files", "repair", "repair_earliest_snapshot", "rename_branch", "merge_branch",
     "create_tag_from_watermark", "rollback_to_watermark", "drop_partition",
-    "remove_unexisting_manifests", "rewrite_file_index",
+    "remove_unexisting_manifests", "rewrite_file_index", "migrate_database",
 )  # fmt: skip
 
 
@@ -423,3 +424,86 @@ def test_rewrite_file_index(wh: str, capsys: pytest.CaptureFixture[str]) -> None
     assert "not in its schema" in _refused(index_job, wh, "dt=d0", capsys=capsys)
     catalog.alter_table("db.t", [SetOption("file-index.bloom-filter.columns", "id"), SetOption("file-index.zmap.columns", "id")])
     assert "unknown file index type 'zmap'" in _refused(index_job, wh, capsys=capsys)
+
+
+# --- migrate_database ------------------------------------------------------------------------
+def _tree(root: Path) -> dict[str, int]:
+    return {str(p.relative_to(root)): p.stat().st_size for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _migrate(wh: str, *args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
+    import json
+
+    capsys.readouterr()
+    rc = migrate_db_job.main(["--warehouse", wh, "--no-ledger", *args])
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.strip()]
+    assert len(lines) == 1, lines
+    return rc, json.loads(lines[0])
+
+
+def _landing(tmp_path: Path) -> Path:
+    """landing.db/ with t1 (partitioned dt=a, dt=b), t2 (flat), _staging (skipped)."""
+    import pyarrow.parquet as pq
+
+    src = tmp_path / "landing.db"
+    for dt_ in ("a", "b"):
+        (src / "t1" / f"dt={dt_}").mkdir(parents=True)
+        pq.write_table(pa.table({"id": pa.array([1, 2] if dt_ == "a" else [3], pa.int64())}), src / "t1" / f"dt={dt_}" / "p.parquet")
+    (src / "t2").mkdir()
+    pq.write_table(pa.table({"id": pa.array([7], pa.int64()), "v": ["x"]}), src / "t2" / "p.parquet")
+    (src / "_staging").mkdir()
+    (src / "_staging" / "junk.txt").write_text("not a table")
+    return src
+
+
+def test_migrate_database(wh: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], pypaimon: Any) -> None:
+    src = _landing(tmp_path)
+    before = _tree(src)
+    rc, out = _migrate(wh, "--connector", "parquet", "--source_database", str(src), "--dry-run", capsys=capsys)
+    assert rc == 0 and out["dry_run"] is True and (out["files"], out["rows"]) == (3, 4), out
+    assert _tree(src) == before and not FileSystemCatalog(wh).database_exists("landing")
+    rc, out = _migrate(wh, "parquet", str(src), "file.compression=zstd", "2", capsys=capsys)  # Paimon's order
+    assert rc == 0 and out["result"] == "migrate database is finished, success cnt: 2 , failed cnt: 0", out
+    assert [t["table"] for t in out["tables"]] == ["landing.t1", "landing.t2"]
+    assert sorted(pypaimon.read(wh, "landing.t1").column("id").to_pylist()) == [1, 2, 3]
+    assert pypaimon.read(wh, "landing.t2").to_pylist() == [{"id": 7, "v": "x"}]
+    assert FileSystemCatalog(wh).get_table("landing.t1").partition_keys == ["dt"]
+    assert _tree(src) == {"_staging/junk.txt": 11}  # the files moved; the skipped directory stayed
+
+
+def test_migrate_database_goes_on_after_a_failed_table(
+    wh: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pyarrow.parquet as pq
+
+    src = _landing(tmp_path)
+    (src / "t0").mkdir()
+    pq.write_table(pa.table({"id": pa.array([1], pa.int64())}), src / "t0" / "a.parquet")
+    pq.write_table(pa.table({"id": ["text"]}), src / "t0" / "b.parquet")  # a second schema
+    rc, out = _migrate(wh, "--source_database", str(src), "--target_database", "raw", capsys=capsys)
+    assert rc == EXIT_FAILURE and out["status"] == "error" and "raw.t0" in out["error"], out
+    assert (out["success_count"], out["failed_count"]) == (2, 1)
+    assert [t["status"] for t in out["tables"]] == ["error", "ok", "ok"]
+    assert sorted(FileSystemCatalog(wh).list_tables("raw")) == ["t1", "t2"]
+    assert sorted(p.name for p in (src / "t0").iterdir()) == ["a.parquet", "b.parquet"]  # untouched
+
+
+def test_migrate_database_refusals(wh: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    make_table(wh, 1)
+    state = _tree(Path(wh))
+    src = _landing(tmp_path)
+    before = _tree(src)
+    for args, message, code in (
+        (["--source_database", os.path.join(wh, "db.db")], "overlap", EXIT_FAILURE),
+        (["--source_database", os.path.join(wh, "db.db", "t")], "inside the Paimon table", EXIT_FAILURE),
+        (["--source_database", str(tmp_path / "nope")], "does not exist", EXIT_FAILURE),
+        (["--source_database", str(src / "_staging")], "holds no table directory", EXIT_FAILURE),
+        (["--source_database", str(src), "--target_database", "bad name"], "Invalid target database", EXIT_FAILURE),
+        (["--connector", "hive", "--source_database", str(src)], "Hive metastore", EXIT_USAGE),
+        (["--connector", "orc", "--source_database", str(src)], "unsupported connector", EXIT_USAGE),
+        (["--connector", "parquet"], "missing required argument --source-database", EXIT_USAGE),
+        (["--source_database", str(src), "--parallelism", "0"], "at least 1", EXIT_USAGE),
+    ):
+        rc, out = _migrate(wh, *args, capsys=capsys)
+        assert rc == code and out["status"] == "error" and message in out["error"], (args, out)
+    assert _tree(src) == before and _tree(Path(wh)) == state

@@ -77,6 +77,12 @@ def _parquet_dir(c: FileSystemCatalog) -> None:
     pq.write_table(pa.table({"id": pa.array([1, 2, 3], pa.int64())}), d / "part-0.parquet")
 
 
+def _parquet_database(c: FileSystemCatalog) -> None:
+    d = Path(c.warehouse).parent / "landing.db" / "t1"
+    d.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.table({"id": pa.array([1, 2, 3], pa.int64())}), d / "part-0.parquet")
+
+
 def _merge_source(c: FileSystemCatalog) -> None:
     c.create_table("db.src", rows(0, 1).schema).write_arrow(rows(0, 5))
 
@@ -164,6 +170,13 @@ SCENARIOS: dict[str, JobScenario] = {
     "drop_partition": JobScenario(lambda w: ["--partitions", "dt=2024-01-01"], "success"),
     "remove_unexisting_manifests": JobScenario(lambda w: [], "no_op"),
     "rewrite_file_index": JobScenario(lambda w: [], "no_op"),
+    "migrate_database": JobScenario(
+        lambda w: ["--source_database", str(Path(w).parent / "landing.db")],
+        "success",
+        table="landing.t1",
+        setup=_parquet_database,
+        table_flag=False,
+    ),
 }
 
 

@@ -269,7 +269,8 @@ def _verdict(error: BaseException) -> bool | None:
         return False
     if cause.condition is None and type(error).__name__ in _TERMINAL_SPARK_TYPES:
         return False
-    return _verdict_of_name(cause.type_name)
+    found = _verdict_of_class(type(error), text)  # PySpark's own PySparkValueError, PySparkTypeError ...
+    return found if found is not None else _verdict_of_name(cause.type_name)
 
 
 def is_retryable(error: BaseException | str) -> bool:

@@ -216,6 +216,12 @@ def _chained() -> BaseException:
             return outer
 
 
+def _pyspark_value_error() -> BaseException:
+    from pyspark.errors import PySparkValueError
+
+    return PySparkValueError(errorClass="CANNOT_BE_NONE", messageParameters={"arg_name": "path"})
+
+
 @pytest.mark.parametrize(
     ("error", "retryable"),
     [
@@ -234,6 +240,7 @@ def _chained() -> BaseException:
         (ThrottlingException("Rate exceeded"), True),
         (RuntimeError("executor lost"), True),
         (_chained(), False),
+        (_pyspark_value_error(), False),
     ],
     ids=lambda v: type(v).__name__ if isinstance(v, BaseException) else str(v),
 )

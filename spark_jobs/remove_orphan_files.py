@@ -10,16 +10,22 @@
 * ``--mode distributed`` (default; Java's ``SparkOrphanFilesClean``): the driver plans the
   candidate directories and reads the snapshot / tag / changelog files; executors list the
   directories, read manifest lists and manifests into referenced file names, a left-anti join of
-  candidates against them (DataFrames) gives the orphans, and executors delete them. Only counts
-  and the first 1000 paths reach the driver. The candidates are listed and materialized *before*
-  the references are read (Paimon issue #3074); a failure to read a reference fails the job
-  before anything is deleted.
+  candidates against them (DataFrames, less the files commits in flight announced) gives the
+  orphans. Only counts and the first 1000 paths reach the driver. The candidates are listed and
+  materialized *before* the references are read (Paimon issue #3074); a failure to read a
+  reference fails the job before anything is deleted. The delete is the core's protocol
+  (:mod:`paimon_core.operation.orphan_trash`): executors move the orphans into
+  ``_orphan_trash/<run>``, the driver reads the announcements and the roots that appeared since
+  again (their new manifests on executors), executors move back what is referenced now and
+  delete the rest; so no commit that returns success loses a file, whatever ``--older-than``
+  and ``--force`` say.
 * ``--mode local``: the whole clean in this process (``paimon_core``'s ``OrphanFilesClean``); no
   Spark session is started.
 
 Prints one JSON line: job, status, mode, table, deleted_file_count, deleted_bytes, deleted_paths
 (first 1000, sorted), candidates_scanned, older_than_millis, dry_run, tables (per-table counts),
-seconds. Bad arguments exit 2; a failed or aborted clean exits 1.
+seconds. Bad arguments exit 2; a failed or aborted clean exits 1 (one JSON line and one log
+line, as every job: a missing database fails before a Spark session starts).
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from paimon_core import FileSystemCatalog, PaimonError
 from paimon_core.exceptions import InvalidArgumentError, OrphanCleanAbortedError
+from paimon_core.io.file_io import FileIO
+from paimon_core.operation.commit.pending_commits import PendingFiles, read_pending
 from paimon_core.operation.orphan_candidates import (
     CandidateDir,
     list_candidate_files,
@@ -43,11 +51,30 @@ from paimon_core.operation.orphan_files_clean import (
     MAX_REPORTED_PATHS,
     OrphanFilesClean,
     OrphanFilesCleanResult,
+    candidate_io,
     combine_results,
     resolve_older_than,
     valid_branches,
 )
-from paimon_core.operation.referenced_files import ReferenceReader, RootRefs, collect_roots
+from paimon_core.operation.orphan_trash import (
+    Trashed,
+    check_trash_root,
+    list_trash,
+    move_to_trash,
+    new_run_id,
+    prune_trash,
+    purge,
+    restore,
+    root_of,
+    trash_path,
+)
+from paimon_core.operation.referenced_files import (
+    MAIN_BRANCH,
+    ReferenceReader,
+    RootRefs,
+    collect_roots,
+    list_branches,
+)
 from paimon_core.table.table import FileStoreTable
 from spark_jobs.common.args import (
     EXIT_FAILURE,
@@ -62,7 +89,9 @@ from spark_jobs.common.output import configure_logging, emit, emit_error
 
 if TYPE_CHECKING:
     from pyspark import Broadcast
-    from pyspark.sql import Row, SparkSession
+    from pyspark.sql import Column, DataFrame, Row, SparkSession
+
+    from spark_jobs.common.ledger import WorkerCpu
 
 __all__ = ["OrphanCleanPlan", "clean_table_distributed", "main", "parse_args", "run"]
 
@@ -71,6 +100,7 @@ logger = logging.getLogger(__name__)
 JOB = "remove_orphan_files"
 Mode = Literal["distributed", "local"]
 _CANDIDATES = "name string, path string, size long, mtime long, dir_id int"
+_TRASHED = "name string, path string, trash string, size long, dir_id int, root_id int"
 
 
 @dataclass(frozen=True)
@@ -138,22 +168,54 @@ def _manifest_rows(
             yield (name,)
 
 
-def _delete_rows(rows: Iterable[Row], dirs: Broadcast[list[CandidateDir]]) -> Iterator[tuple[int, int]]:
-    """Delete one partition's orphans (each directory lives in one partition), then prune the
-    data directories that became empty; yields (files, bytes) deleted."""
+@dataclass(frozen=True)
+class _TrashPlan:
+    """What executors need to move, restore and purge (picklable)."""
+
+    run_id: str
+    roots: tuple[str, ...]  # table directory first, then external roots
+    ios: tuple[FileIO, ...]  # one per root
+    dirs: tuple[CandidateDir, ...]
+
+
+def _move_rows(rows: Iterable[Row], plan: Broadcast[_TrashPlan]) -> Iterator[tuple[str, str, str, int, int, int]]:
+    """Move one partition's orphans into the run's trash; yields those moved."""
+    p = plan.value
+    for row in rows:
+        d = p.dirs[row["dir_id"]]
+        root = root_of(row["path"], p.roots)
+        if root is None:
+            logger.error("Refusing to delete %s in orphan clean: not under %s", row["path"], list(p.roots))
+            continue
+        trash = trash_path(root, p.run_id, row["path"])
+        if move_to_trash(d.file_io, row["path"], trash):
+            yield (row["name"], row["path"], trash, row["size"], row["dir_id"], p.roots.index(root))
+
+
+def _restore_rows(rows: Iterable[Row], plan: Broadcast[_TrashPlan]) -> Iterator[tuple[int]]:
+    p = plan.value
+    n = 0
+    for row in rows:
+        item = Trashed(row["trash"], row["path"], row["size"])
+        if restore(p.ios[row["root_id"]], item):
+            n += 1
+        else:
+            logger.error("Could not move %s back from %s", row["path"], row["trash"])
+    yield (n,)
+
+
+def _purge_rows(rows: Iterable[Row], plan: Broadcast[_TrashPlan]) -> Iterator[tuple[int, int]]:
+    """Delete one partition's trashed orphans, then prune the data directories that became
+    empty; yields (files, bytes) deleted."""
+    p = plan.value
     count = size = 0
     touched: set[int] = set()
     for row in rows:
-        d = dirs.value[row["dir_id"]]
-        try:
-            ok = d.file_io.delete(row["path"])
-        except (OSError, PaimonError) as e:
-            logger.warning("Could not delete orphan file %s: %s", row["path"], e)
-            ok = False
-        if ok:
+        if purge(p.ios[row["root_id"]], Trashed(row["trash"], row["path"], row["size"])):
             count, size = count + 1, size + row["size"]
-            touched.add(row["dir_id"])
-    prune_empty_dirs(dirs.value[i] for i in sorted(touched))
+            if row["dir_id"] >= 0:
+                touched.add(row["dir_id"])
+    prune_empty_dirs(p.dirs[i] for i in sorted(touched))
     yield (count, size)
 
 
@@ -161,6 +223,72 @@ def _cause(e: BaseException) -> str:
     """The last ``...Error: message`` line of an executor's Python traceback."""
     lines = [ln.strip() for ln in str(e).splitlines() if "Error:" in ln or "Exception:" in ln]
     return lines[-1] if lines else f"{type(e).__name__}: {str(e).strip()[:500]}"
+
+
+def _not_pending(pending: PendingFiles) -> Column:
+    """A filter: the name is not one a commit in flight announced."""
+    from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
+
+    cond = F.lit(True)
+    if pending.names:
+        cond = cond & ~F.col("name").isin(sorted(pending.names))
+    for prefix in pending.prefixes:
+        cond = cond & ~F.col("name").startswith(prefix)
+    return cond
+
+
+class _References:
+    """Distributed reads of what roots reference (the manifests read are remembered, so a
+    second read only reads manifests that appeared since)."""
+
+    def __init__(self, spark: SparkSession, table: FileStoreTable, parallelism: int, cpu: WorkerCpu) -> None:
+        self.spark, self.table, self.parallelism, self.cpu = spark, table, parallelism, cpu
+        self.reader = ReferenceReader(table.file_io, table.path)
+        self.root_keys: set[tuple[tuple[str, ...], str | None, str | None]] = set()
+        self.manifests: DataFrame | None = None
+        self._broadcasts: list[Broadcast[list[RootRefs]]] = []
+
+    def read(self, branches: Sequence[str]) -> DataFrame:
+        """Names every root of ``branches`` not read before references (checkpointed)."""
+        from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
+
+        spark, sc, table, cpu, reader = self.spark, self.spark.sparkContext, self.table, self.cpu, self.reader
+        try:
+            roots = [r for r in collect_roots(table.file_io, table.path, branches) if r.key not in self.root_keys]
+            self.root_keys.update(r.key for r in roots)
+            b_roots = sc.broadcast(roots)
+            self._broadcasts.append(b_roots)
+            sc.setJobDescription(f"orphan clean {table.name}: read {len(roots)} snapshots/tags/changelogs")
+            first = sc.parallelize(range(len(roots)), _slices(len(roots), self.parallelism)).mapPartitions(
+                cpu.partitions(lambda idxs: _root_rows(idxs, reader, b_roots))
+            )
+            named = spark.createDataFrame(first, "name string, is_manifest boolean, root int").localCheckpoint(
+                eager=True
+            )
+            manifests = named.where("is_manifest").groupBy("name").agg(F.max("root").alias("root"))
+            if self.manifests is not None:
+                manifests = manifests.join(self.manifests, "name", "left_anti")
+            manifests = manifests.localCheckpoint(eager=True)
+            seen = manifests.select("name")
+            self.manifests = seen if self.manifests is None else self.manifests.union(seen).localCheckpoint(eager=True)
+            sc.setJobDescription(f"orphan clean {table.name}: read manifests")
+            data = manifests.repartition(self.parallelism).rdd.mapPartitions(
+                cpu.partitions(lambda rows: _manifest_rows(rows, reader, b_roots))
+            )
+            referenced = named.select("name").union(spark.createDataFrame(data, "name string"))
+            return referenced.localCheckpoint(eager=True)
+        except OrphanCleanAbortedError:
+            raise
+        except Exception as e:
+            raise OrphanCleanAbortedError(
+                f"Orphan clean of {table.name} aborted, nothing deleted: cannot read what the table references: "
+                f"{_cause(e)}",
+                table=table.name,
+            ) from e
+
+    def close(self) -> None:
+        for b in self._broadcasts:
+            b.unpersist()
 
 
 def clean_table_distributed(
@@ -179,57 +307,35 @@ def clean_table_distributed(
     sc.setJobDescription(f"orphan clean {table.name}: list {len(dirs)} directories")
     listing = sc.parallelize(list(enumerate(dirs)), _slices(len(dirs), parallelism)).flatMap(cpu.each(_list_dir))
     candidates = spark.createDataFrame(listing, _CANDIDATES).localCheckpoint(eager=True)
-    # 2. Then the references: a commit that landed meanwhile is seen.
+    # 2. Then what commits in flight announce and what is referenced: a commit that landed
+    # meanwhile is seen.
+    refs = _References(spark, table, parallelism, cpu)
+    trash = None if dry_run else _trash_plan(table, dirs)
+    # Files earlier runs left in the trash (they died before deleting): listed before the reads,
+    # whose verdict then holds for them too.
+    leftovers = [] if trash is None else _leftovers(trash)
     try:
-        roots = collect_roots(table.file_io, table.path, branches)
-        reader = ReferenceReader(table.file_io, table.path)
-        b_roots = sc.broadcast(roots)
-        sc.setJobDescription(f"orphan clean {table.name}: read {len(roots)} snapshots/tags/changelogs")
-        first = sc.parallelize(range(len(roots)), _slices(len(roots), parallelism)).mapPartitions(
-            cpu.partitions(lambda idxs: _root_rows(idxs, reader, b_roots))
+        pending = read_pending(table.file_io, table.path)
+        referenced = refs.read(branches)
+        # 3. Orphans: candidates nobody references or announces, older than the cutoff.
+        sc.setJobDescription(f"orphan clean {table.name}: find orphans")
+        orphans = (
+            candidates.join(referenced, "name", "left_anti")
+            .where((F.col("mtime") < F.lit(cutoff)) & _not_pending(pending))
+            .localCheckpoint(eager=True)
         )
-        named = spark.createDataFrame(first, "name string, is_manifest boolean, root int").localCheckpoint(
-            eager=True
+        count, size = _count(orphans)
+        sample = tuple(
+            r["path"] for r in orphans.select("path").orderBy("path").limit(MAX_REPORTED_PATHS).collect()
         )
-        manifests = named.where("is_manifest").groupBy("name").agg(F.max("root").alias("root"))
-        sc.setJobDescription(f"orphan clean {table.name}: read manifests")
-        data = manifests.repartition(parallelism).rdd.mapPartitions(
-            cpu.partitions(lambda rows: _manifest_rows(rows, reader, b_roots))
-        )
-        referenced = named.select("name").union(spark.createDataFrame(data, "name string"))
-        referenced = referenced.localCheckpoint(eager=True)
-    except OrphanCleanAbortedError:
-        raise
-    except Exception as e:
-        raise OrphanCleanAbortedError(
-            f"Orphan clean of {table.name} aborted, nothing deleted: cannot read what the table references: "
-            f"{_cause(e)}",
-            table=table.name,
-        ) from e
-    # 3. Orphans: candidates nobody references, older than the cutoff.
-    sc.setJobDescription(f"orphan clean {table.name}: find orphans")
-    orphans = (
-        candidates.join(referenced, "name", "left_anti")
-        .where(F.col("mtime") < F.lit(cutoff))
-        .localCheckpoint(eager=True)
-    )
-    found = orphans.agg(F.count(F.lit(1)).alias("n"), F.coalesce(F.sum("size"), F.lit(0)).alias("b")).first()
-    count, size = (int(found["n"]), int(found["b"])) if found is not None else (0, 0)
-    sample = tuple(
-        r["path"] for r in orphans.select("path").orderBy("path").limit(MAX_REPORTED_PATHS).collect()
-    )
-    scanned = candidates.count()
-    if not dry_run and count:
-        sc.setJobDescription(f"orphan clean {table.name}: delete {count} files")
-        b_dirs = sc.broadcast(dirs)
-        done = orphans.repartition(parallelism, "dir_id").rdd.mapPartitions(
-            cpu.partitions(lambda rows: _delete_rows(rows, b_dirs))
-        )
-        outcome = done.collect()
-        count, size = sum(c for c, _ in outcome), sum(b for _, b in outcome)
-        b_dirs.unpersist()
-    b_roots.unpersist()
-    sc.setJobDescription(None)  # type: ignore[arg-type]
+        scanned = candidates.count()
+        if trash is not None and (count or leftovers):
+            count, size, sample = _delete_safely(
+                spark, table, trash, orphans, leftovers, referenced, refs, parallelism, cpu
+            )
+    finally:
+        refs.close()
+        sc.setJobDescription(None)  # type: ignore[arg-type]
     logger.info(
         "Orphan clean of %s%s: %d of %d files (%d bytes) %s",
         table.name,
@@ -240,6 +346,85 @@ def clean_table_distributed(
         "found" if dry_run else "deleted",
     )
     return OrphanFilesCleanResult(table.name, sample, count, size, scanned, cutoff, dry_run)
+
+
+def _count(df: DataFrame) -> tuple[int, int]:
+    from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
+
+    found = df.agg(F.count(F.lit(1)).alias("n"), F.coalesce(F.sum("size"), F.lit(0)).alias("b")).first()
+    return (int(found["n"]), int(found["b"])) if found is not None else (0, 0)
+
+
+def _trash_plan(table: FileStoreTable, dirs: list[CandidateDir]) -> _TrashPlan:
+    roots = tuple(table.paths.roots)
+    ios = tuple(candidate_io(dirs, r, table.file_io) for r in roots)
+    for root, io in zip(roots, ios, strict=True):
+        check_trash_root(io, root)
+    return _TrashPlan(new_run_id(), roots, ios, tuple(dirs))
+
+
+def _leftovers(plan: _TrashPlan) -> list[tuple[str, str, str, int, int, int]]:
+    return [
+        (t.name, t.original, t.trash, t.size, -1, k)
+        for k, (root, io) in enumerate(zip(plan.roots, plan.ios, strict=True))
+        for t in list_trash(io, root, exclude_run=plan.run_id)
+    ]
+
+
+def _delete_safely(
+    spark: SparkSession,
+    table: FileStoreTable,
+    plan: _TrashPlan,
+    orphans: DataFrame,
+    leftovers: list[tuple[str, str, str, int, int, int]],
+    referenced: DataFrame,
+    refs: _References,
+    parallelism: int,
+    cpu: WorkerCpu,
+) -> tuple[int, int, tuple[str, ...]]:
+    """The protocol of :meth:`OrphanFilesClean.delete_safely` on the cluster: executors move the
+    orphans into this run's trash; the driver reads the announcements, then the roots that
+    appeared since (their new manifests on executors); executors move back what is referenced
+    now (``leftovers`` of earlier runs: also what the first read, ``referenced``, found) and
+    delete the rest. Returns (files, bytes, first paths) deleted."""
+    sc = spark.sparkContext
+    b_plan = sc.broadcast(plan)
+    try:
+        sc.setJobDescription(f"orphan clean {table.name}: move orphans aside")
+        moved_rdd = orphans.repartition(parallelism, "dir_id").rdd.mapPartitions(
+            cpu.partitions(lambda rows: _move_rows(rows, b_plan))
+        )
+        moved = spark.createDataFrame(moved_rdd, _TRASHED)
+        if leftovers:
+            moved = moved.union(spark.createDataFrame(leftovers, _TRASHED))
+        moved = moved.localCheckpoint(eager=True)
+        try:
+            pending = read_pending(table.file_io, table.path)
+            again = refs.read([MAIN_BRANCH, *list_branches(table.file_io, table.path)]).union(referenced)
+            back = moved.join(again.distinct(), "name", "left_semi").union(moved.where(~_not_pending(pending)))
+            back = back.distinct().localCheckpoint(eager=True)
+        except Exception:
+            sc.setJobDescription(f"orphan clean {table.name}: move everything back")
+            undone = moved.repartition(parallelism).rdd.mapPartitions(lambda rows: _restore_rows(rows, b_plan))
+            logger.error("Orphan clean of %s: the second read failed; moved %d files back", table.name,
+                         sum(n for (n,) in undone.collect()))  # fmt: skip
+            raise
+        if not back.isEmpty():
+            sc.setJobDescription(f"orphan clean {table.name}: move back files referenced meanwhile")
+            restored = back.repartition(parallelism).rdd.mapPartitions(lambda rows: _restore_rows(rows, b_plan))
+            logger.warning("Orphan clean of %s: %d moved files became referenced meanwhile (a commit landed); "
+                           "moved back", table.name, sum(n for (n,) in restored.collect()))  # fmt: skip
+        rest = moved.join(back.select("trash"), "trash", "left_anti").localCheckpoint(eager=True)
+        sc.setJobDescription(f"orphan clean {table.name}: delete")
+        done = rest.repartition(parallelism, "dir_id").rdd.mapPartitions(
+            cpu.partitions(lambda rows: _purge_rows(rows, b_plan))
+        ).collect()
+        sample = tuple(r["path"] for r in rest.select("path").orderBy("path").limit(MAX_REPORTED_PATHS).collect())
+        for root, io in zip(plan.roots, plan.ios, strict=True):
+            prune_trash(io, root)
+        return sum(c for c, _ in done), sum(b for _, b in done), sample
+    finally:
+        b_plan.unpersist()
 
 
 def _slices(n: int, parallelism: int) -> int:
@@ -334,6 +519,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if plan.mode == "local":
             emit(run(None, plan))
             return 0
+        _table_names(_catalog(plan), plan)  # a missing database fails here, before a JVM starts
         from pyspark.sql import SparkSession
 
         from spark_jobs.common.session import get_spark
@@ -347,11 +533,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 spark.stop()
     except InvalidArgumentError as e:
         return emit_error(JOB, e, exit_code=EXIT_USAGE)
-    except (PaimonError, OSError) as e:
-        logger.exception("remove_orphan_files failed")
+    except (PaimonError, OSError) as e:  # one line, as every job (the JSON line carries the error)
+        logger.info("%s on %s failed: %s", JOB, plan.config.table, e)
         return emit_error(JOB, e, exit_code=EXIT_FAILURE)
     except Exception as e:  # noqa: BLE001 - Spark errors (Py4J, PythonException) become the JSON line
-        logger.exception("remove_orphan_files failed")
+        logger.exception("%s on %s failed", JOB, plan.config.table)
         return emit_error(JOB, e, exit_code=EXIT_FAILURE)
     return 0
 

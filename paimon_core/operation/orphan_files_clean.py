@@ -217,18 +217,31 @@ class OrphanFilesClean:
         ]
         del listed
         names = [s.path[s.path.rfind("/") + 1 :] for _, s in candidates]  # FileStatus.name, without its strip
+        ios = None if dry_run else self.trash_ios(dirs)
+        leftovers = [] if ios is None else self.leftovers(ios)
         # 2. ... then what commits in flight add and what is referenced: a commit that landed
         # meanwhile is seen here.
         pending = self.pending()
         state = ReadState()
-        referenced = self.referenced_names(branches, keep=set(names), state=state)
+        referenced = self.referenced_names(
+            branches, keep=set(names).union(t.name for t, _ in leftovers), state=state
+        )
         orphans = sorted(
             (c for c, name in zip(candidates, names, strict=True) if name not in referenced and not pending.holds(name)),
             key=lambda x: x[1].path,
         )
+        needed = [(t, io) for t, io in leftovers if t.name in referenced or pending.holds(t.name)]
+        for t, io in needed:
+            logger.warning("Orphan clean of %s: moving %s back from an earlier run's trash", table.name, t.original)
+            restore(io, t)
         del candidates, referenced, names
         # 3. delete: moved aside, checked again, then deleted
-        deleted = orphans if dry_run else self.delete_safely(dirs, orphans, state)
+        if dry_run:
+            deleted = orphans
+        else:
+            moved_back = {t.trash for t, _ in needed}
+            rest = [x for x in leftovers if x[0].trash not in moved_back]
+            deleted = self.delete_safely(dirs, orphans, state, leftovers=rest, ios=ios)
         if not dry_run and self.clean_empty_dirs:
             # Only a directory all of whose listed files are gone now can have become empty (one
             # still holding a file it listed is not re-listed just to find that out).
@@ -321,23 +334,37 @@ class OrphanFilesClean:
         for start in range(0, len(items), size):
             yield start, parallel_map(fn, items[start : start + size], self.parallelism)
 
+    def trash_ios(self, dirs: Sequence[CandidateDir]) -> dict[str, FileIO]:
+        """The FileIO of each root's trash (the table directory, external data roots); refuses
+        a trash directory that is a link."""
+        ios = {root: candidate_io(dirs, root, self.table.file_io) for root in self.table.paths.roots}
+        for root, io in ios.items():
+            check_trash_root(io, root)
+        return ios
+
+    def leftovers(self, ios: dict[str, FileIO]) -> list[tuple[Trashed, FileIO]]:
+        """Files earlier runs left in the trash (they died between moving and deleting). Listed
+        before the reference reads, whose verdict then holds for them as for this run's moves."""
+        return [(t, io) for root, io in ios.items() for t in list_trash(io, root)]
+
     def delete_safely(
-        self, dirs: Sequence[CandidateDir], orphans: list[tuple[int, FileStatus]], state: ReadState
+        self,
+        dirs: Sequence[CandidateDir],
+        orphans: list[tuple[int, FileStatus]],
+        state: ReadState,
+        *,
+        leftovers: Sequence[tuple[Trashed, FileIO]] = (),
+        ios: dict[str, FileIO] | None = None,
     ) -> list[tuple[int, FileStatus]]:
-        """Move ``orphans`` into this run's trash, check again, move back what is referenced now,
-        delete the rest; returns what was deleted (index -1: a file an earlier run left in the
-        trash). ``state``: what the first reference read covered."""
+        """Move ``orphans`` into this run's trash, read again, move back what is referenced or
+        announced now, delete the rest; returns what was deleted (index -1: ``leftovers``, files
+        an earlier run left in the trash that the first read did not find referenced).
+        ``state``: what the first reference read covered."""
         table = self.table
         roots = table.paths.roots
         run_id = new_run_id()
-        for root in roots:
-            check_trash_root(dirs[0].file_io if dirs else table.file_io, root)
-        ios = {root: _io_of(dirs, root, table.file_io) for root in roots}
-        # Files earlier runs left in the trash (they died before deleting): listed before the
-        # reference read below, so its verdict holds for them as for this run's moves.
-        items: list[tuple[int, Trashed, FileIO]] = [
-            (-1, t, ios[root]) for root in roots for t in list_trash(ios[root], root, exclude_run=run_id)
-        ]
+        ios = ios if ios is not None else self.trash_ios(dirs)
+        items: list[tuple[int, Trashed, FileIO]] = [(-1, t, io) for t, io in leftovers]
 
         def move(item: tuple[int, FileStatus]) -> tuple[int, Trashed, FileIO] | None:
             i, status = item
@@ -353,6 +380,8 @@ class OrphanFilesClean:
 
         items += [m for m in parallel_map(move, orphans, self.parallelism) if m is not None]
         if not items:
+            for root in roots:
+                prune_trash(ios[root], root)
             return []
         # Read again, after the move: what commits in flight announce, then every root that
         # appeared since the first read (a commit, tag or branch landed meanwhile).
@@ -387,7 +416,7 @@ class OrphanFilesClean:
         ]
 
 
-def _io_of(dirs: Sequence[CandidateDir], root: str, default: FileIO) -> FileIO:
+def candidate_io(dirs: Sequence[CandidateDir], root: str, default: FileIO) -> FileIO:
     """The FileIO of the candidate directories under ``root`` (an external root may have its own)."""
     for d in dirs:
         if d.path.startswith(root.rstrip("/") + "/"):

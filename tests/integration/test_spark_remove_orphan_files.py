@@ -133,8 +133,11 @@ def test_a_commit_after_the_listing_keeps_its_files(
     _age(Path(wh) / "db.db/ev/dt=d4", int(time.time() * 1000) - 2 * DAY)
     real = job.collect_roots
 
+    committed: list[int] = []
+
     def commit_then_collect(*args: Any, **kwargs: Any) -> Any:
-        builder.new_commit().commit(messages)  # the candidates are listed (checkpointed) by now
+        if not committed:  # the first read (the clean reads the roots again after moving orphans)
+            committed.append(builder.new_commit().commit(messages).snapshot_id or 0)  # candidates listed by now
         return real(*args, **kwargs)
 
     monkeypatch.setattr(job, "collect_roots", commit_then_collect)
@@ -198,3 +201,55 @@ def test_cli_local_mode_runs_without_spark(wh: str) -> None:
     out = json.loads(proc.stdout)
     assert out["status"] == "ok" and out["deleted_file_count"] >= 1
     assert not (Path(wh) / "db.db/pk/index/index-orphan-0").exists()
+
+
+@pytest.mark.parametrize("mode", ["local", "distributed"])
+@pytest.mark.parametrize("table", ["nodb.t", "nodb.*"])
+def test_missing_database_is_one_json_line_and_one_log_line(wh: str, mode: str, table: str) -> None:
+    """Issue 27 item 9: like every other job, one JSON line and one error line, no traceback
+    (and no Spark session started for it)."""
+    Path(wh).mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "spark_jobs", "remove_orphan_files", "--warehouse", wh, "--table", table, "--mode", mode],
+        capture_output=True, text=True, timeout=120, cwd="/",
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 1, proc.stdout
+    out = json.loads(lines[0])
+    assert out["status"] == "error" and out["error_type"] == "DatabaseNotFoundError", out
+    assert "nodb" in out["error"] and out["retryable"] is False
+    assert "Traceback" not in proc.stderr and " ERROR " not in proc.stderr, proc.stderr
+    assert [ln for ln in proc.stderr.splitlines() if "nodb" in ln and "failed" in ln], proc.stderr
+    assert time.monotonic() - started < 60  # no JVM for a database that is not there
+
+
+def test_a_commit_landing_between_the_read_and_the_delete_keeps_its_files(
+    spark: SparkSession, wh: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 27 item 4 on the cluster: a commit lands after the first reference read, so its
+    (old enough) files are orphans to that read; the clean moves them aside, sees the commit on
+    its second read and moves them back. Today's main deletes them and the table cannot be read."""
+    catalog, old, _ = _build(wh)
+    ev = catalog.get_table("db.ev")
+    builder = ev.new_batch_write_builder()
+    write = builder.new_write()
+    write.write_arrow(_rows([60], "d5"))
+    messages = write.prepare_commit()
+    _age(Path(wh) / "db.db/ev/dt=d5", int(time.time() * 1000) - 2 * DAY)
+    real = job.collect_roots
+    committed: list[int] = []
+
+    def collect_then_commit(*args: Any, **kwargs: Any) -> Any:
+        roots = real(*args, **kwargs)
+        if not committed:
+            committed.append(builder.new_commit().commit(messages).snapshot_id or 0)
+        return roots
+
+    monkeypatch.setattr(job, "collect_roots", collect_then_commit)
+    result = job.run(spark, _plan(wh, "db.ev", "--force", "--older-than", str(int(time.time() * 1000) - 1000)))
+    assert committed and not [p for p in result["deleted_paths"] if "dt=d5" in p]
+    assert {p.split("/db.db/", 1)[1] for p in result["deleted_paths"]} >= {p for p in old if p.startswith("ev/")}
+    assert [r for r in _read(catalog.get_table("db.ev")) if r[1] == "d5"] == [(60, "d5", 60.0)]
+    assert not [p for p in (Path(wh) / "db.db/ev/_orphan_trash").rglob("*") if p.is_file()]

@@ -98,6 +98,13 @@ class BatchTableCommit:
             raise InvalidArgumentError("A BatchTableCommit commits once; create a new write builder for the next batch")
         self._done = True
         self._identifier = commit_identifier
+        from paimon_core.postpone.fixed_bucket_commit import PostponeFixedBucketCommit
+
+        if PostponeFixedBucketCommit.applies(self.table, messages):  # bucket = -2: staged rows into real buckets
+            job = PostponeFixedBucketCommit(self.table, self.commit_user, self.overwrite, user_given=self.user_given)
+            return maintain_after_commit(
+                self.table, job.commit(messages, commit_identifier), partition_expire=self._partition_expire
+            )
         # A generated batch commit user is fresh and commits once: there is no earlier commit of
         # it to look for, so skip the history walk (as Java's batch commit). A caller-given user
         # (e.g. from a job's run id) is checked, so re-running the job commits nothing twice.

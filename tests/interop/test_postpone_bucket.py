@@ -300,7 +300,8 @@ def test_the_maintenance_planner_compacts_pending_postpone_files(pypaimon_peer: 
 def test_we_write_bucket_postpone_as_java_and_peers_read_after_compaction(
     pypaimon_peer: Peer, rust_peer: Peer, warehouse: str
 ) -> None:
-    """Our writer on a postpone-bucket table (Java's ``PostponeBucketFileStoreWrite``): Avro files
+    """Our writer on a postpone-bucket table with ``postpone.batch-write-fixed-bucket = false``
+    (Java's ``PostponeBucketFileStoreWrite``, as its streaming writers always do): Avro files
     in ``bucket-postpone``, rows as they came (unmerged, sequence numbers from 0), named by
     writer (``-u-<user>-s-<write id>-w-``); invisible until compacted, with pypaimon's writes in
     between."""
@@ -309,13 +310,13 @@ def test_we_write_bucket_postpone_as_java_and_peers_read_after_compaction(
     wh, peer = warehouse, pypaimon_peer
     peer.create_table(wh, "db.t", SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"], options=OPTIONS)
     model: Model = {}
-    t = _table(wh)
+    t = _table(wh).copy({"postpone.batch-write-fixed-bucket": "false"})  # a batch staged as a stream would be
     ours = _rows([*[(d, k) for d in "ab" for k in range(10)], ("a", 3)], "w1")  # ("a", 3) twice
     t.write_arrow(ours)
     for d, k, v in zip(ours.column("dt").to_pylist(), ours.column("id").to_pylist(), ours.column("v").to_pylist(), strict=True):
         model[(d, k)] = v
     _upsert(peer, wh, model, [("a", k) for k in range(5)], "p2")
-    _table(wh).write_arrow(pa.table({"id": [7, 8], "dt": ["b", "b"], "v": [None, None], "op": ["-D", "-D"]}, schema=SCHEMA))
+    t.write_arrow(pa.table({"id": [7, 8], "dt": ["b", "b"], "v": [None, None], "op": ["-D", "-D"]}, schema=SCHEMA))
     model.pop(("b", 7))
     model.pop(("b", 8))
     entries = _table(wh).new_file_store_scan().live_entries(_table(wh).latest_snapshot())
@@ -372,3 +373,45 @@ def test_merge_engines_and_lookup_tables(pypaimon_peer: Peer, rust_peer: Peer, t
         for reader, out in readers.items():
             got = {r["id"]: (r["a"], r["b"]) for r in out.to_pylist()}
             assert got == want, (name, reader, got)
+
+
+def test_batch_write_fixed_bucket_and_rescale(pypaimon_peer: Peer, rust_peer: Peer, warehouse: str) -> None:
+    """``postpone.batch-write-fixed-bucket`` (default on): our batch writes go straight into real
+    buckets, their count decided as Java's ``PostponeUtils.decideFixedBucketNum`` (new partition:
+    ceil(rows / target) rounded up to a power of two; existing: kept until the batch needs more
+    than ``rescale-load-factor`` times as many, then the partition is rescaled first, an OVERWRITE
+    in strict mode); the staged files are gone; pypaimon's postpone rows merge in afterwards."""
+    wh, peer = warehouse, pypaimon_peer
+    options = {
+        **OPTIONS,
+        "postpone.target-row-num-per-bucket": "10",
+        "postpone.batch-write-fixed-bucket.rescale-load-factor": "2",
+    }
+    peer.create_table(wh, "db.t", SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"], options=options)
+    model: Model = {}
+
+    def write(keys: list[tuple[str, int]], tag: str) -> int | None:
+        data = _rows(keys, tag)
+        sid = _table(wh).write_arrow(data).snapshot_id
+        for d, k, v in zip(data.column("dt").to_pylist(), data.column("id").to_pylist(), data.column("v").to_pylist(), strict=True):
+            model[(d, k)] = v
+        return sid
+
+    assert write([("a", k) for k in range(25)], "w1") == 1  # 25 rows: 3 buckets, rounded up to 4
+    assert _layout(wh) == ({"dt=a": {4}}, 0)
+    assert _ours(wh) == model == _state(peer.read(wh, "db.t"))  # visible at once
+    write([("a", k) for k in range(30)], "w2")  # 3 <= 4 x 2: kept
+    write([("b", 1), ("b", 2)], "w2b")  # a new partition of 2 rows: 1 bucket
+    assert _layout(wh) == ({"dt=a": {4}, "dt=b": {1}}, 0)
+    before = _table(wh).latest_snapshot().id  # type: ignore[union-attr]
+    write([("a", k) for k in range(100)], "w3")  # 10 > 4 x 2: rescaled to 16 first
+    kinds = [_table(wh).snapshot_manager.snapshot(i).commit_kind for i in range(before + 1, before + 3)]
+    assert kinds == [CommitKind.OVERWRITE, CommitKind.APPEND]
+    assert _layout(wh) == ({"dt=a": {16}, "dt=b": {1}}, 0)
+    assert not os.listdir(os.path.join(wh, "db.db", "t", "dt=a", "bucket-postpone"))  # staged files deleted
+    assert _ours(wh) == model == _state(peer.read(wh, "db.t")) == _state(rust_peer.read(wh, "db.t"))
+    # pypaimon's rows into bucket-postpone, then our compaction into the 16 buckets
+    _upsert(peer, wh, model, [("a", k) for k in range(0, 120, 3)], "p4")
+    assert _table(wh).compact().snapshot_id is not None
+    assert _layout(wh) == ({"dt=a": {16}, "dt=b": {1}}, 0)
+    assert _ours(wh) == model == _state(peer.read(wh, "db.t")) == _state(rust_peer.read(wh, "db.t"))

@@ -56,6 +56,7 @@ from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
 from paimon_core.table.commit_message import CommitMessage
 
 if TYPE_CHECKING:
+    from paimon_core.operation.commit.committer import OverwriteSpec
     from paimon_core.table.table import FileStoreTable
     from paimon_core.utils.clock import Clock
 
@@ -223,36 +224,46 @@ def resolve_bucket_nums(
     return out
 
 
-def table_for_postpone_rewrite(table: FileStoreTable, num_buckets: int, snapshot_id: int) -> FileStoreTable:
+def table_for_postpone_rewrite(
+    table: FileStoreTable, num_buckets: int, snapshot_id: int, *, compact: bool = True
+) -> FileStoreTable:
     """Java's ``PostponeUtils.tableForPostponeRewrite``: the table writing ``num_buckets`` real
-    buckets, with writer compaction on, committing in strict mode from ``snapshot_id``."""
+    buckets, committing in strict mode from ``snapshot_id``; with ``compact`` its writers compact
+    (``write-only = false``), else the table's ``write-only`` holds (a fixed-bucket batch write)."""
     from paimon_core.table.table import FileStoreTable
 
     schema = dataclasses.replace(table.schema, options={**table.schema.options, "bucket": str(num_buckets)})
+    dynamic = {**table.dynamic_options, STRICT_MODE_LAST_SAFE_SNAPSHOT: str(snapshot_id)}
+    if compact:
+        dynamic["write-only"] = "false"
     return FileStoreTable(
         table.file_io,
         table.path,
         schema,
         name=table.name,
-        dynamic_options={
-            **table.dynamic_options,
-            "write-only": "false",
-            STRICT_MODE_LAST_SAFE_SNAPSHOT: str(snapshot_id),
-        },
+        dynamic_options=dynamic,
         clock=table.clock,
         commit_lock=table.commit_lock,
     )
 
 
 # --- one partition (runs on an executor) -------------------------------------------------------
-def run_postpone_partition(table: FileStoreTable, task: PostponePartitionTask) -> list[CommitMessage]:
+def run_postpone_partition(
+    table: FileStoreTable,
+    task: PostponePartitionTask,
+    *,
+    as_compaction: bool = True,
+    overwrite: OverwriteSpec | None = None,
+) -> list[CommitMessage]:
     """Replay the task's postpone files into its real buckets and compact them; the compaction
     results of the real buckets (the postpone files' removal is the driver's). What it wrote is
-    deleted again if it fails."""
+    deleted again if it fails. ``as_compaction=False`` (a fixed-bucket batch write): the writer's
+    messages as they are (new files, its compaction), by a writer of the table's ``write-only``;
+    ``overwrite``: the overwrite they feed."""
     from paimon_core.io.data_file_reader import DataFileReader, partition_scalars
     from paimon_core.table.table_write import TableWrite
 
-    rewrite = table_for_postpone_rewrite(table, task.num_buckets, task.snapshot_id)
+    rewrite = table_for_postpone_rewrite(table, task.num_buckets, task.snapshot_id, compact=as_compaction)
     messages: list[CommitMessage] = []
     if task.files:
         fields = list(table.schema.fields)
@@ -263,7 +274,7 @@ def run_postpone_partition(table: FileStoreTable, task: PostponePartitionTask) -
             partition_scalars(part_fields, table.partition_codec.decode(task.partition)) if part_fields else None
         )
         postpone_path = table.bucket_path(task.partition, POSTPONE_BUCKET)
-        write = TableWrite(rewrite)
+        write = TableWrite(rewrite, overwrite=overwrite)
         try:
             for f in task.files:
                 for batch in reader.read(
@@ -278,6 +289,8 @@ def run_postpone_partition(table: FileStoreTable, task: PostponePartitionTask) -
             raise
         finally:
             write.close()
+    if not as_compaction:
+        return messages
     try:
         messages += _compact_level0_buckets(rewrite, task, {m.bucket for m in messages})
         return [_as_compaction(table, m) for m in messages]

@@ -191,14 +191,18 @@ def test_bad_dynamic_bucket_options(catalog: FileSystemCatalog, options: dict[st
     assert not catalog.table_exists("db.bad")
 
 
-def test_postpone_bucket_rows_wait_in_bucket_postpone_until_compacted(catalog: FileSystemCatalog) -> None:
+def test_postpone_bucket_tables_batch_write_into_real_buckets_or_bucket_postpone(catalog: FileSystemCatalog) -> None:
     t = catalog.create_table("db.p", _rows([0], 0).schema, primary_keys=["id"], options={"bucket": "-2"})
-    t.write_arrow(_rows([1], 0.0))
+    t.write_arrow(_rows([1], 0.0))  # postpone.batch-write-fixed-bucket (default on): a real bucket
     entries = t.new_file_store_scan().live_entries(t.latest_snapshot())
-    assert [(e.bucket, e.total_buckets) for e in entries] == [(-2, -2)]
-    assert t.to_arrow().num_rows == 0  # Java's rule: only real buckets are read
+    assert [(e.bucket, e.total_buckets) for e in entries] == [(0, 1)] and t.to_arrow().num_rows == 1
+    staged = t.copy({"postpone.batch-write-fixed-bucket": "false"})
+    staged.write_arrow(_rows([2], 0.0))  # off: rows wait in bucket-postpone
+    entries = t.new_file_store_scan().live_entries(t.latest_snapshot())
+    assert sorted((e.bucket, e.total_buckets) for e in entries) == [(-2, -2), (0, 1)]
+    assert t.to_arrow().num_rows == 1  # Java's rule: only real buckets are read
     t.compact()
-    assert t.to_arrow().num_rows == 1
+    assert t.to_arrow().num_rows == 2
 
 
 def _dyn_table(catalog: FileSystemCatalog, name: str = "db.o"):  # type: ignore[no-untyped-def]

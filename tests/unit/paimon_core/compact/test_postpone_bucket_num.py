@@ -86,3 +86,32 @@ def test_arguments_java_refuses_are_refused_by_name(kwargs: dict[str, object], n
     with pytest.raises(InvalidArgumentError, match=named):
         check_postpone_request("db.t", **kwargs)  # type: ignore[arg-type]
     check_postpone_request("db.t", order_strategy="none")  # nothing to refuse
+
+
+def test_decide_fixed_bucket_num_as_java_postpone_utils_test() -> None:
+    """The cases of Java's ``PostponeUtilsTest.testDecideFixedBucketNum``."""
+    from paimon_core.postpone.fixed_bucket_commit import FixedBucketDecision, decide_fixed_bucket_num
+
+    opts = {
+        "postpone.target-row-num-per-bucket": "1",
+        "postpone.batch-write-fixed-bucket.max-parallelism": "16",
+        "postpone.batch-write-fixed-bucket.rescale-load-factor": "32",
+    }
+    assert decide_fixed_bucket_num(3, 0, None, opts) == FixedBucketDecision(4, False)  # rounded
+    assert decide_fixed_bucket_num(2**31, 0, None, opts) == FixedBucketDecision(16, False)  # capped
+    assert decide_fixed_bucket_num(224, 0, 7, opts) == FixedBucketDecision(7, False)  # at the load factor
+    assert decide_fixed_bucket_num(225, 0, 7, opts) == FixedBucketDecision(16, True)  # above it
+    capped = {**opts, "postpone.batch-write-fixed-bucket.max-parallelism": "4"}
+    assert decide_fixed_bucket_num(225, 0, 7, capped) == FixedBucketDecision(7, False)
+    assert decide_fixed_bucket_num(257, 0, 8, opts) == FixedBucketDecision(16, True)
+    lower = {**opts, "postpone.batch-write-fixed-bucket.rescale-load-factor": "4"}
+    assert decide_fixed_bucket_num(29, 0, 7, lower) == FixedBucketDecision(16, True)
+    default = {**opts, "postpone.default-bucket-num": "3"}
+    assert decide_fixed_bucket_num(100, 0, None, default) == FixedBucketDecision(3, False)
+    assert decide_fixed_bucket_num(225, 0, 7, default) == FixedBucketDecision(16, True)  # existing ignores it
+    # sizes (no row target): ceil(bytes / postpone.target-size-per-bucket, default 1 gb)
+    assert decide_fixed_bucket_num(10, 3 * GIB, None, {}) == FixedBucketDecision(4, False)
+    with pytest.raises(InvalidArgumentError, match="'postpone.default-bucket-num' must be greater than 0"):
+        decide_fixed_bucket_num(1, 0, None, {"postpone.default-bucket-num": "0"})
+    with pytest.raises(InvalidArgumentError, match="rescale-load-factor' must be greater than 0"):
+        decide_fixed_bucket_num(1, 0, 2, {"postpone.batch-write-fixed-bucket.rescale-load-factor": "0"})

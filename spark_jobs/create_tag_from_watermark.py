@@ -31,7 +31,7 @@ from paimon_core.tag.watermark_procedures import check_watermark
 from spark_jobs.common.args import UsageError
 from spark_jobs.common.procedure import Param, ProcedureArgs, parse_procedure_args, result_dict, run_procedure
 
-__all__ = ["JOB", "PARAMS", "call", "main", "parse_args"]
+__all__ = ["JOB", "PARAMS", "call", "checked_watermark", "main", "parse_args"]
 
 JOB = "create_tag_from_watermark"
 PARAMS = (
@@ -41,15 +41,21 @@ PARAMS = (
 )
 
 
-def parse_args(argv: Sequence[str]) -> ProcedureArgs:
-    args = parse_procedure_args(
-        JOB, "Tag the first snapshot of a Paimon table at or after a watermark.", PARAMS, argv, dry_run=True
-    )
+def checked_watermark(args: ProcedureArgs) -> ProcedureArgs:
+    """``args`` once its ``watermark`` is a Java long (else :class:`UsageError`, exit 2)."""
     try:
         check_watermark(args.get("watermark"))
     except PaimonError as e:
         raise UsageError(f"--watermark: {e}") from None
     return args
+
+
+def parse_args(argv: Sequence[str]) -> ProcedureArgs:
+    return checked_watermark(
+        parse_procedure_args(
+            JOB, "Tag the first snapshot of a Paimon table at or after a watermark.", PARAMS, argv, dry_run=True
+        )
+    )
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:

@@ -23,11 +23,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from paimon_core import PaimonError
 from paimon_core.table.table import FileStoreTable
-from paimon_core.tag.watermark_procedures import check_watermark
-from spark_jobs.common.args import UsageError
 from spark_jobs.common.procedure import Param, ProcedureArgs, parse_procedure_args, result_dict, run_procedure
+from spark_jobs.create_tag_from_watermark import checked_watermark
 
 __all__ = ["JOB", "PARAMS", "call", "main", "parse_args"]
 
@@ -38,14 +36,12 @@ PARAMS = (
 
 
 def parse_args(argv: Sequence[str]) -> ProcedureArgs:
-    args = parse_procedure_args(
-        JOB, "Roll a Paimon table back to the newest snapshot at or before a watermark.", PARAMS, argv, dry_run=True
-    )
-    try:
-        check_watermark(args.get("watermark"))
-    except PaimonError as e:
-        raise UsageError(f"--watermark: {e}") from None
-    return args
+    return checked_watermark(
+        parse_procedure_args(
+            JOB, "Roll a Paimon table back to the newest snapshot at or before a watermark.", PARAMS, argv,
+            dry_run=True,
+        )
+    )  # fmt: skip
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:

@@ -59,14 +59,17 @@ def _positioned(sm: SnapshotManager, mid: int, earliest: int) -> Snapshot:
     return snapshot
 
 
-def earlier_or_equal_watermark(sm: SnapshotManager, watermark: int) -> Snapshot | None:
-    """The newest live snapshot whose watermark is <= ``watermark`` (Java's earlierOrEqualWatermark)."""
+def _search(sm: SnapshotManager, watermark: int, *, later: bool) -> Snapshot | None:
+    """Java's binary search of both lookups: ``later`` keeps the candidates above ``watermark``
+    (laterOrEqualWatermark), else those below (earlierOrEqualWatermark); an equal one wins."""
     window = _window(sm)
     if window is None:
         return None
     earliest, latest, first = window
     assert first.watermark is not None
-    if first.watermark > watermark:
+    if later and first.watermark >= watermark:
+        return first
+    if not later and first.watermark > watermark:
         return None
     found: Snapshot | None = None
     while earliest <= latest:
@@ -77,35 +80,20 @@ def earlier_or_equal_watermark(sm: SnapshotManager, watermark: int) -> Snapshot 
             earliest = mid + 1  # no watermark in [earliest, mid]: skip the range
         elif wm > watermark:
             latest = snapshot.id - 1
+            found = snapshot if later else found
         elif wm < watermark:
             earliest = mid + 1
-            found = snapshot
+            found = found if later else snapshot
         else:
             return snapshot
     return found
+
+
+def earlier_or_equal_watermark(sm: SnapshotManager, watermark: int) -> Snapshot | None:
+    """The newest live snapshot whose watermark is <= ``watermark`` (Java's earlierOrEqualWatermark)."""
+    return _search(sm, watermark, later=False)
 
 
 def later_or_equal_watermark(sm: SnapshotManager, watermark: int) -> Snapshot | None:
     """The oldest live snapshot whose watermark is >= ``watermark`` (Java's laterOrEqualWatermark)."""
-    window = _window(sm)
-    if window is None:
-        return None
-    earliest, latest, first = window
-    assert first.watermark is not None
-    if first.watermark >= watermark:
-        return first
-    found: Snapshot | None = None
-    while earliest <= latest:
-        mid = earliest + (latest - earliest) // 2
-        snapshot = _positioned(sm, mid, earliest)
-        wm = snapshot.watermark
-        if wm is None or is_missing_watermark(wm):
-            earliest = mid + 1
-        elif wm > watermark:
-            latest = snapshot.id - 1
-            found = snapshot
-        elif wm < watermark:
-            earliest = mid + 1
-        else:
-            return snapshot
-    return found
+    return _search(sm, watermark, later=True)

@@ -115,6 +115,15 @@ def test_watermark_search_matches_java(wh: str) -> None:
     earlier = {w: getattr(earlier_or_equal_watermark(sm, w), "id", None) for w in (999, 1000, 1999, 2000, 2999, 9999)}
     assert earlier == {999: None, 1000: 4, 1999: 4, 2000: 5, 2999: 5, 9999: 6}
     assert [sm.snapshot(i).watermark for i in range(1, 7)] == [None, None, 1000, 1000, 2000, 3000]
+    # Long.MIN_VALUE stored (no earlier watermark to keep) means none, as null does
+    m = FileSystemCatalog(wh).create_table("db.m", pa.schema([("id", pa.int64()), ("dt", pa.string())]))
+    for i, wm in enumerate((None, LONG_MIN, LONG_MIN, 1000, 2000)):
+        _write_wm(m, _rows(i, "x"), wm)
+    msm = FileSystemCatalog(wh).get_table("db.m").snapshot_manager
+    assert [msm.snapshot(i).watermark for i in range(1, 6)] == [None, LONG_MIN, LONG_MIN, 1000, 2000]
+    assert getattr(later_or_equal_watermark(msm, LONG_MIN + 1), "id", None) == 4
+    assert getattr(earlier_or_equal_watermark(msm, 1500), "id", None) == 4
+    assert earlier_or_equal_watermark(msm, 999) is None
 
 
 def test_create_tag_from_watermark(wh: str, capsys: pytest.CaptureFixture[str], pypaimon: Any) -> None:

@@ -131,6 +131,10 @@ SCENARIOS: dict[str, OpScenario] = {
     ),
     "PaimonClearConsumersOperator": OpScenario({}, [(T, "clear_consumers", "success")], setup=_consumer),
     "PaimonRemoveUnexistingFilesOperator": OpScenario({}, [(T, "remove_unexisting_files", "dry_run")]),
+    "PaimonTableAdminOperator": OpScenario(
+        {"procedure": "drop_partition", "partitions": "dt=2024-01-01", "dry_run": False},
+        [(T, "drop_partition", "success")],
+    ),
     # spark_jobs processes (plain subprocesses: metadata jobs, local modes)
     "PaimonSparkJobOperator": OpScenario(
         {"job": "expire_snapshots", "job_args": ["--retain-max", "2", "--retain-min", "1"]},

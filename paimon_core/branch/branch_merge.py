@@ -16,8 +16,10 @@ copied). It refuses, with Java's messages:
   latest fields (``validateLatestSchema``);
 * source files whose schema id the target lacks or whose schema differs (``validateMergeFileSchemas``).
 
-With row tracking the merged files' ``first_row_id`` is cleared so the target's commit assigns
-fresh row ids (``prepareFileForTargetCommit``). Nothing to merge: nothing is committed. The
+With row tracking Java clears the merged files' ``first_row_id`` so the target's commit assigns
+fresh row ids (``prepareFileForTargetCommit``); paimon_core's commit does not assign row ids yet, so
+a row-tracking table is refused here (the clearing is kept for when it does). Nothing to merge:
+nothing is committed. The
 commit checks append conflicts (``appendCommitCheckConflict(true)``).
 """
 
@@ -116,6 +118,17 @@ class _BranchMerge:
                 f"Cannot merge branch '{s}' into '{t}': row-tracking settings must match "
                 f"(source={str(s_rt).lower()}, target={str(t_rt).lower()}).",
                 branch=s,
+            )
+        if s_rt:
+            # Java clears the merged files' first_row_id so that the target's commit assigns fresh
+            # row ids; paimon_core's commit does not assign row ids yet, so the merge would leave
+            # files without them (and nextRowId behind): refused, naming the feature.
+            raise InvalidArgumentError(
+                f"Cannot merge branch '{s}' into '{t}': row-tracking tables (row-tracking.enabled) need the "
+                "commit to assign fresh row ids to the merged files, which paimon_core does not do yet; "
+                "nothing was changed",
+                branch=s,
+                feature="row-tracking commit",
             )
         if src.fields != dst.fields:
             raise InvalidArgumentError(f"Cannot merge branch '{s}' into '{t}', schema mismatch.", branch=s)

@@ -384,6 +384,12 @@ def test_merge_branch_refuses_what_java_refuses(wh: str, capsys: pytest.CaptureF
     t.create_branch("b1", "t1")
     catalog.get_table("db.t$branch_b1").write_arrow(pa.table({"id": pa.array([2], pa.int64()), "dt": ["a"]}))
     assert "only supported for append-only tables" in _refused(merge_job, wh, "b1", capsys=capsys)
+    # row tracking: refused until the commit assigns row ids (Java's merge re-assigns them)
+    catalog.drop_table("db.t")
+    t = make_table(wh, 1, options={"row-tracking.enabled": "true"})
+    t.create_tag("t1", 1)
+    t.create_branch("b1", "t1")
+    assert "row-tracking tables" in _refused(merge_job, wh, "b1", capsys=capsys)
     # an append table whose main expired its first snapshot: no fork point, refused
     catalog.drop_table("db.t")
     t = make_table(wh, 3)

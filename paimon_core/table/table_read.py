@@ -188,7 +188,7 @@ class TableRead:
         """``files`` of the split's bucket merged by key, in key order (Java's
         ``MergeTreeReaders.readerForMergeTree``): key-disjoint sections one after another, each
         a streaming merge of its sorted runs with deletion vectors applied per file."""
-        from paimon_core.mergetree.merge_reader import merge_sorted_runs, read_sorted_run
+        from paimon_core.mergetree.merge_reader import read_sorted_run
 
         fields = list(self.table.schema.fields)  # merge engines may need every value column
         dv_of = {f.file_name: d for f, d in zip(files, deletions, strict=True)}
@@ -204,20 +204,13 @@ class TableRead:
                 )
                 for run in section
             ]
-            yield from merge_sorted_runs(
-                runs,
-                key_names=self._merge_key_names,
-                sort_keys=self._merge_sort_keys,
-                merge_function=self._merge_function,
-                drop_retracts=True,
-                batch_rows=self.batch_size,
-            )
+            yield from self._merge_runs(runs)
 
     def _postpone_merge_stream(self, split: DataSplit) -> Iterator[pa.Table]:
         """``postpone.merge-on-read``: the bucket's files merged with the partition's postpone rows
         hashed to this bucket, those in replay order with sequence numbers after the bucket's
         (Java's ``MergeFileSplitRead.createPostponeMergeReader``): what a compaction would make."""
-        from paimon_core.mergetree.merge_reader import merge_sorted_runs, read_sorted_run
+        from paimon_core.mergetree.merge_reader import read_sorted_run
 
         fields = list(self.table.schema.fields)
         runs: list[Iterator[pa.RecordBatch]] = [
@@ -234,7 +227,13 @@ class TableRead:
         routed = self._routed_postpone_rows(split, fields)
         if routed is not None:
             runs.append(iter(routed.to_batches(max_chunksize=self.batch_size)))
-        yield from merge_sorted_runs(
+        yield from self._merge_runs(runs)
+
+    def _merge_runs(self, runs: Sequence[Iterator[pa.RecordBatch]]) -> Iterator[pa.Table]:
+        """Key-sorted runs merged with the table's merge engine, retractions dropped."""
+        from paimon_core.mergetree.merge_reader import merge_sorted_runs
+
+        return merge_sorted_runs(
             runs,
             key_names=self._merge_key_names,
             sort_keys=self._merge_sort_keys,

@@ -343,39 +343,40 @@ class TableWrite:
             "schema_id": self.schema.id,
             "first_sequence_number": 0 if self.postpone else self._restore_sequence(partition, bucket),
         }
-        if self.postpone:
-            from paimon_core.postpone.postpone_bucket_writer import POSTPONE_FILE_FORMAT, PostponeBucketWriter
-
-            assert self.postpone_prefix is not None
-            no_stats = {**self.table_options, "metadata.stats-mode": "none"}
-            common.update(file_format=POSTPONE_FILE_FORMAT, options=no_stats)
-            w = PostponeBucketWriter(
-                file_prefix=self.postpone_prefix,
-                key_fields=self.key_fields,
-                value_fields=list(self.schema.fields),
-                merge_function=self.merge_function,
-                sequence_fields=self.sequence_fields,
-                sequence_descending=self.sequence_descending,
-                buffer_size=self.buffer_size,
-                key_stats_modes=self.key_stats_modes,
-                value_stats_modes=stats_modes_for(list(self.schema.fields), no_stats),
-                **common,
-            )
-        elif self.has_pk:
+        if self.has_pk:
             from paimon_core.mergetree.writer import MergeTreeWriter
 
-            w = MergeTreeWriter(
-                key_fields=self.key_fields,
-                value_fields=list(self.schema.fields),
-                merge_function=self.merge_function,
-                sequence_fields=self.sequence_fields,
-                sequence_descending=self.sequence_descending,
-                buffer_size=self.buffer_size,
-                key_stats_modes=self.key_stats_modes,
-                value_stats_modes=self.stats_modes,
-                changelog_prefix=self.changelog_prefix,
-                **common,  # type: ignore[arg-type]
-            )
+            kv = {
+                "key_fields": self.key_fields,
+                "value_fields": list(self.schema.fields),
+                "merge_function": self.merge_function,
+                "sequence_fields": self.sequence_fields,
+                "sequence_descending": self.sequence_descending,
+                "buffer_size": self.buffer_size,
+                "key_stats_modes": self.key_stats_modes,
+            }
+            if self.postpone:
+                from paimon_core.postpone.postpone_bucket_writer import (
+                    POSTPONE_FILE_FORMAT,
+                    PostponeBucketWriter,
+                )
+
+                assert self.postpone_prefix is not None
+                no_stats = {**self.table_options, "metadata.stats-mode": "none"}
+                common.update(file_format=POSTPONE_FILE_FORMAT, options=no_stats)
+                w = PostponeBucketWriter(
+                    file_prefix=self.postpone_prefix,
+                    value_stats_modes=stats_modes_for(list(self.schema.fields), no_stats),
+                    **kv,
+                    **common,
+                )
+            else:
+                w = MergeTreeWriter(
+                    value_stats_modes=self.stats_modes,
+                    changelog_prefix=self.changelog_prefix,
+                    **kv,  # type: ignore[arg-type]
+                    **common,  # type: ignore[arg-type]
+                )
         else:
             w = RollingAppendWriter(
                 fields=list(self.schema.fields),

@@ -5,7 +5,7 @@ NULL key, ``ingest`` of a missing source path: one JSON line with ``retryable: f
 ``error`` names the cause (the Python worker's ``SchemaMismatchError``, Spark's condition), the
 Airflow operators fail such a line without retries, and the table is unchanged. A Python worker's
 own exception decides a ``PythonException``: transient ones (a timeout, a commit conflict, a reset
-connection) stay retryable. Every :mod:`paimon_core.exceptions` class is classified by its branch
+connection) stay retryable (more classes without Spark below). Every :mod:`paimon_core.exceptions` class is classified by its branch
 of the tree (enumerated from the module, so a new error class is covered).
 """
 
@@ -90,13 +90,12 @@ def _terminal_for_airflow(line: dict[str, Any]) -> None:
     ("view_sql", "needles"),
     [
         ("SELECT CAST('abc' AS BIGINT) AS id, 5L AS v", ("[CAST_INVALID_INPUT]", "'abc'")),
-        ("SELECT 2L AS id, CAST('x1' AS BIGINT) AS v", ("[CAST_INVALID_INPUT]", "'x1'")),
         (
             "SELECT * FROM VALUES (CAST(NULL AS BIGINT), 5L), (9L, 6L) AS s(id, v)",
             ("SchemaMismatchError: Column 'id' is NOT NULL",),
         ),
     ],
-    ids=["cast-key", "cast-value", "null-key"],
+    ids=["cast", "null-key"],
 )
 def test_merge_into_deterministic_errors_are_terminal(
     spark: Any, wh: str, capsys: pytest.CaptureFixture[str], view_sql: str, needles: tuple[str, ...]
@@ -157,13 +156,9 @@ def _raise_in_worker(error: BaseException) -> Iterator[Any]:
     ("error", "retryable"),
     [
         (SchemaMismatchError("Column 'id' is NOT NULL"), False),
-        (ValueError("bad value"), False),
         (PermissionError(errno.EACCES, "Permission denied", "/data/x"), False),
-        (FileNotFoundError(errno.ENOENT, "No such file", "/data/x"), False),
         (TimeoutError("read timed out"), True),
-        (ConnectionResetError(errno.ECONNRESET, "Connection reset by peer"), True),
         (CommitConflictError("conflict"), True),
-        (OSError(errno.EIO, "I/O error"), True),
         (RuntimeError("something unexpected"), True),
     ],
     ids=lambda v: type(v).__name__ if isinstance(v, BaseException) else str(v),

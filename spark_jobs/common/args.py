@@ -94,26 +94,23 @@ def _flag(name: str) -> str:
 
 
 def parse_partition_specs(text: str, *, name: str = "partitions") -> tuple[dict[str, str], ...]:
-    """Paimon's partition argument ``'k=v,k2=v2;k=v3'`` as specs; :class:`UsageError` when it names
-    no partition at all (empty segments between specs are ignored, as Paimon does) or a
-    segment is not ``key=value[,key=value...]``."""
-    specs: list[dict[str, str]] = []
-    for part in text.split(";"):
-        if not part.strip():
-            continue
-        spec: dict[str, str] = {}
-        for kv in part.split(","):
-            key, sep, value = kv.partition("=")
-            if not sep or not key.strip():
-                raise UsageError(f"{_flag(name)}: partition {part.strip()!r} must be 'key=value[,key=value...]'")
-            spec[key.strip()] = value.strip()
-        specs.append(spec)
+    """Paimon's partition argument ``'k=v,k2=v2;k=v3'`` as specs (paimon_core's
+    :func:`~paimon_core.operation.compact.compact_planner.parse_partitions`); :class:`UsageError`
+    when a segment is not ``key=value[,key=value...]`` or the argument names no partition at
+    all (empty segments between specs are ignored, as Paimon does)."""
+    from paimon_core.exceptions import InvalidArgumentError
+    from paimon_core.operation.compact.compact_planner import parse_partitions
+
+    try:
+        specs = parse_partitions(text)
+    except InvalidArgumentError as e:
+        raise UsageError(f"{_flag(name)}: {e}") from None
     if not specs:
         raise UsageError(
             f"{_flag(name)} names no partition (got {text!r}); give 'k=v[,k2=v2][;k=v3...]', "
             "or leave it out to cover every partition"
         )
-    return tuple(specs)
+    return tuple(dict(s) for s in specs)
 
 
 def parse_bucket_list(text: str, *, name: str = "buckets") -> frozenset[int]:

@@ -77,7 +77,7 @@ def compaction_need(state: TableState, settings: MaintenanceSettings, *, now_mil
     if state.snapshot_id is None:
         return Need(action, skipped="the table has no snapshot")
     if state.bucket_mode == -2:
-        return _postpone_need(state, settings)
+        return _postpone_need(state, settings, now_millis)
     idle_ms, idle_text = _idle_time(state, settings)
     hot = (
         {
@@ -105,14 +105,38 @@ def compaction_need(state: TableState, settings: MaintenanceSettings, *, now_mil
     return Need(action, planned=_action(state, settings, strategy, picks, notes, idle_text))
 
 
-def _postpone_need(state: TableState, settings: MaintenanceSettings) -> Need:
+def _postpone_need(state: TableState, settings: MaintenanceSettings, now_millis: int) -> Need:
     """Postpone-bucket tables (``bucket = -2``): rows in ``bucket-postpone`` are invisible to batch
     reads until a compaction assigns their buckets (Java's ``PostponeBucketCompactSplitSource``),
     so any postpone file makes the table due, urgently. Java's postpone compaction takes no
-    partitions and no idle time: the whole table is compacted."""
+    partitions and no idle time: the whole table is compacted. Without postpone files, the real
+    buckets with level-0 files (written by fixed-bucket batch writes) are due when the table's
+    strategy picks them (the postpone compaction compacts them as Java's level-0 markers)."""
     pending = [b for b in state.buckets if b.bucket == -2 and b.file_count > 0]
     if not pending:
-        return Need("compact", skipped="no postpone files (bucket = -2): every row is in a real bucket")
+        from dataclasses import replace
+
+        from paimon_core.mergetree.compact.compact_options import (
+            NUM_SORTED_RUN_COMPACTION_TRIGGER_DEFAULT,
+            need_lookup,
+            num_levels,
+        )
+
+        opts = state.options
+        levels = num_levels(opts)
+        trigger = int(opts.get("num-sorted-run.compaction-trigger", NUM_SORTED_RUN_COMPACTION_TRIGGER_DEFAULT))
+        picks = []
+        for b in state.buckets:
+            unit = _minor_pick(opts, levels, b, now_millis) if b.bucket >= 0 and b.level0_file_count else None
+            if unit is not None:
+                why = _why_minor(opts, levels, trigger, need_lookup(opts), b, now_millis)
+                size = sum(b.runs[i][1] for i in unit)
+                files = sum(b.runs[i][2] for i in unit)
+                picks.append(_Pick(b.label, b.partition, size, files, len(unit) - 1, False, f"bucket {b.label}: {why}"))
+        if not picks:
+            return Need("compact", skipped="no postpone files (bucket = -2) and no real bucket the strategy picks")
+        action = _action(state, settings, "minor", picks, (), None)
+        return Need("compact", planned=replace(action, args={**action.args, "partitions": None, "partition_idle_time": None}))
     size = sum(b.total_bytes for b in pending)
     files = sum(b.file_count for b in pending)
     needs_spark = settings.compaction_mode == "distributed" and size > settings.in_process_max_bytes

@@ -205,8 +205,11 @@ def test_no_compaction_when_the_registry_says_none_the_table_is_empty_or_postpon
     )
     # postpone-bucket tables: real buckets are left to the postpone compaction's own rules; it
     # is due exactly when bucket-postpone holds files (their rows are unreadable until then)
-    postponed = plan(state(options={"bucket": "-2"}, buckets=[pk_bucket(runs)]))
+    postponed = plan(state(options={"bucket": "-2"}, buckets=[pk_bucket([(MAX, MIB, 1)])]))
     assert postponed.skipped_reasons["compact"].startswith("no postpone files (bucket = -2)")
+    # real buckets with level-0 runs the strategy picks: the postpone compaction's level-0 markers
+    level0 = compact(state(options={"bucket": "-2"}, buckets=[pk_bucket(runs)]))
+    assert level0 is not None and level0.args["partitions"] is None and level0.args["compact_strategy"] == "minor"
     pending = compact(state(options={"bucket": "-2"}, buckets=[pk_bucket(runs), pk_bucket(l0_runs(3), bucket=-2)]))
     assert pending is not None and pending.urgent and pending.args["partitions"] is None
     assert pending.bytes_to_read == 3 * MIB and "bucket-postpone" in pending.reason

@@ -415,3 +415,58 @@ def test_batch_write_fixed_bucket_and_rescale(pypaimon_peer: Peer, rust_peer: Pe
     assert _table(wh).compact().snapshot_id is not None
     assert _layout(wh) == ({"dt=a": {16}, "dt=b": {1}}, 0)
     assert _ours(wh) == model == _state(peer.read(wh, "db.t")) == _state(rust_peer.read(wh, "db.t"))
+
+
+def test_rescale_and_compaction_racing_lose_no_row(pypaimon_peer: Peer, warehouse: str) -> None:
+    """Paimon 1.2's data-loss fix (``commit.strict-mode.last-safe-snapshot``): a rescale that read
+    snapshot S must not overwrite rows a postpone compaction committed after S, and a compaction
+    planned on S must not add files in the old bucket count after a rescale; either loser fails
+    with a conflict, deletes what it wrote, and the table keeps every row."""
+    from paimon_core.postpone.fixed_bucket_commit import PostponeFixedBucketCommit
+
+    wh, peer = warehouse, pypaimon_peer
+    peer.create_table(wh, "db.t", SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"], options=OPTIONS)
+    model: Model = {}
+    _upsert(peer, wh, model, [("a", k) for k in range(40)], "p1")
+    assert _table(wh).compact().snapshot_id == 2  # dt=a: 1 bucket
+    _upsert(peer, wh, model, [("a", k) for k in range(30, 60)], "p3")  # pending in bucket-postpone
+    s = 3
+
+    # A rescale that read S = 3 ...
+    rescale = PostponeFixedBucketCommit(_table(wh), "rescaler", None)
+    # ... and a compaction that commits first (snapshot 4): the rescale's OVERWRITE must fail.
+    assert _table(wh).compact().snapshot_id == 4
+    after_compaction = _all_files(wh)
+    with pytest.raises(CommitConflictError, match="commit.strict-mode.last-safe-snapshot"):
+        rescale._rescale({_partition(wh, "a"): 4}, s)
+    assert _all_files(wh) == after_compaction  # its files are gone again
+    assert _ours(wh) == model == _state(peer.read(wh, "db.t"))
+
+    # The other order: a compaction planned on S = 5, a rescale (snapshot 6), then its commit.
+    _upsert(peer, wh, model, [("a", k) for k in range(50, 70)], "p5")
+    c = PostponeBucketCompact(_table(wh))
+    plan = c.plan()
+    written = [m for ms in local_postpone_executor(1)(_table(wh), plan.tasks) for m in ms]
+    rescaled = PostponeFixedBucketCommit(_table(wh), "rescaler", None)._rescale({_partition(wh, "a"): 4}, plan.snapshot_id)  # type: ignore[arg-type]
+    assert rescaled == 6 and _layout(wh)[0] == {"dt=a": {4}}
+    with pytest.raises(CommitConflictError, match="commit.strict-mode.last-safe-snapshot"):
+        c.commit(plan, c.removal_messages(plan) + written, 1)
+    assert not any(os.path.exists(t) for t in _written_paths(wh, written))
+    assert _table(wh).compact().snapshot_id == 7  # the next compaction merges into the 4 buckets
+    assert _layout(wh) == ({"dt=a": {4}}, 0)
+    assert _ours(wh) == model == _state(peer.read(wh, "db.t"))
+
+
+def _partition(wh: str, dt: str) -> bytes:
+    t = _table(wh)
+    return next(e.partition for e in t.new_file_store_scan().live_entries(t.latest_snapshot()) if t.partition_path(e.partition) == f"dt={dt}")
+
+
+def _all_files(wh: str) -> set[str]:
+    root = os.path.join(wh, "db.db", "t")
+    return {os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs if os.sep + "dt=" in d}
+
+
+def _written_paths(wh: str, messages: list[Any]) -> list[str]:
+    t = _table(wh)
+    return [t.bucket_path(m.partition, m.bucket) + "/" + f.file_name for m in messages for f in m.compact_after]

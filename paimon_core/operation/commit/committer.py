@@ -12,6 +12,7 @@ whose files vanish while an attempt reads them (expired meanwhile) is a lost rac
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 import time
@@ -368,6 +369,10 @@ class FileStoreCommit:
                 return []
         else:
             flt = ScanFilter()
+        if self.options.bucket != -2:
+            # Java's OverwriteChangesProvider: only a postpone-bucket table's own overwrite removes
+            # bucket-postpone files; a rewrite into real buckets (a rescale) leaves pending rows
+            flt = dataclasses.replace(flt, only_real_buckets=True)
         return [
             ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
             for e in self.scan.live_entries(latest, flt)

@@ -190,12 +190,11 @@ class PostponeFixedBucketCommit:
         except BaseException:
             _abort(self.table, written)
             raise
-        from paimon_core.operation.compact.postpone_bucket_compact import table_for_postpone_rewrite
+        from paimon_core.operation.compact.postpone_bucket_compact import STRICT_MODE_LAST_SAFE_SNAPSHOT
 
-        first = next(iter(decisions.values())).target_bucket_num
-        committer = table_for_postpone_rewrite(self.table, first, base, compact=False).new_file_store_commit(
-            self.commit_user
-        )
+        # the postpone table itself (Java's fixedWriteTable): an INSERT OVERWRITE also removes the
+        # partitions' pending bucket-postpone rows
+        committer = self.table.copy({STRICT_MODE_LAST_SAFE_SNAPSHOT: str(base)}).new_file_store_commit(self.commit_user)
         from paimon_core.table.builders import commit_keeping_landed_append
 
         out = [*written, *rest]

@@ -415,6 +415,16 @@ def test_batch_write_fixed_bucket_and_rescale(pypaimon_peer: Peer, rust_peer: Pe
     assert _table(wh).compact().snapshot_id is not None
     assert _layout(wh) == ({"dt=a": {16}, "dt=b": {1}}, 0)
     assert _ours(wh) == model == _state(peer.read(wh, "db.t")) == _state(rust_peer.read(wh, "db.t"))
+    # INSERT OVERWRITE of dt=b replaces its rows, the pending bucket-postpone ones too (as Java's
+    # overwrite through the postpone table), with a layout of its own (default: 1 bucket here)
+    _upsert(peer, wh, model, [("b", 7)], "p5")
+    builder = _table(wh).new_batch_write_builder().overwrite({"dt": "b"})
+    write = builder.new_write()
+    write.write_arrow(_rows([("b", k) for k in range(20, 45)], "o6"))
+    assert builder.new_commit().commit(write.prepare_commit()).commit_kind == "OVERWRITE"
+    model = {k: v for k, v in model.items() if k[0] != "b"} | _state(_rows([("b", k) for k in range(20, 45)], "o6"))
+    assert _layout(wh) == ({"dt=a": {16}, "dt=b": {4}}, 0)  # 25 rows / 10: 3, rounded up to 4
+    assert _ours(wh) == model == _state(peer.read(wh, "db.t")) == _state(rust_peer.read(wh, "db.t"))
 
 
 def test_rescale_and_compaction_racing_lose_no_row(pypaimon_peer: Peer, warehouse: str) -> None:

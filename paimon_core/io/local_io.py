@@ -63,6 +63,7 @@ class LocalFileIO(FileIO):
 
     atomic_publish_is_safe = True
     publish_taken_is_definite = True
+    warehouse: str | None = None  # (subclasses that do not call __init__ stay unconfined)
 
     def __init__(self, warehouse: str | None = None) -> None:
         #: With a warehouse, nothing inside a table directory (``<warehouse>/<db>.db/<table>/...``)

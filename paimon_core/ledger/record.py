@@ -70,6 +70,17 @@ ACTIONS = (
     "delete_branch",
     "fast_forward",
     "migrate_table",
+    "migrate_database",
+    "purge_files",
+    "repair",
+    "repair_earliest_snapshot",
+    "rename_branch",
+    "merge_branch",
+    "create_tag_from_watermark",
+    "rollback_to_watermark",
+    "drop_partition",
+    "remove_unexisting_manifests",
+    "rewrite_file_index",
     "assess",
 )
 #: The actions that rewrite data files into bigger ones (what "last compaction" means).

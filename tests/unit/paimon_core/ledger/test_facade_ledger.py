@@ -52,6 +52,19 @@ def _consumer(t: FileStoreTable) -> None:
     t.consumer_manager.reset_consumer("c1", Consumer(1))
 
 
+def _branch_at_1(t: FileStoreTable) -> None:
+    t.create_tag("b0", 1)
+    t.create_branch("b", "b0")
+
+
+def _watermarks(t: FileStoreTable) -> None:
+    """Two more commits with watermarks 1000 and 2000."""
+    for i, wm in enumerate((1000, 2000)):
+        write = t.new_batch_write_builder().new_write()
+        write.write_arrow(rows(500 + 10 * i, 3))
+        t.new_file_store_commit(f"wm-{i}").commit(write.prepare_commit(), 2**63 - 1, watermark=wm)
+
+
 def _branch_from_tag(t: FileStoreTable) -> None:
     t.create_tag("b0", 2)
     t.create_branch("b", "b0")
@@ -91,6 +104,15 @@ SCENARIOS: dict[str, Scenario] = {
     "create_branch": Scenario(lambda t: t.create_branch("b"), "success"),
     "delete_branch": Scenario(lambda t: t.delete_branch("b"), "success", lambda t: t.create_branch("b")),
     "fast_forward": Scenario(lambda t: t.fast_forward("b", dry_run=True), "dry_run", _branch_from_tag),
+    "rename_branch": Scenario(lambda t: t.rename_branch("b", "b2"), "success", lambda t: t.create_branch("b")),
+    "merge_branch": Scenario(lambda t: t.merge_branch("b"), "no_op", _branch_at_1),
+    "purge_files": Scenario(lambda t: t.purge_files(dry_run=True), "dry_run"),
+    "repair_earliest_snapshot": Scenario(lambda t: t.repair_earliest_snapshot(1), "no_op"),
+    "create_tag_from_watermark": Scenario(lambda t: t.create_tag_from_watermark("w", 1500), "success", _watermarks),
+    "rollback_to_watermark": Scenario(lambda t: t.rollback_to_watermark(1500), "success", _watermarks),
+    "drop_partition": Scenario(lambda t: t.drop_partition("dt=2024-01-01"), "success"),
+    "remove_unexisting_manifests": Scenario(lambda t: t.remove_unexisting_manifests(), "no_op"),
+    "rewrite_file_index": Scenario(lambda t: t.rewrite_file_index(), "no_op"),
 }
 
 

@@ -2,11 +2,12 @@
 
 ``spark_jobs compact`` hands such a table here (Java's ``CompactAction`` and Spark's
 ``SparkPostponeCompactProcedure`` take the same turn): the driver plans on the latest snapshot
-(:class:`paimon_core.operation.compact.postpone_bucket_compact.PostponeBucketCompact`: one task
-per partition holding postpone files or real level-0 buckets, with the partition's bucket count),
-each Spark task replays its partition's postpone files into the real buckets and compacts them,
-and the driver commits every task's files and the removal of the postpone files as ONE COMPACT
-snapshot (strict mode from the planned snapshot). ``--mode local`` runs the tasks in threads.
+(:class:`paimon_core.operation.compact.postpone_bucket_compact.PostponeBucketCompact`: the
+partitions holding postpone files or real level-0 buckets, with their bucket counts), Spark map
+tasks (one per postpone file) route the rows to their buckets, reduce tasks (one per partition and
+bucket) replay them in order into the bucket and compact it, and the driver commits every task's
+files and the removal of the postpone files as ONE COMPACT snapshot (strict mode from the planned
+snapshot). ``--mode local`` runs one task per partition in threads.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from paimon_core.operation.compact.postpone_bucket_compact import (
     PostponePartitionTask,
     check_postpone_request,
     local_postpone_executor,
-    run_postpone_partition,
+    route_postpone_file,
+    run_postpone_bucket,
 )
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
 from paimon_core.table.commit_message import CommitMessage
@@ -34,17 +36,41 @@ __all__ = ["compact_postpone_table", "spark_postpone_executor"]
 
 
 def spark_postpone_executor(spark: SparkSession) -> PostponeExecutor:
-    """One Spark task per partition; each returns its real buckets' compaction results."""
+    """Distributed by (partition, bucket), as Java's Spark procedure shuffles by them: one map task
+    per postpone file routes its rows to their buckets (Paimon's bucket hash, rows in file order);
+    one reduce task per (partition, bucket) replays them in file order into the bucket and
+    compacts it (a bucket with level-0 files and no rows: the marker's compaction); every task's
+    compaction results come back to the driver, per partition."""
 
     def run(table: FileStoreTable, tasks: Sequence[PostponePartitionTask]) -> list[list[CommitMessage]]:
         if not tasks:
             return []
         from spark_jobs.common.ledger import worker_cpu
 
+        sc = spark.sparkContext
         cpu = worker_cpu(spark)  # the workers' CPU, for the ledger row
-        rdd = spark.sparkContext.parallelize(list(enumerate(tasks)), numSlices=len(tasks))
-        done = rdd.map(cpu.each(lambda it: (it[0], run_postpone_partition(table, it[1])))).collect()
-        return [ms for _, ms in sorted(done, key=lambda x: x[0])]
+        files = [(ti, fi) for ti, t in enumerate(tasks) for fi in range(len(t.files))]
+        markers = [((ti, b), None) for ti, t in enumerate(tasks) for b in t.level0_buckets]
+        routed = sc.parallelize(files, numSlices=max(1, len(files))).flatMap(
+            cpu.partitions(
+                lambda x: [((x[0], b), (x[1], blob)) for b, blob in route_postpone_file(table, tasks[x[0]], x[1])]
+            )
+        )
+        keyed = routed.union(sc.parallelize(markers, numSlices=max(1, min(len(markers), 8)))) if markers else routed
+        buckets = sum(t.num_buckets for t in tasks)
+        grouped = keyed.groupByKey(numPartitions=max(1, min(buckets, sc.defaultParallelism * 4)))
+        done = grouped.map(
+            cpu.each(
+                lambda kv: (
+                    kv[0][0],
+                    run_postpone_bucket(table, tasks[kv[0][0]], kv[0][1], [v for v in kv[1] if v is not None]),
+                )
+            )
+        ).collect()
+        out: list[list[CommitMessage]] = [[] for _ in tasks]
+        for ti, messages in done:
+            out[ti].extend(messages)
+        return out
 
     return run
 

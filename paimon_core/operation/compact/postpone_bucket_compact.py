@@ -38,11 +38,12 @@ import dataclasses
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 
 from paimon_core.exceptions import CommitStateUnknownError, CorruptFileError, InvalidArgumentError
@@ -69,6 +70,8 @@ __all__ = [
     "compute_bucket_num",
     "local_postpone_executor",
     "resolve_bucket_nums",
+    "route_postpone_file",
+    "run_postpone_bucket",
     "run_postpone_partition",
     "table_for_postpone_rewrite",
 ]
@@ -248,6 +251,62 @@ def table_for_postpone_rewrite(
 
 
 # --- one partition (runs on an executor) -------------------------------------------------------
+def _postpone_batches(table: FileStoreTable, task: PostponePartitionTask, f: DataFileMeta) -> Iterator[pa.RecordBatch]:
+    """The rows of one postpone file of the task: the value columns, then ``_VALUE_KIND``."""
+    from paimon_core.io.data_file_reader import DataFileReader, partition_scalars
+
+    fields = list(table.schema.fields)
+    reader = DataFileReader(table.file_io, table.schema_manager_cached, table_name=table.name, paths=table.paths)
+    part_fields = table.schema.partition_fields
+    part_values = partition_scalars(part_fields, table.partition_codec.decode(task.partition)) if part_fields else None
+    path = table.bucket_path(task.partition, POSTPONE_BUCKET)
+    for batch in reader.read(path, f, fields, with_kind=True, snapshot_id=task.snapshot_id, partition_values=part_values):
+        if batch.num_rows:
+            yield batch
+
+
+def _replay(
+    table: FileStoreTable,
+    task: PostponePartitionTask,
+    batches: Iterable[pa.RecordBatch],
+    *,
+    compact: bool,
+    overwrite: OverwriteSpec | None = None,
+    bucket: int | None = None,
+) -> list[CommitMessage]:
+    """Write ``batches`` (value columns and ``_VALUE_KIND``, in replay order) with the task's
+    bucket count (``bucket``: all of them go to that bucket, already routed); the writer's
+    messages. What it wrote is deleted if it fails."""
+    from paimon_core.table.table_write import TableWrite
+
+    rewrite = table_for_postpone_rewrite(table, task.num_buckets, task.snapshot_id, compact=compact)
+    names = [f.name for f in table.schema.fields]
+    write = TableWrite(rewrite, overwrite=overwrite)
+    try:
+        for batch in batches:
+            rows = pa.Table.from_batches([batch.select(names)])
+            given = None if bucket is None else pa.array(np.full(rows.num_rows, bucket, dtype=np.int32))
+            write.write_arrow(rows, row_kinds=batch.column(VALUE_KIND), buckets=given)
+        return write.prepare_commit()
+    except BaseException:
+        write.abort()
+        raise
+    finally:
+        write.close()
+
+
+def _finish(table: FileStoreTable, task: PostponePartitionTask, messages: list[CommitMessage], written: set[int]) -> list[CommitMessage]:
+    """The writer's messages plus the level-0 markers' compaction (of the task's ``level0_buckets``
+    not in ``written``), as compaction results; all deleted again if it fails."""
+    rewrite = table_for_postpone_rewrite(table, task.num_buckets, task.snapshot_id)
+    try:
+        messages = messages + _compact_level0_buckets(rewrite, task, written)
+        return [_as_compaction(table, m) for m in messages]
+    except BaseException:
+        delete_written(table, [_as_compaction(table, m, delete_consumed=False) for m in messages])
+        raise
+
+
 def run_postpone_partition(
     table: FileStoreTable,
     task: PostponePartitionTask,
@@ -260,43 +319,52 @@ def run_postpone_partition(
     deleted again if it fails. ``as_compaction=False`` (a fixed-bucket batch write): the writer's
     messages as they are (new files, its compaction), by a writer of the table's ``write-only``;
     ``overwrite``: the overwrite they feed."""
-    from paimon_core.io.data_file_reader import DataFileReader, partition_scalars
-    from paimon_core.table.table_write import TableWrite
-
-    rewrite = table_for_postpone_rewrite(table, task.num_buckets, task.snapshot_id, compact=as_compaction)
     messages: list[CommitMessage] = []
     if task.files:
-        fields = list(table.schema.fields)
-        names = [f.name for f in fields]
-        reader = DataFileReader(table.file_io, table.schema_manager_cached, table_name=table.name, paths=table.paths)
-        part_fields = table.schema.partition_fields
-        part_values = (
-            partition_scalars(part_fields, table.partition_codec.decode(task.partition)) if part_fields else None
-        )
-        postpone_path = table.bucket_path(task.partition, POSTPONE_BUCKET)
-        write = TableWrite(rewrite, overwrite=overwrite)
-        try:
-            for f in task.files:
-                for batch in reader.read(
-                    postpone_path, f, fields, with_kind=True, snapshot_id=task.snapshot_id, partition_values=part_values
-                ):
-                    if batch.num_rows:
-                        rows = pa.Table.from_batches([batch.select(names)])
-                        write.write_arrow(rows, row_kinds=batch.column(VALUE_KIND))
-            messages = write.prepare_commit()
-        except BaseException:
-            write.abort()
-            raise
-        finally:
-            write.close()
+        batches = (b for f in task.files for b in _postpone_batches(table, task, f))
+        messages = _replay(table, task, batches, compact=as_compaction, overwrite=overwrite)
     if not as_compaction:
         return messages
-    try:
-        messages += _compact_level0_buckets(rewrite, task, {m.bucket for m in messages})
-        return [_as_compaction(table, m) for m in messages]
-    except BaseException:
-        delete_written(table, [_as_compaction(table, m, delete_consumed=False) for m in messages])
-        raise
+    return _finish(table, task, messages, {m.bucket for m in messages})
+
+
+def route_postpone_file(table: FileStoreTable, task: PostponePartitionTask, index: int) -> list[tuple[int, bytes]]:
+    """The rows of the task's ``index``-th postpone file by target bucket (Paimon's bucket hash
+    over the task's bucket count), each bucket's rows in file order as Arrow IPC bytes: the map
+    side of the per-bucket Spark compaction."""
+    from paimon_core.bucket import compute_buckets
+
+    schema = table.schema
+    bucket_fields = schema.fields_of(schema.bucket_keys)
+    parts: dict[int, list[pa.RecordBatch]] = {}
+    for batch in _postpone_batches(table, task, task.files[index]):
+        buckets = np.asarray(
+            compute_buckets([batch.column(f.name) for f in bucket_fields], [f.type for f in bucket_fields], task.num_buckets)
+        )
+        for b in np.unique(buckets).tolist():
+            parts.setdefault(int(b), []).append(batch.filter(pa.array(buckets == b)))
+    out = []
+    for b, batches in parts.items():
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, batches[0].schema) as ipc:
+            for rb in batches:
+                ipc.write_batch(rb.cast(batches[0].schema) if rb.schema != batches[0].schema else rb)
+        out.append((b, sink.getvalue().to_pybytes()))
+    return out
+
+
+def run_postpone_bucket(
+    table: FileStoreTable, task: PostponePartitionTask, bucket: int, routed: Sequence[tuple[int, bytes]]
+) -> list[CommitMessage]:
+    """The reduce side: the routed rows of one bucket (``(file index, IPC bytes)``, from
+    :func:`route_postpone_file`) replayed in file order into the bucket, compacted; with no rows
+    a level-0 marker's compaction. Compaction results; deleted again if it fails."""
+    batches = (
+        rb for _, blob in sorted(routed, key=lambda r: r[0]) for rb in pa.ipc.open_stream(pa.BufferReader(blob))
+    )
+    messages = _replay(table, task, batches, compact=True, bucket=bucket) if routed else []
+    marker = dataclasses.replace(task, level0_buckets=(bucket,) if bucket in task.level0_buckets else ())
+    return _finish(table, marker, messages, {m.bucket for m in messages})
 
 
 def _compact_level0_buckets(rewrite: FileStoreTable, task: PostponePartitionTask, written: set[int]) -> list[CommitMessage]:

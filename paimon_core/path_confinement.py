@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EXTERNAL_PATHS_OPTION",
+    "canonical",
     "check_file_name",
     "check_snapshot_names",
     "confine",
@@ -90,6 +91,15 @@ def _resolve(path: str, *, what: str, kind: str, root: bool) -> ParsedPath | Non
             return None
         rest = os.path.abspath(rest)
     return ParsedPath(parsed.scheme, parsed.authority, "/" + posixpath.normpath(rest).lstrip("/"))
+
+
+def canonical(path: str) -> str:
+    """``path`` in the one normalised form :func:`confine` returns (a plain absolute path when
+    local, ``.``/``..`` resolved); :class:`UnsafePathError` for another host's ``file:`` URI."""
+    resolved = _resolve(path, what="path", kind="directory", root=True)
+    if resolved is None:
+        raise UnsafePathError(f"Path {_describe(path)} cannot be resolved to a directory", path=path, kind="directory")
+    return str(resolved)
 
 
 def confine(path: object, roots: Sequence[str], *, kind: str) -> str:

@@ -16,7 +16,9 @@ bare file name, or an external path under the table or its ``data-file.external-
 from __future__ import annotations
 
 import itertools
+import os
 import posixpath
+import re
 import threading
 import uuid
 from collections.abc import Sequence
@@ -24,7 +26,8 @@ from typing import cast
 
 from paimon_core.data.internal import escape_path_name, partition_dir_value
 from paimon_core.exceptions import UnsafePathError
-from paimon_core.io.file_io import join
+from paimon_core.io.file_io import FileIO, join
+from paimon_core.io.uri import parse_path
 from paimon_core.path_confinement import check_file_name, confine
 from paimon_core.schema.data_types import DataField
 
@@ -56,6 +59,7 @@ BUCKET_PREFIX = "bucket-"
 POSTPONE_BUCKET_DIR = "bucket-postpone"
 POSTPONE_BUCKET = -2
 DB_SUFFIX = ".db"
+_SCHEMA_FILE = re.compile(rf"^{re.escape(SCHEMA_PREFIX)}\d+$")
 #: The default branch: its metadata lives in the table directory itself (Java's DEFAULT_MAIN_BRANCH).
 MAIN_BRANCH = "main"
 
@@ -66,6 +70,26 @@ def branch_path(table_path: str, branch: str) -> str:
     if branch == MAIN_BRANCH:
         return table_path.rstrip("/")
     return join(table_path, BRANCH_DIR, check_file_name(f"{BRANCH_PREFIX}{branch}", kind="branch directory"))
+
+
+def is_table_dir(file_io: FileIO, path: str) -> bool:
+    """Whether ``path`` is a Paimon table's (or branch's) directory: it has ``schema/schema-N``."""
+    return any(_SCHEMA_FILE.match(st.name) for st in file_io.list_files(join(path, SCHEMA_DIR)))
+
+
+def enclosing_table(file_io: FileIO, path: str) -> str | None:
+    """The innermost Paimon table directory that is ``path`` or one of its ancestors, or None
+    (one listing per ancestor, up to the root of the store)."""
+    parsed = parse_path(path)
+    current = posixpath.normpath(parsed.path) if parsed.path.startswith("/") else os.path.abspath(parsed.path)
+    while True:
+        where = parsed.with_path(current)
+        if is_table_dir(file_io, where):
+            return where
+        parent = posixpath.dirname(current)
+        if parent == current:
+            return None
+        current = parent
 
 
 def bucket_dir_name(bucket: int) -> str:

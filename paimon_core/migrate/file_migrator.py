@@ -26,7 +26,6 @@ import functools
 import logging
 import os
 import posixpath
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,7 +46,7 @@ from paimon_core.ledger.record import LEDGER_DATABASE
 from paimon_core.maintenance.state_store import STATE_DIR
 from paimon_core.manifest.entries import DataFileMeta
 from paimon_core.operation.append_writer import stats_to_simple
-from paimon_core.paths import DB_SUFFIX, SCHEMA_DIR, SCHEMA_PREFIX
+from paimon_core.paths import DB_SUFFIX, SCHEMA_DIR, enclosing_table, is_table_dir
 from paimon_core.stats.collector import ColumnStats, apply_modes, stats_modes_for
 from paimon_core.stats.footer_stats import raw_file_stats
 from paimon_core.table.commit_message import CommitMessage
@@ -58,7 +57,6 @@ __all__ = [
     "SourceFile",
     "check_source",
     "migrate_directory",
-    "paimon_table_at",
     "scan_source",
 ]
 
@@ -110,12 +108,6 @@ def _skipped(name: str) -> bool:
 
 #: Directories of the warehouse's own metadata (the planner state and the ledger database).
 WAREHOUSE_METADATA_DIRS = frozenset({STATE_DIR, f"{LEDGER_DATABASE}{DB_SUFFIX}", "_airflow"})
-_SCHEMA_FILE = re.compile(rf"^{re.escape(SCHEMA_PREFIX)}\d+$")
-
-
-def paimon_table_at(file_io: FileIO, directory: str) -> bool:
-    """Whether ``directory`` is a Paimon table's (or branch's) directory: ``schema/schema-N``."""
-    return any(_SCHEMA_FILE.match(st.name) for st in file_io.list_files(join(directory, SCHEMA_DIR)))
 
 
 def check_source(file_io: FileIO, source: str) -> None:
@@ -124,25 +116,20 @@ def check_source(file_io: FileIO, source: str) -> None:
     warehouse's own metadata: migrating moves files, and moving a table's files out of it breaks
     that table."""
     parsed = parse_path(source)
-    current = posixpath.normpath(parsed.path) if parsed.path.startswith("/") else os.path.abspath(parsed.path)
-    while True:
-        where = parsed.with_path(current)
-        name = posixpath.basename(current)
+    absolute = posixpath.normpath(parsed.path) if parsed.path.startswith("/") else os.path.abspath(parsed.path)
+    for name in absolute.split("/"):
         if name in WAREHOUSE_METADATA_DIRS:
             raise InvalidArgumentError(
-                f"Refusing to migrate {source}: it is inside {where}, the warehouse's own metadata; nothing was changed",
+                f"Refusing to migrate {source}: it is inside {name}, the warehouse's own metadata; nothing was changed",
                 path=source,
             )
-        if paimon_table_at(file_io, where):
-            raise InvalidArgumentError(
-                f"Refusing to migrate {source}: it is inside the Paimon table at {where} (it has {SCHEMA_DIR}/), "
-                "whose files would leave that table; nothing was changed",
-                path=source,
-            )
-        parent = posixpath.dirname(current)
-        if parent == current:
-            return
-        current = parent
+    table = enclosing_table(file_io, source)
+    if table is not None:
+        raise InvalidArgumentError(
+            f"Refusing to migrate {source}: it is inside the Paimon table at {table} (it has {SCHEMA_DIR}/), "
+            "whose files would leave that table; nothing was changed",
+            path=source,
+        )
 
 
 def scan_source(file_io: FileIO, source: str) -> list[SourceFile]:
@@ -160,7 +147,7 @@ def scan_source(file_io: FileIO, source: str) -> list[SourceFile]:
                     "(copy the file or directory in its place); nothing was changed",
                     path=st.path,
                 )
-            if st.is_dir and paimon_table_at(file_io, st.path):
+            if st.is_dir and is_table_dir(file_io, st.path):
                 raise InvalidArgumentError(
                     f"Refusing to migrate {source}: {st.path} is a Paimon table, whose files would leave it; "
                     "nothing was changed",

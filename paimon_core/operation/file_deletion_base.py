@@ -16,7 +16,9 @@ index files and statistics nothing retained references any more. Two rules decid
 * **Outside the table only what the table wrote.** A DELETE entry naming a file under a
   ``data-file.external-paths`` root (outside the table directory) is deleted only when the
   snapshot's base has that path as an ADD entry (the table wrote the file there); the option is
-  metadata, and a hand-written schema must not turn the confinement off.
+  metadata, and a hand-written schema must not turn the confinement off; nor when that root lies
+  inside another Paimon table (whose live files forged metadata could otherwise name). Any file
+  under an external root must sit in Java's layout, ``<root>/<partition>/bucket-N/.../<name>``.
 * **Never through a link.** A symbolic link below the table directory (a ``bucket-N``, partition,
   ``manifest/`` or ``index/`` directory that is a link) is never deleted through: the files
   there stay, a warning names the link (:attr:`FileDeleter.skipped_links`). A data file that is
@@ -41,7 +43,8 @@ from paimon_core.manifest.entries import FileKind, IndexFileMeta, ManifestEntry,
 from paimon_core.manifest.index_manifest import read_index_manifest
 from paimon_core.manifest.manifest_file import read_manifest_file
 from paimon_core.manifest.manifest_list import read_manifest_list
-from paimon_core.path_confinement import check_file_name, link_below, naming_snapshot
+from paimon_core.path_confinement import canonical, check_file_name, confine, link_below, naming_snapshot
+from paimon_core.paths import enclosing_table
 from paimon_core.snapshot.snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -66,6 +69,15 @@ def check_int_argument(value: object, name: str, minimum: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
         raise InvalidArgumentError(f"{name} must be an integer >= {minimum}, got {value!r}", argument=name)
     return value
+
+
+def _under(path: str, root: str) -> bool:
+    """Whether the confined ``path`` lies under ``root`` (both normalised by the one parser)."""
+    try:
+        confine(path, [root], kind="data file")
+    except UnsafePathError:
+        return False
+    return True
 
 
 class FileDeleter:
@@ -256,12 +268,36 @@ class FileDeletionBase:
         self._deletion_buckets: set[tuple[bytes, int]] = set()
         self.bucket_dir = lru_cache(maxsize=4096)(table.bucket_path)
         self._external_add_cache: dict[str, frozenset[str]] = {}
+        self._root_tables: dict[str, str | None] = {}
+        self._canonical_roots: list[str] | None = None
 
     # --- paths ---------------------------------------------------------------------
     def data_file_path(self, e: ManifestEntry) -> str:
-        return self.paths.file_in_dir(
-            self.bucket_dir(e.partition, e.bucket), e.file.file_name, e.file.external_path
-        )
+        """Where a data (or changelog) file is; under an external root only in the layout Java's
+        ``ExternalPathProvider`` writes: ``<root>/<partition>/bucket-N/[entropy dirs/]<file name>``."""
+        bucket_dir = self.bucket_dir(e.partition, e.bucket)
+        path = self.paths.file_in_dir(bucket_dir, e.file.file_name, e.file.external_path)
+        if e.file.external_path and self._outside_table(path):
+            relative = bucket_dir[len(self.paths.table_path.rstrip("/")) + 1 :]
+            if not any(path.startswith(f"{root}/{relative}/") for root in self._external_roots()):
+                raise UnsafePathError(
+                    f"Refusing data file path {e.file.external_path!r} from metadata: under an external data "
+                    f"path a file lies in its partition's and bucket's directory ({relative}/)",
+                    path=e.file.external_path,
+                    kind="data file",
+                )
+        return path
+
+    def _external_roots(self) -> list[str]:
+        if self._canonical_roots is None:
+            roots = []
+            for root in self.paths.roots[1:]:
+                try:
+                    roots.append(canonical(root).rstrip("/"))
+                except UnsafePathError:
+                    continue  # another host: nothing is ever confined under it
+            self._canonical_roots = roots
+        return self._canonical_roots
 
     def data_file_paths(self, e: ManifestEntry) -> list[str]:
         """The data file and its extra files (which sit next to it: Java's ``toAlignedPath``)."""
@@ -412,6 +448,25 @@ class FileDeletionBase:
             self._external_add_cache[manifest_name] = cached
         return cached
 
+    def _check_root_of(self, path: str) -> None:
+        """:class:`UnsafePathError` when the external root ``path`` lies under is inside another
+        Paimon table (a directory with ``schema/schema-N``, at the root or an ancestor): metadata
+        naming such a root would delete that table's live files."""
+        for root in self.paths.roots[1:]:
+            if not _under(path, root):
+                continue
+            if root not in self._root_tables:
+                self._root_tables[root] = enclosing_table(self.file_io, root)
+            table = self._root_tables[root]
+            if table is not None:
+                raise UnsafePathError(
+                    f"Refusing to delete {path}: its external data path {root} lies inside the Paimon table at "
+                    f"{table}, whose files this table never owns",
+                    path=path,
+                    kind="data file",
+                )
+            return
+
     def _check_written_by_table(self, snapshot: Snapshot, paths: Sequence[str]) -> set[str]:
         """A DELETE entry naming a file under an external root (outside the table directory) is
         deleted only when the snapshot's base (the table as the previous snapshot left it) has
@@ -422,6 +477,8 @@ class FileDeletionBase:
         returned: kept (not deleting is always safe), with a warning."""
         written: set[str] = set()
         with naming_snapshot(snapshot.id):
+            for path in paths:
+                self._check_root_of(path)
             try:
                 for meta in self.read_manifest_list(snapshot.base_manifest_list):
                     written |= self._external_adds(meta.file_name)

@@ -14,8 +14,11 @@ import pytest
 
 from paimon_core import FileSystemCatalog
 from paimon_core.exceptions import UnsafePathError
-from paimon_core.manifest.entries import FileKind
+from paimon_core.manifest.entries import FileKind, ManifestEntry
+from paimon_core.manifest.manifest_file import read_manifest_file
+from paimon_core.manifest.manifest_list import read_manifest_list
 from paimon_core.schema.schema_change import SetOption
+from paimon_core.table.table import FileStoreTable
 from paimon_core.utils.clock import ManualClock
 
 from .hostile import (
@@ -27,6 +30,7 @@ from .hostile import (
     diff,
     make_table,
     rows,
+    set_base,
     set_delta,
     tree_state,
     with_file,
@@ -102,3 +106,52 @@ def test_expiry_deletes_what_the_table_wrote_under_a_legitimate_root(tmp_path: p
     assert sorted(at(t, LATER).to_arrow().column("id").to_pylist()) == [2, 3]
     at(t, LATER).remove_orphan_files()
     assert unrelated.exists()  # never listed
+
+
+def _forge_written(t: FileStoreTable, sid: int, e: ManifestEntry) -> None:
+    """Snapshot ``sid``'s base ADDs ``e`` and its delta DELETEs it: metadata saying the table wrote it."""
+    snap = t.snapshot_manager.snapshot(sid)
+    base = [
+        entry
+        for meta in read_manifest_list(t.file_io, t.paths.manifest_path(snap.base_manifest_list))
+        for entry in read_manifest_file(t.file_io, t.paths.manifest_path(meta.file_name))
+    ]
+    set_base(t, sid, [*base, e])
+    set_delta(
+        t,
+        sid,
+        [*delta_entries(t, sid), with_file(e, kind=FileKind.DELETE, external_path=e.file.external_path)],
+    )
+
+
+def test_a_root_inside_another_table_is_refused_even_with_forged_adds(tmp_path: pathlib.Path) -> None:
+    wh = str(tmp_path / "wh")
+    other = make_table(wh, name="other")
+    commit(other, rows([7]))
+    live = next(pathlib.Path(other.paths.bucket_path("", 0)).glob("*.parquet"))
+    t = make_table(wh)
+    for i in range(3):
+        commit(t, rows([i]))
+    write_schema_option(t, "data-file.external-paths", other.path)
+    _forge_written(
+        at(t, NOW), 2, with_file(delta_entries(t, 1)[0], file_name=live.name, external_path=str(live))
+    )
+    before = tree_state([other.path])
+    with pytest.raises(UnsafePathError, match="inside the Paimon table"):
+        at(t, LATER).expire_snapshots(retain_max=1, retain_min=1)
+    assert diff(before, tree_state([other.path])) == []
+    assert other.to_arrow().column("id").to_pylist() == [7]
+
+
+def test_a_file_outside_java_s_layout_under_a_root_is_never_deleted(tmp_path: pathlib.Path) -> None:
+    ext = tmp_path / "ext"
+    victim = ext / "precious" / "data-x.parquet"
+    victim.parent.mkdir(parents=True)
+    victim.write_bytes(b"x")
+    t = make_table(str(tmp_path / "wh"), options={"data-file.external-paths": str(ext)})
+    for i in range(3):
+        commit(t, rows([i]))
+    _forge_written(t, 2, with_file(delta_entries(t, 1)[0], file_name=victim.name, external_path=str(victim)))
+    with pytest.raises(UnsafePathError, match="bucket's directory"):
+        at(t, LATER).expire_snapshots(retain_max=1, retain_min=1)
+    assert victim.exists()

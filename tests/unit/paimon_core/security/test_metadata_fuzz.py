@@ -44,6 +44,7 @@ from paimon_core.exceptions import PaimonError
 from paimon_core.ledger.recorder import ledger_disabled
 from paimon_core.manifest.entries import FileKind, IndexFileMeta, IndexManifestEntry, ManifestEntry
 from paimon_core.manifest.index_manifest import write_index_manifest
+from paimon_core.manifest.manifest_file import read_manifest_file
 from paimon_core.manifest.manifest_list import read_manifest_list, write_manifest_list
 from paimon_core.migrate import migrate_directory
 from paimon_core.table.table import FileStoreTable
@@ -243,6 +244,8 @@ CALLERS: dict[str, str] = {
     "paimon_core/operation/remove_unexisting_manifests.py:RemoveUnexistingManifests._cleanup": (
         "remove_unexisting_manifests"
     ),
+    "paimon_core/postpone/fixed_bucket_commit.py:PostponeFixedBucketCommit._delete": _WRITER_OWN,
+    "paimon_core/postpone/fixed_bucket_commit.py:_abort": _WRITER_OWN,
     "paimon_core/snapshot/changelog_manager.py:ChangelogManager.delete_hints": "expire_changelogs",
     "paimon_core/snapshot/changelog_manager.py:ChangelogManager.delete": "expire_changelogs",
     "paimon_core/table/builders.py:commit_keeping_landed_append": "write",
@@ -459,25 +462,59 @@ def _file_link_case() -> Case:
     return Case("link_file:data", craft)
 
 
-def _schema_root_case(with_delete: bool) -> Case:
+#: Schema options that name directories (Java's; a hand-written schema file may carry any of them).
+DIRECTORY_OPTIONS = ("data-file.external-paths", "data-file.path-directory", "global-index.external-path")
+
+
+def _schema_root_case(key: str, form: str, *, with_delete: bool) -> Case:
+    """A hand-written ``schema-N`` naming the outside directory in option ``key`` (in ``form``);
+    with a DELETE entry naming a file there, or only for the listings."""
+
     def craft(t: FileStoreTable, case_dir: pathlib.Path) -> None:
         latest = max(t.schema_manager.list_ids())
         doc = json.loads(t.file_io.read_text(t.schema_manager.paths.schema_path(latest)))
         doc["id"] = latest + 1
-        doc["options"] = {**doc["options"], "data-file.external-paths": str(_outside(case_dir))}
+        value = FORMS[form](t.path, _outside(case_dir))
+        doc["options"] = {**doc["options"], key: value if form != "dotdot" else f"{t.path}/{value}"}
         t.file_io.write_bytes(t.schema_manager.paths.schema_path(latest + 1), json.dumps(doc).encode())
         if with_delete:
-            _data_delete(t, file_name="data-victim.parquet", external_path=str(_victim(case_dir)))
+            _data_delete(t, file_name="data-victim.parquet", external_path=FORMS[form](t.path, _victim(case_dir)))
 
-    return Case(f"schema_root:{'delete_entry' if with_delete else 'listing'}", craft)
+    return Case(f"schema_root:{key}:{form}:{'delete_entry' if with_delete else 'listing'}", craft)
+
+
+def _other_table_case() -> Case:
+    """A hand-written schema names the sibling table's directory as an external root, and forged
+    manifests both ADD (in snapshot 3's base) and DELETE (in its delta) that table's live file:
+    metadata consistent with "this table wrote it there", so the root itself must be refused."""
+
+    def craft(t: FileStoreTable, case_dir: pathlib.Path) -> None:
+        other = case_dir / "wh" / "db.db" / "other"
+        live = next((other / f"dt={P1}" / "bucket-0").glob("*.parquet"))
+        latest = max(t.schema_manager.list_ids())
+        doc = json.loads(t.file_io.read_text(t.schema_manager.paths.schema_path(latest)))
+        doc["id"] = latest + 1
+        doc["options"] = {**doc["options"], "data-file.external-paths": str(other)}
+        t.file_io.write_bytes(t.schema_manager.paths.schema_path(latest + 1), json.dumps(doc).encode())
+        forged = with_file(_entry(t, 1), file_name=live.name, external_path=str(live))
+        snap = t.snapshot_manager.snapshot(3)
+        base: list[ManifestEntry] = []
+        for meta in read_manifest_list(t.file_io, t.paths.manifest_path(snap.base_manifest_list)):
+            base.extend(read_manifest_file(t.file_io, t.paths.manifest_path(meta.file_name)))
+        name, size = write_list(t, [*base, forged])
+        rewrite_snapshot(t, 3, base_manifest_list=name, base_manifest_list_size=size)
+        _data_delete(t, file_name=live.name, external_path=str(live))
+
+    return Case("schema_root:other_table:forged_add_and_delete", craft)
 
 
 CASES: list[Case] = [
     *(_field_case(f, form) for f in FIELDS for form in FORMS),
     *(_link_case(rel) for rel in LINKS),
     _file_link_case(),
-    _schema_root_case(False),
-    _schema_root_case(True),
+    *(_schema_root_case(DIRECTORY_OPTIONS[0], form, with_delete=True) for form in FORMS),
+    *(_schema_root_case(key, "absolute", with_delete=False) for key in DIRECTORY_OPTIONS),
+    _other_table_case(),
 ]
 
 

@@ -409,11 +409,8 @@ class OrphanFilesClean:
         ok = parallel_map(lambda x: purge(x[2], x[1]), rest, self.parallelism)
         for root in roots:
             prune_trash(ios[root], root)
-        return [
-            (i, FileStatus(t.original, t.size, 0, False))
-            for (i, t, _), done in zip(rest, ok, strict=True)
-            if done
-        ]
+        deleted = [(i, FileStatus(t.original, t.size, 0, False)) for (i, t, _), done in zip(rest, ok, strict=True) if done]
+        return sorted(deleted, key=lambda x: x[1].path)
 
 
 def candidate_io(dirs: Sequence[CandidateDir], root: str, default: FileIO) -> FileIO:

@@ -135,6 +135,9 @@ def restore(file_io: FileIO, item: Trashed) -> bool:
         return True
     except FileNotFoundError:
         return file_io.exists(item.original)
+    except (OSError, PaimonError) as e:  # left in the trash: the next run or the commit moves it back
+        logger.error("Could not move %s back from the orphan trash (%s): %s", item.original, item.trash, e)
+        return False
 
 
 def purge(file_io: FileIO, item: Trashed) -> bool:

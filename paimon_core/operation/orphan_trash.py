@@ -38,6 +38,7 @@ __all__ = [
     "TRASH_DIR",
     "Trashed",
     "check_trash_root",
+    "find_in_trash",
     "list_trash",
     "move_to_trash",
     "new_run_id",
@@ -200,10 +201,9 @@ def _remove_if_empty(file_io: FileIO, directory: str) -> None:
         logger.debug("Could not remove empty directory %s: %s", directory, e)
 
 
-def restore_from_trash(file_io: FileIO, roots: Sequence[str], paths: Sequence[str]) -> list[str]:
-    """Move ``paths`` (files a published commit needs) back from any orphan-clean run's trash;
-    returns the paths that are back."""
-    back: list[str] = []
+def find_in_trash(file_io: FileIO, roots: Sequence[str], paths: Sequence[str]) -> dict[str, Trashed]:
+    """Where ``paths`` lie in any orphan-clean run's trash (those found)."""
+    found: dict[str, Trashed] = {}
     runs: dict[str, list[str]] = {}
     for path in paths:
         root = root_of(path, roots)
@@ -217,8 +217,18 @@ def restore_from_trash(file_io: FileIO, roots: Sequence[str], paths: Sequence[st
                 runs[root] = []
         for run in runs[root]:
             item = Trashed(trash_path(root, run, path), path, 0)
-            if file_io.exists(item.trash) and restore(file_io, item):
-                logger.warning("Moved %s back from the orphan trash (run %s)", path, run)
-                back.append(path)
+            if file_io.exists(item.trash):
+                found[path] = item
                 break
+    return found
+
+
+def restore_from_trash(file_io: FileIO, roots: Sequence[str], paths: Sequence[str]) -> list[str]:
+    """Move ``paths`` (files the latest snapshot needs) back from any orphan-clean run's trash;
+    returns the paths that are back."""
+    back: list[str] = []
+    for path, item in find_in_trash(file_io, roots, paths).items():
+        if restore(file_io, item):
+            logger.warning("Moved %s back from the orphan trash (%s)", path, item.trash)
+            back.append(path)
     return back

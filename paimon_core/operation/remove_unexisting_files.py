@@ -98,7 +98,7 @@ class RemoveUnexistingFiles:
         if snapshot is None:
             return RemoveUnexistingFilesResult(table.name, dry_run, None, 0, 0, 0)
         entries = table.new_file_store_scan().live_entries(snapshot)
-        missing = self.list_missing(entries)
+        missing = self._not_in_orphan_trash(self.list_missing(entries), dry_run=dry_run)
         partitions = self._by_partition(missing)
         result = RemoveUnexistingFilesResult(
             table=table.name,
@@ -164,6 +164,20 @@ class RemoveUnexistingFiles:
         if absent and not present and not self.file_io.exists(directory):
             return absent  # an empty listing of a directory that is itself gone
         return [(e, p) for e, p in absent if not self.file_io.exists(p)]
+
+    def _not_in_orphan_trash(
+        self, missing: list[tuple[ManifestEntry, str]], *, dry_run: bool
+    ) -> list[tuple[ManifestEntry, str]]:
+        """Less the files an orphan clean moved aside (it moves back what is referenced; one that
+        died left them there): moved back now (a dry run only leaves them out), then looked for
+        again, as the clean may have moved them back meanwhile."""
+        if not missing:
+            return missing
+        from paimon_core.operation.orphan_trash import find_in_trash, restore_from_trash
+
+        roots, paths = self.table.paths.roots, [p for _, p in missing]
+        found = set(find_in_trash(self.file_io, roots, paths) if dry_run else restore_from_trash(self.file_io, roots, paths))
+        return [(e, p) for e, p in missing if p not in found and not self.file_io.exists(p)]
 
     # --- result / commit ----------------------------------------------------------------------
     def _by_partition(

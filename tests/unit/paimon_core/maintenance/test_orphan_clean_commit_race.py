@@ -248,3 +248,18 @@ def test_announcements_stale_and_broken(tmp_path: Path) -> None:
         t.remove_orphan_files(older_than=int(time.time() * 1000) - DAY)
     assert all(k.exists() for k in kept)
     json.loads(Path(live).read_text().replace("{not json", "{}"))  # the file is left for a person
+
+
+def test_remove_unexisting_files_moves_back_what_lies_in_the_trash(tmp_path: Path) -> None:
+    """A file of the latest snapshot in the orphan trash (a clean between its move and its move
+    back, or one that died there) is not missing: remove_unexisting_files must not drop its rows."""
+    t = _table(tmp_path)
+    builder, messages, files = _written(t, [95])
+    builder.new_commit().commit(messages)
+    trashed = Path(t.path) / TRASH_DIR / "1-dead" / files[0].relative_to(t.path)
+    trashed.parent.mkdir(parents=True)
+    files[0].rename(trashed)
+    assert t.remove_unexisting_files(dry_run=True).removed_files == 0 and trashed.exists()
+    result = t.remove_unexisting_files()
+    assert result.removed_files == 0 and files[0].exists() and not trashed.exists()
+    assert _ids(t) == [1, 2, 95]

@@ -360,6 +360,8 @@ def check_routing(table: FileStoreTable, messages: Sequence[PaimonCommitMessage]
     owner: dict[tuple[bytes, int], int] = {}
     for m in messages:
         for key in m.buckets:
+            if key[1] == -2:  # bucket-postpone: one file set per writer, replayed in order by the compaction
+                continue
             other = owner.setdefault(key, m.task_id)
             if other != m.task_id:
                 raise InvalidArgumentError(

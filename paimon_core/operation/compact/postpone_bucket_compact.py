@@ -27,9 +27,15 @@ Spark's ``SparkPostponeCompactProcedure``, planned on the latest snapshot ``S``:
   another user after ``S`` (another postpone compaction, a rescale) fails it, as does a file it
   deletes being gone already; then every file it wrote is deleted and the table is unchanged.
 
-Work is one task per partition (:class:`PostponePartitionTask`, picklable): threads locally,
-Spark tasks in ``spark_jobs compact``; the commit happens once, on the driver. As Java, the
-compaction takes no ``partitions``/``where`` and runs in batch only.
+Work is planned per partition (:class:`PostponePartitionTask`, picklable) and run by an
+executor: threads locally (one partition each, :func:`run_postpone_partition`); on Spark
+(``spark_jobs compact``) map tasks route each postpone file's rows to their buckets
+(:func:`route_postpone_file`) and reduce tasks replay and compact one bucket each
+(:func:`run_postpone_bucket`), as Java's Spark procedure shuffles by (partition, bucket). The
+commit happens once, on the driver. As Java, the compaction takes no ``partitions``/``where`` and
+runs in batch only. ``postpone.merge-on-read`` reads (:mod:`paimon_core.table.table_scan`) and
+fixed-bucket batch writes (:mod:`paimon_core.postpone.fixed_bucket_commit`) share the bucket
+numbers and the replay.
 """
 
 from __future__ import annotations

@@ -42,6 +42,7 @@ __all__ = [
     "list_trash",
     "move_to_trash",
     "new_run_id",
+    "not_missing",
     "prune_trash",
     "purge",
     "restore",
@@ -232,3 +233,14 @@ def restore_from_trash(file_io: FileIO, roots: Sequence[str], paths: Sequence[st
             logger.warning("Moved %s back from the orphan trash (%s)", path, item.trash)
             back.append(path)
     return back
+
+
+def not_missing(file_io: FileIO, roots: Sequence[str], paths: Sequence[str], *, dry_run: bool) -> set[str]:
+    """Of ``paths`` (files the latest snapshot names that were found missing), those an orphan
+    clean only moved aside: moved back now (``dry_run``: only found in the trash), or back already
+    (the clean moved them back between the caller's check and this look). For the repairs that
+    drop missing files (``remove_unexisting_files``, ``remove_unexisting_manifests``)."""
+    if not paths:
+        return set()
+    found = set(find_in_trash(file_io, roots, paths) if dry_run else restore_from_trash(file_io, roots, paths))
+    return found | {p for p in paths if p not in found and file_io.exists(p)}

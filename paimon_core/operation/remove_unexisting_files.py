@@ -168,16 +168,11 @@ class RemoveUnexistingFiles:
     def _not_in_orphan_trash(
         self, missing: list[tuple[ManifestEntry, str]], *, dry_run: bool
     ) -> list[tuple[ManifestEntry, str]]:
-        """Less the files an orphan clean moved aside (it moves back what is referenced; one that
-        died left them there): moved back now (a dry run only leaves them out), then looked for
-        again, as the clean may have moved them back meanwhile."""
-        if not missing:
-            return missing
-        from paimon_core.operation.orphan_trash import find_in_trash, restore_from_trash
+        """Less the files an orphan clean only moved aside (see :func:`.orphan_trash.not_missing`)."""
+        from paimon_core.operation.orphan_trash import not_missing
 
-        roots, paths = self.table.paths.roots, [p for _, p in missing]
-        found = set(find_in_trash(self.file_io, roots, paths) if dry_run else restore_from_trash(self.file_io, roots, paths))
-        return [(e, p) for e, p in missing if p not in found and not self.file_io.exists(p)]
+        back = not_missing(self.file_io, self.table.paths.roots, [p for _, p in missing], dry_run=dry_run)
+        return [(e, p) for e, p in missing if p not in back]
 
     # --- result / commit ----------------------------------------------------------------------
     def _by_partition(

@@ -24,13 +24,15 @@ from typing import TYPE_CHECKING
 
 from paimon_core.exceptions import CommitConflictError, CommitStateUnknownError, MetadataFileNotFoundError
 from paimon_core.manifest.entries import FileKind
+from paimon_core.manifest.manifest_file import read_manifest_file
 from paimon_core.manifest.manifest_list import write_manifest_list
 from paimon_core.results import _ToDict
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER, CommitKind, Snapshot
 from paimon_core.version import WRITER_VERSION
 
 if TYPE_CHECKING:
-    from paimon_core.manifest.entries import ManifestFileMeta
+    from paimon_core.manifest.entries import ManifestEntry, ManifestFileMeta
+    from paimon_core.operation.scan import FileStoreScan
     from paimon_core.table.table import FileStoreTable
 
 __all__ = ["RemoveUnexistingManifests", "RemoveUnexistingManifestsResult"]
@@ -83,12 +85,23 @@ class RemoveUnexistingManifests:
         metas = self._lists(latest)
         file_io, paths = table.file_io, table.paths
         present = [file_io.exists(paths.manifest_path(m.file_name)) for m in metas]
+        in_trash: dict[str, str] = {}  # a dry run leaves an orphan clean's moved manifests where they lie
+        if not all(present):  # an orphan clean may only have moved them aside: not missing
+            from paimon_core.operation.orphan_trash import find_in_trash, not_missing
+
+            gone = [paths.manifest_path(m.file_name) for m, ok in zip(metas, present, strict=True) if not ok]
+            if dry_run:
+                in_trash = {p[p.rfind("/") + 1 :]: t.trash for p, t in find_in_trash(file_io, paths.roots, gone).items()}
+                back = {paths.manifest_path(n) for n in in_trash} | {p for p in gone if file_io.exists(p)}
+            else:
+                back = not_missing(file_io, paths.roots, gone, dry_run=False)
+            present = [ok or paths.manifest_path(m.file_name) in back for m, ok in zip(metas, present, strict=True)]
         existing = [m for m, ok in zip(metas, present, strict=True) if ok]
         missing = tuple(m.file_name for m, ok in zip(metas, present, strict=True) if not ok)
         scan = table.new_file_store_scan()
         records = 0
         for m in existing:
-            for e in scan.read_manifest(m):
+            for e in _read(scan, m, in_trash.get(m.file_name)):
                 records += e.file.row_count if e.kind == FileKind.ADD else -e.file.row_count
         result = RemoveUnexistingManifestsResult(
             table=table.name,
@@ -179,3 +192,13 @@ class RemoveUnexistingManifests:
                 self.table.file_io.delete(self.table.paths.manifest_path(name))
             except OSError as e:  # pragma: no cover - best effort; orphan clean removes leftovers
                 logger.warning("Could not delete unused manifest list %s: %s", name, e)
+
+
+def _read(scan: FileStoreScan, meta: ManifestFileMeta, trash: str | None) -> list[ManifestEntry]:
+    """A manifest's entries, from where an orphan clean moved it if it lies there."""
+    if trash is not None:
+        try:
+            return read_manifest_file(scan.file_io, trash)
+        except FileNotFoundError:
+            pass  # moved back meanwhile
+    return scan.read_manifest(meta)

@@ -250,16 +250,29 @@ def test_announcements_stale_and_broken(tmp_path: Path) -> None:
     json.loads(Path(live).read_text().replace("{not json", "{}"))  # the file is left for a person
 
 
-def test_remove_unexisting_files_moves_back_what_lies_in_the_trash(tmp_path: Path) -> None:
-    """A file of the latest snapshot in the orphan trash (a clean between its move and its move
-    back, or one that died there) is not missing: remove_unexisting_files must not drop its rows."""
+def _to_trash(t: FileStoreTable, path: Path) -> Path:
+    trashed = Path(t.path) / TRASH_DIR / "1-dead" / path.relative_to(t.path)
+    trashed.parent.mkdir(parents=True, exist_ok=True)
+    path.rename(trashed)
+    return trashed
+
+
+def test_the_repairs_move_back_what_lies_in_the_trash(tmp_path: Path) -> None:
+    """A data file or manifest of the latest snapshot in the orphan trash (a clean between its
+    move and its move back, or one that died there) is not missing: remove_unexisting_files and
+    remove_unexisting_manifests must not drop its rows."""
     t = _table(tmp_path)
     builder, messages, files = _written(t, [95])
     builder.new_commit().commit(messages)
-    trashed = Path(t.path) / TRASH_DIR / "1-dead" / files[0].relative_to(t.path)
-    trashed.parent.mkdir(parents=True)
-    files[0].rename(trashed)
+    trashed = _to_trash(t, files[0])
     assert t.remove_unexisting_files(dry_run=True).removed_files == 0 and trashed.exists()
     result = t.remove_unexisting_files()
     assert result.removed_files == 0 and files[0].exists() and not trashed.exists()
+    scan = t.new_file_store_scan()
+    latest = t.latest_snapshot()
+    assert latest is not None
+    manifest = Path(t.paths.manifest_path(scan.data_manifests(latest)[-1].file_name))
+    trashed = _to_trash(t, manifest)
+    assert not t.remove_unexisting_manifests(dry_run=True).missing_manifests and trashed.exists()
+    assert not t.remove_unexisting_manifests().missing_manifests and manifest.exists() and not trashed.exists()
     assert _ids(t) == [1, 2, 95]

@@ -23,9 +23,13 @@ the snapshot was published before, and the clean's snapshot read sees it. Either
 that returns success loses a file. Manifests are written after the announcement, so the same
 argument covers them without a check.
 
-An announcement older than :data:`PENDING_TTL_MILLIS` (its commit crashed: they are removed in a
-``finally``) is deleted by the next clean; a commit that stalls that long between announcing and
-publishing is left to its own check after publishing (:mod:`.commit_guard`).
+Announcements are removed in a ``finally``; one is left only by a process that died in a commit.
+The next clean deletes it when its writer is provably dead: the announcement names the process
+(pid, start time, Linux boot id and pid namespace), and a clean in the same pid namespace of the
+same boot finds no such process. Otherwise (another machine or container) it is deleted once
+older than :data:`PENDING_TTL_MILLIS`, so a crashed remote commit's files stay a day at most; a
+commit that stalls that long between announcing and publishing is left to its own check after
+publishing (:mod:`.commit_guard`).
 
 Cost per commit: one small write (no ``fsync``) and one delete; on an object store a PUT and a
 DELETE. The directory starts with ``_``: not a partition (``k=v``) or bucket directory, so neither
@@ -36,6 +40,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 import uuid
 from collections.abc import Iterable, Sequence
@@ -87,6 +92,7 @@ def announce(
     body = {
         "commitUser": commit_user,
         "timeMillis": int(time.time() * 1000),
+        "process": _this_process(),
         "files": sorted(set(names)),
         "prefixes": list(prefixes),
     }
@@ -120,14 +126,71 @@ def read_pending(file_io: FileIO, table_path: str, *, now_millis: int | None = N
             continue
         try:
             body = json.loads(file_io.read_bytes(st.path))
+            if _died(body.get("process")):
+                logger.warning("Removing the announcement of a commit whose process died: %s", st.path)
+                withdraw(file_io, st.path)
+                continue
             names.update(str(n) for n in body["files"])
             prefixes.update(str(p) for p in body["prefixes"] if p)
         except FileNotFoundError:
             continue  # its commit finished meanwhile: the snapshot read that follows sees it
-        except (ValueError, KeyError, TypeError) as e:
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise OrphanCleanAbortedError(
                 f"Orphan clean of {table_path} aborted: the pending-commit announcement {st.path} cannot be "
                 f"read ({type(e).__name__}: {e}); remove it by hand if no commit is running",
                 path=st.path,
             ) from e
     return PendingFiles(frozenset(names), tuple(sorted(prefixes)))
+
+
+# --- the announcing process -------------------------------------------------------------------
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="ascii") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def _start_time(pid: int) -> str | None:
+    """The start time of process ``pid`` (clock ticks since boot, /proc/<pid>/stat field 22)."""
+    stat = _read(f"/proc/{pid}/stat")
+    if stat is None:
+        return None
+    fields = stat.rsplit(")", 1)[-1].split()
+    return fields[19] if len(fields) > 19 else None
+
+
+def _namespace() -> tuple[str, str] | None:
+    """(boot id, pid namespace) of this process; None off Linux."""
+    boot = _read("/proc/sys/kernel/random/boot_id")
+    try:
+        ns = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return None
+    return (boot, ns) if boot else None
+
+
+def _this_process() -> dict[str, object] | None:
+    where, pid = _namespace(), os.getpid()
+    start = _start_time(pid)
+    if where is None or start is None:
+        return None
+    return {"pid": pid, "start": start, "bootId": where[0], "pidNamespace": where[1]}
+
+
+def _died(process: object) -> bool:
+    """Whether the announcing process provably no longer runs: it ran in this boot's pid
+    namespace (so its pid means the same here) and no process with its pid and start time exists.
+    Anything else (another machine or container, no identity) is not proof."""
+    if not isinstance(process, dict):
+        return False
+    where = _namespace()
+    if where is None or [process.get("bootId"), process.get("pidNamespace")] != list(where):
+        return False
+    pid, start = process.get("pid"), process.get("start")
+    if not isinstance(pid, int) or not isinstance(start, str):
+        return False
+    return _start_time(pid) != start

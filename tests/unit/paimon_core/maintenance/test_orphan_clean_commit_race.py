@@ -276,3 +276,31 @@ def test_the_repairs_move_back_what_lies_in_the_trash(tmp_path: Path) -> None:
     assert not t.remove_unexisting_manifests(dry_run=True).missing_manifests and trashed.exists()
     assert not t.remove_unexisting_manifests().missing_manifests and manifest.exists() and not trashed.exists()
     assert _ids(t) == [1, 2, 95]
+
+
+def test_the_announcement_of_a_dead_process_is_dropped(tmp_path: Path) -> None:
+    """A writer killed in a commit (no ``finally`` ran) on this machine: its announcement goes at
+    the next clean and its files are orphans at once. One from another machine or container
+    (not provably dead) protects its files until it is a day old."""
+    import subprocess
+    import sys
+
+    t = _table(tmp_path)
+    _, _, dead_files = _written(t, [96])
+    _, _, remote_files = _written(t, [97], dt="f")
+    script = (
+        "import os, sys\n"
+        "from paimon_core.io.local_io import LocalFileIO\n"
+        "from paimon_core.operation.commit.pending_commits import announce\n"
+        "announce(LocalFileIO(), sys.argv[1], names=[sys.argv[2]], prefixes=(), commit_user='killed')\n"
+        "os._exit(9)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script, t.path, dead_files[0].name], capture_output=True, timeout=60)
+    assert proc.returncode == 9, proc.stderr
+    remote = announce(t.file_io, t.path, names=[remote_files[0].name], prefixes=(), commit_user="remote")
+    body = json.loads(Path(remote).read_text())
+    body["process"]["bootId"] = "another-machine"
+    Path(remote).write_text(json.dumps(body))
+    result = t.remove_orphan_files(older_than=int(time.time() * 1000) - DAY)
+    assert result.deleted_paths == (str(dead_files[0]),) and remote_files[0].exists()
+    assert [p.name for p in (Path(t.path) / PENDING_DIR).iterdir()] == [Path(remote).name]

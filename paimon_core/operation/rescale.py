@@ -12,6 +12,11 @@ tables), written by the table's own writer with ``N`` buckets, and committed as 
 those partitions with ``commit.strict-mode.last-safe-snapshot = S``: if another writer committed to
 the same partitions after ``S`` the commit fails (:class:`CommitConflictError`) instead of dropping
 its rows, and the rescale's files are deleted again. A dry run reports what would be rewritten.
+
+Postpone-bucket tables (``bucket = -2``), as Java's ``RescaleAction``: ``bucket_num`` is required,
+the table keeps ``bucket = -2``, the real buckets of the partitions are rewritten into
+``bucket_num`` and rows still in ``bucket-postpone`` stay there for the postpone compaction (which
+then uses the new count).
 """
 
 from __future__ import annotations
@@ -78,10 +83,17 @@ def rescale(
     """Rewrite ``partition`` (all partitions when None) with ``bucket_num`` buckets (default: the
     table's ``bucket`` option) in one strict-mode OVERWRITE commit."""
     current = table.options.bucket
-    if current <= 0:
+    # Java's RescaleAction: a postpone-bucket table (bucket = -2) keeps its option; the partition's
+    # real buckets are rewritten into bucket_num, its bucket-postpone rows stay for the compaction
+    postpone = current == -2 and bool(table.schema.primary_keys)
+    if current <= 0 and not postpone:
         raise InvalidArgumentError(
             f"rescale needs a fixed-bucket table; {table.name} has bucket = {current} "
             "(dynamic and unaware-bucket tables place rows without a bucket count)"
+        )
+    if postpone and bucket_num is None:
+        raise InvalidArgumentError(
+            f"When rescaling postpone bucket tables, you must provide the resulting bucket number ({table.name})"
         )
     target = current if bucket_num is None else bucket_num
     if target <= 0:
@@ -99,12 +111,12 @@ def rescale(
         )
     entries = table.new_file_store_scan().live_entries(latest)
     split_parts = {s.partition for s in splits}
-    from_buckets = sorted({e.total_buckets for e in entries if e.partition in split_parts})
+    from_buckets = sorted({e.total_buckets for e in entries if e.partition in split_parts and e.bucket >= 0})
     names = sorted(table.partition_path(p) for p in split_parts)
     if dry_run:
         rows = sum(f.row_count for f in files)
         return RescaleResult(table.name, None, latest.id, names, from_buckets, target, rows, len(files), True)
-    if target != current:
+    if target != current and not postpone:
         from paimon_core.schema.schema_change import SetOption
 
         schema = table.schema_manager.commit_changes([SetOption("bucket", str(target))])

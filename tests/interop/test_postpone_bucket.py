@@ -500,3 +500,29 @@ def test_postpone_files_of_older_schemas(pypaimon_peer: Peer, rust_peer: Peer, w
     assert rows(_table(wh).copy({"postpone.merge-on-read": "true"}).to_arrow()) == want
     assert _table(wh).compact().snapshot_id == 3
     assert rows(_table(wh).to_arrow()) == rows(peer.read(wh, "db.t")) == rows(rust_peer.read(wh, "db.t")) == want
+
+
+def test_rescale_procedure_of_a_postpone_table(pypaimon_peer: Peer, rust_peer: Peer, warehouse: str) -> None:
+    """Java's ``RescaleAction`` on a postpone-bucket table: the bucket number is required, the real
+    buckets of the partition are rewritten into it (OVERWRITE, strict mode), rows pending in
+    ``bucket-postpone`` stay and the next compaction puts them into the new buckets."""
+    from paimon_core.operation.rescale import rescale
+
+    wh, peer = warehouse, pypaimon_peer
+    peer.create_table(wh, "db.t", SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"], options=OPTIONS)
+    model: Model = {}
+    _upsert(peer, wh, model, [(d, k) for d in "ab" for k in range(30)], "p1")
+    _table(wh).compact()
+    assert _layout(wh) == ({"dt=a": {1}, "dt=b": {1}}, 0)
+    pending = dict(model)
+    _upsert(peer, wh, pending, [("a", k) for k in range(20, 40)], "p3")
+    with pytest.raises(InvalidArgumentError, match="you must provide the resulting bucket number"):
+        rescale(_table(wh), partition={"dt": "a"})
+    result = rescale(_table(wh), bucket_num=4, partition={"dt": "a"})
+    assert result.from_buckets == [1] and result.to_buckets == 4 and result.rows == 30
+    assert _table(wh).schema.options["bucket"] == "-2"
+    assert _layout(wh) == ({"dt=a": {4}, "dt=b": {1}}, 1)  # the pending file stays
+    assert _ours(wh) == model == _state(peer.read(wh, "db.t"))
+    _table(wh).compact()
+    assert _layout(wh) == ({"dt=a": {4}, "dt=b": {1}}, 0)
+    assert _ours(wh) == pending == _state(peer.read(wh, "db.t")) == _state(rust_peer.read(wh, "db.t"))

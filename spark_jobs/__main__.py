@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from spark_jobs import JOBS
-from spark_jobs.common.args import EXIT_USAGE
+from spark_jobs.common.args import EXIT_USAGE, use_result_file
 from spark_jobs.common.output import emit_error
 
 __all__ = ["main"]
@@ -25,6 +25,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 0 if args else EXIT_USAGE
     job, rest = args[0], args[1:]
+    use_result_file(rest)  # also the error line of an unknown job reaches ``--result-file``
     module_name = JOBS.get(job)
     if module_name is None:
         return emit_error(job, f"unknown job {job!r}; jobs: {', '.join(sorted(JOBS))}", exit_code=EXIT_USAGE)

@@ -3,7 +3,8 @@
 Common flags: ``--warehouse`` and ``--table`` (required), ``--master``, ``--driver-memory``,
 ``--conf k=v`` (repeatable), ``--app-name``, ``--storage-option k=v`` (fsspec options of the
 warehouse), ``--no-ledger`` (record nothing in the warehouse's maintenance ledger and do not create
-it; see :mod:`spark_jobs.common.ledger`). Each job adds its own flags with :func:`base_parser` and reads them from the
+it; see :mod:`spark_jobs.common.ledger`), ``--result-file PATH`` (the job's JSON result line is
+also written there, through the warehouse's FileIO: :func:`use_result_file`). Each job adds its own flags with :func:`base_parser` and reads them from the
 returned namespace. A bad argument raises :class:`UsageError` (the job prints it as its JSON
 line and exits 2) instead of argparse's ``SystemExit``.
 
@@ -23,10 +24,12 @@ flag or (procedure jobs, :mod:`spark_jobs.common.procedure`) positionally
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NoReturn
 
+from spark_jobs.common.output import ResultFile, set_result_file
 from spark_jobs.common.session import SessionConfig, parse_conf_pairs, s3_executor_env
 
 __all__ = [
@@ -40,6 +43,7 @@ __all__ = [
     "parse_bucket_list",
     "parse_job_args",
     "parse_partition_specs",
+    "use_result_file",
 ]
 
 EXIT_FAILURE = 1
@@ -183,13 +187,47 @@ def base_parser(job: str, description: str, *, table: bool = True) -> argparse.A
         action="store_true",
         help="record nothing in the warehouse's maintenance ledger (paimon_maintenance.ledger), do not create it",
     )
+    p.add_argument(
+        "--result-file",
+        metavar="PATH",
+        help="also write the JSON result line to this file (through the warehouse's FileIO; "
+        "for spark-submit's cluster deploy mode, where the driver's stdout stays on the cluster)",
+    )
     return p
+
+
+def _values(argv: Sequence[str], flag: str) -> list[str]:
+    found = []
+    for i, arg in enumerate(argv):
+        if arg == flag and i + 1 < len(argv):
+            found.append(str(argv[i + 1]))
+        elif arg.startswith(flag + "="):
+            found.append(arg.split("=", 1)[1])
+    return found
+
+
+def use_result_file(argv: Sequence[str]) -> ResultFile | None:
+    """The ``--result-file`` of ``argv`` (with ``--warehouse`` and ``--storage-option``), made the
+    target of the job's result line (:func:`spark_jobs.common.output.set_result_file`), so that
+    even a line for an argument the parser rejects reaches it. Read before parsing; never raises."""
+    paths = [p.strip() for p in _values(argv, "--result-file") if p.strip()]
+    if not paths:
+        return None
+    warehouses = [w.strip() for w in _values(argv, "--warehouse") if w.strip()]
+    try:
+        options = parse_conf_pairs(_values(argv, "--storage-option"))
+    except ValueError:
+        options = {}
+    target = ResultFile(paths[-1], warehouses[-1] if warehouses else None, options)
+    set_result_file(target)
+    return target
 
 
 def parse_job_args(
     job: str, parser: argparse.ArgumentParser, argv: Sequence[str] | None
 ) -> tuple[JobConfig, argparse.Namespace]:
     """Parse ``argv``; returns the common :class:`JobConfig` and the full namespace."""
+    use_result_file(sys.argv[1:] if argv is None else argv)
     ns = parser.parse_args(argv)
     for name, value in vars(ns).items():
         check_argument(name, value)

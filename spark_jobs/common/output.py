@@ -1,4 +1,10 @@
-"""The one JSON result line every job prints on stdout (parsed by Airflow operators)."""
+"""The one JSON result line every job prints on stdout (parsed by Airflow operators).
+
+With ``--result-file PATH`` (every job takes it; :mod:`spark_jobs.common.args`), :func:`emit`
+also writes the line to ``PATH`` through the warehouse's FileIO (local, ``s3://`` ...): the
+result then reaches the Airflow operator however the driver runs (spark-submit's cluster deploy
+mode runs it on the cluster, where its stdout never reaches the submitting task).
+"""
 
 from __future__ import annotations
 
@@ -8,18 +14,21 @@ import os
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 __all__ = [
     "TERMINAL_SQL_STATE_CLASSES",
     "TRANSIENT_SQL_STATE_CLASSES",
     "ErrorCause",
+    "ResultFile",
     "configure_logging",
     "emit",
     "emit_error",
     "is_retryable",
     "root_cause",
+    "set_result_file",
 ]
 
 
@@ -38,11 +47,46 @@ def configure_logging() -> None:
     logging.getLogger("py4j").setLevel(logging.WARNING)
 
 
+@dataclass(frozen=True)
+class ResultFile:
+    """Where :func:`emit` writes the job's result line too (``--result-file``): ``path`` through
+    the FileIO of ``warehouse`` (else of ``path`` itself) with the warehouse's storage options."""
+
+    path: str
+    warehouse: str | None = None
+    storage_options: Mapping[str, str] = field(default_factory=dict)
+
+    def write(self, line: str) -> None:
+        """Write ``line`` to the file (replaced whole: a reader never sees half a result)."""
+        from paimon_core.io.resolve import load_file_io
+
+        file_io = load_file_io(self.warehouse or self.path, dict(self.storage_options) or None)
+        file_io.write_bytes(self.path, line.encode(), overwrite=True)
+
+
+_RESULT_FILE: ContextVar[ResultFile | None] = ContextVar("spark_jobs_result_file", default=None)
+
+
+def set_result_file(target: ResultFile | None) -> None:
+    """Make the next :func:`emit` (or :func:`emit_error`) also write its line to ``target``."""
+    _RESULT_FILE.set(target)
+
+
 def emit(payload: Mapping[str, Any], *, stream: TextIO | None = None) -> None:
-    """Print ``payload`` as one compact JSON line (keys sorted; non-JSON values as strings)."""
+    """Print ``payload`` as one compact JSON line (keys sorted; non-JSON values as strings); with
+    a result file set (:func:`set_result_file`), write the line there too, once."""
+    line = json.dumps(dict(payload), sort_keys=True, default=str, separators=(",", ":")) + "\n"
     out = stream or sys.stdout
-    out.write(json.dumps(dict(payload), sort_keys=True, default=str, separators=(",", ":")) + "\n")
+    out.write(line)
     out.flush()
+    target = _RESULT_FILE.get()
+    if target is None:
+        return
+    _RESULT_FILE.set(None)  # one result per job run
+    try:
+        target.write(line)
+    except Exception as e:  # noqa: BLE001 - the operator then reports the missing result (retried)
+        print(f"error: writing the result file {target.path} failed: {type(e).__name__}: {e}", file=sys.stderr)
 
 
 #: SQLSTATE classes (the first two characters; SQL standard, Spark's ``error-states.json``) of
@@ -321,8 +365,8 @@ def emit_error(
     line with its condition (``[CAST_INVALID_INPUT] ...``), never the JVM stack trace;
     ``error_type`` is the class of the error raised in this process. The line carries
     ``retryable`` (from the error unless given; see :func:`is_retryable`), which Airflow
-    operators turn into a retry or an immediate failure. Exit codes are unchanged (1 failed,
-    2 bad arguments).
+    operators turn into a retry or an immediate failure; it goes to the result file too, as
+    every :func:`emit`. Exit codes are unchanged (1 failed, 2 bad arguments).
     """
     if isinstance(error, BaseException):
         cause = root_cause(error)

@@ -169,7 +169,11 @@ class _NoJob:
 
         def run(_op: object, argv: list[str]) -> tuple[list[str], int]:
             self.argvs.append(list(argv))
-            return [json.dumps(self.result)], 0
+            # the job's one result line goes to --result-file (what the operator reads)
+            result_file = Path(argv[argv.index("--result-file") + 1])
+            result_file.parent.mkdir(parents=True, exist_ok=True)
+            result_file.write_text(json.dumps(self.result) + "\n")
+            return [], 0
 
         monkeypatch.setattr(PaimonSparkJobOperator, "_run_spark_submit", run)
         monkeypatch.setattr(PaimonSparkJobOperator, "_run_subprocess", run)

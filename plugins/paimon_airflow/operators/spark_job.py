@@ -3,10 +3,12 @@
 How a job runs, by job:
 
 * **Spark jobs** (``ingest``, ``compact``, ``remove_orphan_files`` in distributed mode): through
-  ``spark-submit`` with the Spark provider's :class:`SparkSubmitHook`. The application file is
-  ``spark_jobs/__main__.py`` (spark-submit cannot run ``-m``); its first argument is the job
-  name. The master comes from the Spark connection (``spark_default``; ``local[*]`` when that
-  connection does not exist, ``spark://host:7077`` for a standalone cluster).
+  ``spark-submit`` with the Spark provider's :class:`SparkSubmitHook` (its public constructor,
+  ``submit()`` and ``on_kill()`` only). The application file is ``spark_jobs/__main__.py``
+  (spark-submit cannot run ``-m``); its first argument is the job name. The master and deploy
+  mode come from the Spark connection (``spark_conn_id``, default ``spark_default``: ``local[2]``,
+  ``spark://host:7077``, ``yarn`` with ``{"deploy-mode": "cluster"}`` ...). A connection that does
+  not exist fails the task at once, naming it (never a silent local run).
 * **Metadata procedures** (``expire_snapshots``, ``create_tag``, ``delete_tag``, ``rollback_to``,
   ``reset_consumer``, and ``remove_orphan_files --mode local``): never start a JVM, so they run as
   a plain subprocess ``sys.executable -m spark_jobs <job> ...`` (a JVM start costs seconds each).
@@ -18,10 +20,17 @@ The warehouse and its storage options come from the ``paimon`` connection
 ``--warehouse`` / ``--storage-option`` (credentials masked in the logged command line by
 Airflow's secrets masker).
 
+The job's result: every job writes its one JSON result line to ``--result-file``, a file the
+operator names per try under the warehouse's ``_airflow/results/`` (through the warehouse's
+FileIO, so also on ``s3://``), reads after the job ends and deletes. It never depends on the
+driver's stdout, so spark-submit's cluster deploy mode (the driver on YARN or Kubernetes) works;
+a plain subprocess's stdout line is the fallback for metadata jobs only.
+
 Errors: the job's JSON error line carries ``retryable`` (see ``spark_jobs.common.output``);
 ``retryable: false`` (bad argument, missing table, safety refusal) fails the task without
 retries, anything else (commit conflict, I/O, a lost executor, no JSON line at all) raises an
-ordinary error that Airflow retries. ``on_kill`` kills the spark-submit process or subprocess.
+ordinary error that Airflow retries. ``on_kill`` kills the spark-submit (the hook's ``on_kill``)
+or the subprocess.
 
 Idempotent retries: jobs that commit data get a run id derived from (dag_id, run_id, task_id,
 map_index) and the table (``ingest --run-id``: commit user ``ingest-<table>-<run id>``), the same
@@ -33,11 +42,14 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+import uuid
+import warnings
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -54,7 +66,7 @@ if TYPE_CHECKING:
     from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
     from airflow.sdk import Context
 
-    from paimon_airflow.utils.lease import IfBusy
+    from paimon_airflow.utils.lease import IfBusy, LeaseBusy
 
 __all__ = [
     "JVM_JOBS",
@@ -62,11 +74,17 @@ __all__ = [
     "PaimonIngestOperator",
     "PaimonRemoveOrphanFilesSparkOperator",
     "PaimonSparkJobOperator",
+    "RESULTS_DIR",
+    "missing_spark_connection",
     "parse_result_line",
 ]
 
 #: Jobs that start a Spark session (the rest are metadata procedures run as a plain subprocess).
 JVM_JOBS = frozenset({"ingest", "compact", "remove_orphan_files"})
+
+#: Under the warehouse root (beside the compaction leases): the jobs' result files, one per try,
+#: deleted once read.
+RESULTS_DIR = "_airflow/results"
 
 #: Spark settings for every submit (overridable with ``conf``).
 DEFAULT_SPARK_CONF: dict[str, str] = {
@@ -96,34 +114,24 @@ def _application_file() -> str:
     return str(Path(spark_jobs.__file__).with_name("__main__.py"))
 
 
-def _capturing_submit_hook(**kwargs: Any) -> SparkSubmitHook:
-    """A SparkSubmitHook that keeps the lines it logs (for the JSON result) and runs locally
-    (``local[*]``) when its Spark connection does not exist, instead of the provider's ``yarn``."""
-    from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
-    from airflow.sdk.exceptions import AirflowNotFoundException
+def missing_spark_connection(conn_id: str) -> PaimonTerminalFailure:
+    """The error for a Spark connection that does not exist: what to create (no retry)."""
+    env = "AIRFLOW_CONN_" + re.sub(r"[^A-Za-z0-9]", "_", conn_id).upper()
+    return PaimonTerminalFailure(
+        f"Spark connection {conn_id!r} does not exist; the Spark jobs need it to know the master. "
+        f"Create it, e.g. {env}='{{\"conn_type\": \"spark\", \"host\": \"local[*]\"}}' "
+        f"(or host spark://host:7077, yarn ...; extra {{\"deploy-mode\": \"cluster\"}} for cluster mode), "
+        f"or `airflow connections add {conn_id} --conn-type spark --conn-host 'local[*]'`"
+    )
 
-    class _Hook(SparkSubmitHook):
-        captured: list[str]
 
-        def _resolve_connection(self) -> dict[str, Any]:
-            data = super()._resolve_connection()
-            try:
-                self.get_connection(self._conn_id)
-            except AirflowNotFoundException:
-                data["master"] = "local[*]"
-            return data
-
-        def _process_spark_submit_log(self, itr: Iterator[Any]) -> None:
-            self.captured = []
-
-            def tee() -> Iterator[Any]:
-                for line in itr:
-                    self.captured.append(str(line))
-                    yield line
-
-            super()._process_spark_submit_log(tee())
-
-    return _Hook(**kwargs)
+def _result_file_name(context: Context) -> str:
+    """``<dag>.<run>.<task>.<map index>.<try>.<random>.json``: one per try (a random part too: a
+    cleared and re-run task instance may repeat its try number)."""
+    ti = context["ti"]
+    parts = [ti.dag_id, ti.run_id, ti.task_id, str(ti.map_index), str(getattr(ti, "try_number", 0))]
+    safe = [re.sub(r"[^A-Za-z0-9_-]+", "_", str(p)) for p in parts]
+    return ".".join([*safe, uuid.uuid4().hex[:12], "json"])
 
 
 class PaimonSparkJobOperator(PaimonLineageMixin, BaseOperator):
@@ -275,17 +283,42 @@ class PaimonSparkJobOperator(PaimonLineageMixin, BaseOperator):
             settled = self.result_in_task_process(argv)
         if settled is not None:  # a retry whose commit landed, a small compaction: no JVM
             return self._finish(context, settled, returncode=0)
+        result_file = self._result_file(context)
+        run_argv = [*argv, "--result-file", result_file]
         if self.runs_spark_submit:
-            lines, returncode = self._run_spark_submit(argv)
+            lines, returncode = self._run_spark_submit(run_argv)
         else:
-            lines, returncode = self._run_subprocess(argv)
-        result = parse_result_line(lines)
+            lines, returncode = self._run_subprocess(run_argv)
+        result = self._read_result_file(result_file)
+        if result is None and not self.runs_spark_submit:
+            result = parse_result_line(lines)  # a plain subprocess: its stdout line
         if result is None:
             tail = "\n".join(line.rstrip() for line in lines[-20:])
             raise AirflowException(
-                f"spark_jobs {self.job} printed no JSON result (exit {returncode}):\n{tail}"
+                f"spark_jobs {self.job} wrote no result to {result_file} (exit {returncode})"
+                + (f":\n{tail}" if tail else "; see the spark-submit output above")
             )
         return self._finish(context, result, returncode=returncode)
+
+    def _result_file(self, context: Context) -> str:
+        """Where the job writes its result: ``<warehouse>/_airflow/results/<task instance, try>.json``."""
+        from paimon_core.io.file_io import join
+
+        hook = PaimonHook(paimon_conn_id=self.paimon_conn_id)
+        return join(hook.warehouse, RESULTS_DIR, _result_file_name(context))
+
+    def _read_result_file(self, path: str) -> dict[str, Any] | None:
+        """The job's result from ``path`` (None when the job wrote none); the file is deleted."""
+        file_io = PaimonHook(paimon_conn_id=self.paimon_conn_id).get_catalog().file_io
+        try:
+            data = file_io.read_bytes(path)
+        except FileNotFoundError:
+            return None
+        try:
+            file_io.delete(path)
+        except OSError:
+            self.log.warning("Could not delete the result file %s", path, exc_info=True)
+        return parse_result_line(data.decode("utf-8", errors="replace").splitlines())
 
     def _finish(self, context: Context, result: dict[str, Any], *, returncode: int) -> dict[str, Any]:
         """:meth:`check_result`, keeping the result and the table's version after for OpenLineage."""
@@ -308,8 +341,20 @@ class PaimonSparkJobOperator(PaimonLineageMixin, BaseOperator):
         return result
 
     def _run_spark_submit(self, argv: list[str]) -> tuple[list[str], int]:
+        """spark-submit through the provider's hook (public API only); the driver's output goes
+        to the task log (the result comes from the result file). Returns ``([], exit code)``."""
+        from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+        from airflow.sdk import BaseHook
+        from airflow.sdk.exceptions import AirflowNotFoundException
+
+        try:  # the provider falls back to ``yarn`` for a missing connection: refused here
+            connection = BaseHook.get_connection(self.spark_conn_id)
+        except AirflowNotFoundException:
+            raise missing_spark_connection(self.spark_conn_id) from None
         env = self._env()
-        hook = _capturing_submit_hook(
+        if str(connection.host or "").startswith("local") and "SPARK_LOCAL_IP" not in os.environ:
+            env["SPARK_LOCAL_IP"] = "127.0.0.1"  # a local driver listens on loopback only
+        hook = SparkSubmitHook(
             conf=self.conf,
             conn_id=self.spark_conn_id,
             driver_memory=self.driver_memory,
@@ -321,22 +366,20 @@ class PaimonSparkJobOperator(PaimonLineageMixin, BaseOperator):
             application_args=[self.job, *argv],
             env_vars=env,
         )
-        master = str(hook._connection.get("master") or "")
-        if master.startswith("local") and "SPARK_LOCAL_IP" not in os.environ:
-            # a local driver listens on loopback only (the hook reads env_vars at submit time)
-            env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         self._submit_hook = hook
         returncode = 0
         try:
             hook.submit(_application_file())
-        except AirflowException:
-            process = getattr(hook, "_submit_sp", None)
-            returncode = process.returncode if process is not None and process.returncode is not None else 1
+        except AirflowException as e:  # a non-zero exit: the job's error is in its result file
+            self.log.info("spark-submit failed: %s", str(e).split("\n", 1)[0])
+            returncode = 1
         finally:
-            process = getattr(hook, "_submit_sp", None)
-            if process is not None and process.stdout is not None:
-                process.stdout.close()  # the provider's hook leaves its pipe open
-        return list(getattr(hook, "captured", [])), returncode
+            self._submit_hook = None
+            with warnings.catch_warnings():
+                # the provider's hook leaves the spark-submit pipe to the garbage collector
+                warnings.simplefilter("ignore", ResourceWarning)
+                del hook
+        return [], returncode
 
     def _run_subprocess(self, argv: list[str]) -> tuple[list[str], int]:
         cmd = [sys.executable, "-m", "spark_jobs", self.job, *argv]
@@ -455,9 +498,13 @@ class PaimonCompactOperator(PaimonSparkJobOperator):
 
     One compactor per table across DAGs: the task holds the table's compaction lease
     (:func:`paimon_airflow.utils.lease.compaction_lease`) while the job runs (a dry run takes
-    none). Held by another task: ``if_busy`` ``skip`` (default), ``wait`` (up to ``lease_wait``)
-    or ``fail``. A lease left by a dead task expires after ``lease_ttl`` (default the task's
-    ``execution_timeout``, else 6 h); a retry of the same task instance takes it back at once.
+    none). Held by another task: ``if_busy`` ``skip`` (default), ``wait`` or ``fail`` (an error,
+    retried). ``wait`` defers the task (it holds no worker or pool slot while it waits: a
+    :class:`~paimon_airflow.triggers.lease_wait.LeaseWaitTrigger` in the triggerer) and tries
+    the lease again every ``lease_poll_interval`` (default 30 s) until ``lease_wait`` (default
+    1 h) has passed since its first try, then fails as ``fail`` does. A lease left by a dead task
+    expires after ``lease_ttl`` (default the task's ``execution_timeout``, else 6 h); a retry of
+    the same task instance takes it back at once.
     """
 
     template_fields: Sequence[str] = (
@@ -484,6 +531,7 @@ class PaimonCompactOperator(PaimonSparkJobOperator):
         if_busy: IfBusy = "skip",
         lease_ttl: dt.timedelta | None = None,
         lease_wait: dt.timedelta = dt.timedelta(hours=1),
+        lease_poll_interval: dt.timedelta = dt.timedelta(seconds=30),
         in_process_max_bytes: int = DEFAULT_IN_PROCESS_MAX_BYTES,
         job_args: Sequence[str] | None = None,
         **kwargs: Any,
@@ -494,6 +542,9 @@ class PaimonCompactOperator(PaimonSparkJobOperator):
         self.if_busy: IfBusy = if_busy
         self.lease_ttl = lease_ttl
         self.lease_wait = lease_wait
+        if lease_poll_interval.total_seconds() <= 0:
+            raise ValueError(f"lease_poll_interval must be positive, got {lease_poll_interval}")
+        self.lease_poll_interval = lease_poll_interval
         self.mode = mode
         self.partitions = partitions
         self.compact_strategy = compact_strategy
@@ -504,6 +555,19 @@ class PaimonCompactOperator(PaimonSparkJobOperator):
     def execute(self, context: Context) -> dict[str, Any]:
         """Skip for strategy ``none``; else run the ``compact`` job. A skip (strategy ``none``, the
         table's lease held by another task) is a ``skipped`` row of the maintenance ledger."""
+        return self._compact(context, waiting_since_millis=None)
+
+    def execute_after_lease_wait(
+        self,
+        context: Context,
+        event: Mapping[str, Any] | None = None,
+        waiting_since_millis: int | None = None,
+    ) -> dict[str, Any]:
+        """Resumed from the lease wait (``if_busy='wait'``): try the lease again."""
+        since = (event or {}).get("waiting_since_millis", waiting_since_millis)
+        return self._compact(context, waiting_since_millis=None if since is None else int(since))
+
+    def _compact(self, context: Context, *, waiting_since_millis: int | None) -> dict[str, Any]:
         from paimon_airflow.operators.ledger import record_skipped, task_ledger
 
         hook = PaimonHook(paimon_conn_id=self.paimon_conn_id)
@@ -513,7 +577,7 @@ class PaimonCompactOperator(PaimonSparkJobOperator):
             raise AirflowSkipException(f"{self.table}: compaction 'none'")
         if _flag(self.compact_dry_run, "dry_run"):
             return super().execute(context)
-        from paimon_airflow.utils.lease import compaction_lease
+        from paimon_airflow.utils.lease import LeaseBusy, compaction_lease
 
         held = False
         try:
@@ -524,7 +588,6 @@ class PaimonCompactOperator(PaimonSparkJobOperator):
                 holder=run_key(context),
                 ttl=self.lease_ttl or self.execution_timeout,
                 if_busy=self.if_busy,
-                wait=self.lease_wait,
             ):
                 held = True
                 return super().execute(context)
@@ -533,6 +596,34 @@ class PaimonCompactOperator(PaimonSparkJobOperator):
                 with task_ledger(context, hook):
                     record_skipped(hook, str(self.table).strip(), "compact", str(e))
             raise
+        except LeaseBusy as busy:
+            if held:  # not the lease's: raised by the job's code (cannot happen today)
+                raise
+            self._wait_for_lease(busy, waiting_since_millis)
+            raise AirflowException(str(busy)) from busy  # ``fail``: retried
+
+    def _wait_for_lease(self, busy: LeaseBusy, waiting_since_millis: int | None) -> None:
+        """``if_busy='wait'``: defer until the next try (no worker slot held while waiting), or
+        raise once ``lease_wait`` has passed since the first try. Returns for ``fail``."""
+        if self.if_busy != "wait":
+            return
+        from paimon_airflow.triggers.lease_wait import LeaseWaitTrigger
+
+        now_millis = int(time.time() * 1000)
+        since = now_millis if waiting_since_millis is None else waiting_since_millis
+        left = self.lease_wait.total_seconds() - (now_millis - since) / 1000
+        if left <= 0:
+            raise AirflowException(
+                f"{busy}; gave up after waiting {self.lease_wait} for its compaction lease (lease_wait)"
+            ) from busy
+        pause = min(self.lease_poll_interval.total_seconds(), left)
+        self.log.info("%s; waiting (deferred) %.0f s before trying again, %.0f s of lease_wait left", busy, pause, left)
+        moment = dt.datetime.fromtimestamp(now_millis / 1000, dt.UTC) + dt.timedelta(seconds=pause)
+        self.defer(
+            trigger=LeaseWaitTrigger(moment, waiting_since_millis=since),
+            method_name="execute_after_lease_wait",
+            kwargs={"waiting_since_millis": since},
+        )
 
     def job_argv(self, context: Context) -> list[str]:
         argv = super().job_argv(context)

@@ -12,7 +12,10 @@ instance: dag, run, task, map index) and an expiry.
 * Taken: the file did not exist (this call created it), or it is this task instance's own
   (a retry after a crash takes its lease back at once), or it expired (deleted, then taken
   with the same no-overwrite write).
-* Busy: another live holder; the caller skips, waits or fails (the operator's ``if_busy``).
+* Busy: another live holder; the caller skips, waits or fails (the operator's ``if_busy``). A
+  wait never sleeps in a worker slot: :class:`~paimon_airflow.operators.spark_job.PaimonCompactOperator`
+  defers to the triggerer (:class:`~paimon_airflow.triggers.lease_wait.LeaseWaitTrigger`) and
+  tries again when it wakes, until its ``lease_wait`` has passed since the first try.
 * Released when the compaction ends (also on kill), only if the file is still this holder's.
 
 The lease lives outside every ``<db>.db`` directory, so the catalog never lists it and a table's
@@ -43,6 +46,7 @@ __all__ = [
     "CompactionLease",
     "IfBusy",
     "Lease",
+    "LeaseBusy",
     "compaction_lease",
     "take_leases",
 ]
@@ -167,6 +171,19 @@ IF_BUSY: tuple[IfBusy, ...] = ("skip", "wait", "fail")
 DEFAULT_LEASE_TTL = dt.timedelta(hours=6)
 
 
+class LeaseBusy(Exception):
+    """The table's compaction lease is held by another holder (its live ``lease``). An Airflow
+    task that raises it is retried (:func:`compaction_lease` raises it for ``if_busy`` ``fail``
+    and ``wait``; the operator defers on ``wait``)."""
+
+    def __init__(self, table: str, lease: Lease) -> None:
+        self.table = table
+        self.lease = lease
+        super().__init__(
+            f"{table} is being compacted by {lease.holder} (its lease runs until {_iso(lease.expires_millis)})"
+        )
+
+
 @contextmanager
 def compaction_lease(
     file_io: FileIO,
@@ -176,16 +193,14 @@ def compaction_lease(
     holder: str,
     ttl: dt.timedelta | None = None,
     if_busy: IfBusy = "skip",
-    wait: dt.timedelta = dt.timedelta(hours=1),
-    poll_interval: dt.timedelta = dt.timedelta(seconds=30),
 ) -> Iterator[CompactionLease]:
     """Hold ``table``'s compaction lease for the block; released after it, however it ends.
 
     Held by another holder: ``skip`` raises :class:`AirflowSkipException` (that holder is
-    compacting the table now), ``fail`` raises :class:`AirflowException` (retried), ``wait``
-    polls every ``poll_interval`` for up to ``wait``, then raises as ``fail``.
+    compacting the table now); ``fail`` and ``wait`` raise :class:`LeaseBusy` at once (this
+    never sleeps: a waiting caller defers and calls again later, see the module docs).
     """
-    from airflow.sdk.exceptions import AirflowException, AirflowSkipException
+    from airflow.sdk.exceptions import AirflowSkipException
 
     if if_busy not in IF_BUSY:
         raise ValueError(f"if_busy must be one of {IF_BUSY}, got {if_busy!r}")
@@ -196,16 +211,12 @@ def compaction_lease(
         holder=holder,
         ttl_millis=int((ttl or DEFAULT_LEASE_TTL).total_seconds() * 1000),
     )
-    deadline = time.monotonic() + wait.total_seconds()
-    while (held := lease.acquire()) is not None:
-        until = _iso(held.expires_millis)
-        busy = f"{table} is being compacted by {held.holder} (its lease runs until {until})"
+    held = lease.acquire()
+    if held is not None:
+        busy = LeaseBusy(table, held)
         if if_busy == "skip":
-            raise AirflowSkipException(busy)
-        if if_busy == "fail" or time.monotonic() >= deadline:
-            raise AirflowException(busy)  # retried: that compaction may be over by then
-        log.info("%s; waiting", busy)
-        time.sleep(poll_interval.total_seconds())
+            raise AirflowSkipException(str(busy))
+        raise busy
     try:
         yield lease
     finally:

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 
 from paimon_core.exceptions import OrphanCleanAbortedError
 from paimon_core.io.file_io import FileIO, join
+from paimon_core.io.local_io import LocalFileIO
 
 __all__ = [
     "PENDING_DIR",
@@ -98,16 +99,30 @@ def announce(
     }
     # Visibility, not durability, is what the protocol needs: a crash before the publish makes the
     # commit fail anyway. write_hint writes atomically without forcing the file to disk.
-    file_io.write_hint(path, json.dumps(body, separators=(",", ":")))
+    text = json.dumps(body, separators=(",", ":"))
+    for attempt in range(3):
+        try:
+            file_io.write_hint(path, text)
+            break
+        except FileNotFoundError:  # another commit removed the empty directory just now
+            if attempt == 2:
+                raise
     return path
 
 
 def withdraw(file_io: FileIO, path: str) -> None:
-    """Remove an announcement (best effort: a left-over one only delays a clean, by a day at most)."""
+    """Remove an announcement (best effort: a left-over one only delays a clean, by a day at most),
+    and on a file system its directory once empty (the table's layout stays Paimon's)."""
     try:
         file_io.delete(path)
     except Exception as e:  # noqa: BLE001 - never fails the commit it belongs to
         logger.warning("Could not remove the pending-commit announcement %s: %s", path, e)
+        return
+    if isinstance(file_io, LocalFileIO):  # an object store has no directories to leave behind
+        try:
+            file_io.delete(path[: path.rfind("/")], recursive=False)
+        except Exception:  # noqa: BLE001, S110 - not empty: another commit's announcement is there
+            pass
 
 
 def read_pending(file_io: FileIO, table_path: str, *, now_millis: int | None = None) -> PendingFiles:

@@ -253,3 +253,19 @@ def test_a_commit_landing_between_the_read_and_the_delete_keeps_its_files(
     assert {p.split("/db.db/", 1)[1] for p in result["deleted_paths"]} >= {p for p in old if p.startswith("ev/")}
     assert [r for r in _read(catalog.get_table("db.ev")) if r[1] == "d5"] == [(60, "d5", 60.0)]
     assert not [p for p in (Path(wh) / "db.db/ev/_orphan_trash").rglob("*") if p.is_file()]
+
+
+def test_the_trash_of_a_clean_that_died_is_finished(spark: SparkSession, wh: str) -> None:
+    """A clean killed between its move and its delete left a live file and an orphan in its trash:
+    the distributed run moves the live one back (the table reads again) and deletes the other."""
+    catalog, _, _ = _build(wh)
+    table_dir = Path(wh) / "db.db/ev"
+    live = next(p for p in (table_dir / "dt=d2/bucket-0").iterdir() if p.name.startswith("data-"))
+    trash = table_dir / "_orphan_trash/1-dead"
+    for p in (live, table_dir / "dt=d1/bucket-0/data-orphan-0.parquet"):
+        (trash / p.relative_to(table_dir)).parent.mkdir(parents=True, exist_ok=True)
+        p.rename(trash / p.relative_to(table_dir))
+    result = job.run(spark, _plan(wh, "db.ev"))
+    assert str(table_dir / "dt=d1/bucket-0/data-orphan-0.parquet") in result["deleted_paths"]
+    assert live.exists() and not (table_dir / "_orphan_trash").exists()
+    assert [r for r in _read(catalog.get_table("db.ev")) if r[1] == "d2"]

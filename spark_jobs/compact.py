@@ -4,7 +4,7 @@
 
     python -m spark_jobs compact --warehouse W --table db.t \\
         [--partitions 'dt=a,hh=1;dt=b' | --where "dt >= '2024-01-01'"] [--compact_strategy full|minor] \\
-        [--options 'k=v,...'] [--partition_idle_time '1 d'] [--buckets 0,3] [--dry-run] \\
+        [--options 'k=v,...'] [--partition_idle_time '1 d'] [--buckets '0,3,5-7'] [--dry-run] \\
         [--commit_user U --commit_identifier N] [--mode distributed|local] [--parallelism N]
     python -m spark_jobs compact --warehouse W --table db.t --streaming [--discovery_interval '10 s'] \\
         [--commit_user U] [--max_rounds N] [--idle_timeout '5 min'] [other arguments as above]
@@ -67,7 +67,7 @@ PARAMS = (
     Param("where", "str", "a condition over partition columns, e.g. \"dt >= '2024-01-01'\""),
     Param("options", "str", "dynamic table options for this run: 'k=v,k2=v2'"),
     Param("partition_idle_time", "str", "only partitions without new files for this long, e.g. '1 d'"),
-    Param("buckets", "str", "fixed-bucket tables: the buckets to compact, e.g. '0,3'"),
+    Param("buckets", "str", "fixed-bucket tables: the buckets to compact, e.g. '0,3', '0-999' or '0,3,5-7'"),
     Param("commit_user", "str", "commit user (with commit_identifier: a retry commits nothing twice)"),
     Param("commit_identifier", "int", "commit identifier of this run"),
     Param("mode", "str", "distributed (Spark tasks, default) or local (threads, no JVM)"),
@@ -81,6 +81,9 @@ PARAMS = (
 
 def parse_args(argv: Sequence[str]) -> ProcedureArgs:
     args = parse_procedure_args(JOB, "Compact a Paimon table (one COMPACT commit).", PARAMS, argv, dry_run=True)
+    strategy = args.get("compact_strategy")
+    if strategy is not None and strategy.strip().lower() not in ("full", "minor"):  # Java's CompactProcedure
+        raise UsageError(f"--compact_strategy must be 'full' or 'minor', got {strategy!r}")
     order = (args.get("order_strategy") or "none").strip().lower()
     if order == "none" and (args.get("order_by") or "").strip():
         raise UsageError('order_strategy "none" cannot work with order_by columns.')
@@ -136,7 +139,7 @@ def request_of(args: ProcedureArgs) -> CompactRequest:
     idle = args.get("partition_idle_time")
     partitions = args.get("partitions")
     return CompactRequest(
-        strategy=(args.get("compact_strategy") or ("minor" if args.get("streaming") else "full")).lower(),  # type: ignore[arg-type]  # validated by CompactRequest
+        strategy=(args.get("compact_strategy") or ("minor" if args.get("streaming") else "full")).strip().lower(),  # type: ignore[arg-type]  # validated by CompactRequest
         partitions=parse_partitions(partitions) if partitions else None,
         where=args.get("where"),
         buckets=bucket_set,
@@ -159,7 +162,20 @@ def _check_buckets(table: FileStoreTable, buckets: frozenset[int] | None) -> Non
         held = {e.bucket for e in table.new_file_store_scan().live_entries(latest, ScanFilter(buckets=beyond))}
     missing = sorted(beyond - held)
     if missing:
-        raise UsageError(f"--buckets {missing}: table {table.name} has buckets 0 to {count - 1} (bucket = {count})")
+        raise UsageError(
+            f"--buckets {_ranges(missing)}: table {table.name} has buckets 0 to {count - 1} (bucket = {count})"
+        )
+
+
+def _ranges(buckets: Sequence[int]) -> str:
+    """Sorted buckets as ``'4-999'`` / ``'4, 7-9'`` (a refused ``'0-999'`` is not listed one by one)."""
+    out: list[str] = []
+    for b in buckets:
+        if out and b == int(out[-1].rsplit("-", 1)[-1]) + 1:
+            out[-1] = f"{out[-1].split('-', 1)[0]}-{b}"
+        else:
+            out.append(str(b))
+    return ", ".join(out)
 
 
 def spark_executor(spark: SparkSession) -> TaskExecutor:

@@ -17,13 +17,14 @@ flag or (procedure jobs, :mod:`spark_jobs.common.procedure`) positionally
   "every partition" (:func:`parse_partition_specs`);
 * ``commit_identifier``: from 0 to Java's ``Long.MAX_VALUE``;
 * ``parallelism`` (and ``source.parallelism``, ``sink.parallelism`` ...): at least 1;
-* ``buckets`` (``'0,3'``): at least one bucket, each from 0 (the table's own range is checked
-  by the job once the table is open).
+* ``buckets`` (``'0,3'``, ranges ``'0-999'``, ``'0,3,5-7'``): at least one bucket, each from 0,
+  ranges not reversed (the table's own range is checked by the job once the table is open).
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -117,19 +118,42 @@ def parse_partition_specs(text: str, *, name: str = "partitions") -> tuple[dict[
     return tuple(dict(s) for s in specs)
 
 
+#: One item of a bucket list: a bucket or a closed range (Java's ``ParameterUtils.INTEGER_RANGE``).
+_BUCKET_ITEM = re.compile(r"([0-9]+)(?:\s*-\s*([0-9]+))?")
+
+#: The most buckets one ``--buckets`` may name (a range like ``'0-99999999'`` would only build a
+#: huge set; no table has that many buckets).
+MAX_BUCKETS_LISTED = 1 << 20
+
+
 def parse_bucket_list(text: str, *, name: str = "buckets") -> frozenset[int]:
-    """``'0,3'`` as bucket numbers; :class:`UsageError` for an empty list, a non-integer or a
-    negative bucket."""
-    try:
-        buckets = frozenset(int(b) for b in text.split(",") if b.strip())
-    except ValueError:
-        raise UsageError(f"{_flag(name)} must be integers like '0,3', got {text!r}") from None
-    if not buckets:
-        raise UsageError(f"{_flag(name)} names no bucket (got {text!r}); give e.g. '0,3', or leave it out")
-    negative = sorted(b for b in buckets if b < 0)
-    if negative:
-        raise UsageError(f"{_flag(name)}: buckets are numbered from 0, got {negative}")
-    return buckets
+    """``'0,3'``, ``'0-999'`` or ``'0,3,5-7'`` as bucket numbers, parsed as Java's
+    ``ParameterUtils.parseIntegerRanges`` (``CompactProcedure``'s ``buckets``): comma-separated
+    buckets and closed ranges ``start-end``. :class:`UsageError` naming the item for an empty list
+    or item (``''``, ``','``, ``'0,,3'``), a non-integer (``'a-b'``), a negative bucket (``'-1'``)
+    or a range whose start is above its end (``'5-3'``). The table's upper bound is checked by
+    the job once the table is open."""
+    flag = _flag(name)
+    if not text.strip():
+        raise UsageError(f"{flag} names no bucket (got {text!r}); give e.g. '0,3' or '0-999', or leave it out")
+    buckets: set[int] = set()
+    for token in text.split(","):
+        item = token.strip()
+        if not item:
+            raise UsageError(f"{flag} has an empty item in {text!r}; give e.g. '0,3,5-7'")
+        if item.startswith("-") and item[1:].strip().isdigit():
+            raise UsageError(f"{flag}: buckets are numbered from 0, got {item!r}")
+        m = _BUCKET_ITEM.fullmatch(item)
+        if m is None:
+            raise UsageError(f"{flag}: {item!r} is not a bucket or a range like '0-999' (in {text!r})")
+        start = int(m.group(1))
+        end = start if m.group(2) is None else int(m.group(2))
+        if start > end:
+            raise UsageError(f"{flag}: range {item!r} starts above its end ({start} > {end})")
+        if end - start + len(buckets) >= MAX_BUCKETS_LISTED:
+            raise UsageError(f"{flag}: {item!r} names more than {MAX_BUCKETS_LISTED} buckets")
+        buckets.update(range(start, end + 1))
+    return frozenset(buckets)
 
 
 def _as_int(name: str, value: object) -> int:

@@ -101,6 +101,11 @@ def missing_files(file_io: FileIO, paths: Sequence[str]) -> list[str]:
     return [p for p, ok in zip(paths, present, strict=True) if not ok]
 
 
+def _shown(names: Sequence[str]) -> str:
+    """The first :data:`SHOWN` names, and how many more."""
+    return ", ".join(names[:SHOWN]) + (f" and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
+
+
 def _in_process(file_io: FileIO) -> bool:
     """Whether an existence check is answered in this process (microseconds, no request)."""
     return isinstance(file_io, LocalFileIO) or getattr(file_io, "protocol", None) in IN_PROCESS_PROTOCOLS
@@ -119,7 +124,7 @@ def check_added_files(file_io: FileIO, paths: Sequence[str], *, table: str, comm
     gone = missing_files(file_io, paths)
     if not gone:
         return
-    shown = ", ".join(gone[:SHOWN]) + (f" and {len(gone) - SHOWN} more" if len(gone) > SHOWN else "")
+    shown = _shown(gone)
     raise CommitFilesMissingError(
         f"Commit {commit_user}/{identifier} to {table} not published: {len(gone)} of the {len(paths)} files it "
         f"adds are gone ({shown}), most likely deleted by an orphan clean whose older_than was shorter than this "
@@ -159,7 +164,7 @@ def check_files_after_publish(
     gone = [p for p in gone if p not in back]
     if not gone:
         return
-    shown = ", ".join(gone[:SHOWN]) + (f" and {len(gone) - SHOWN} more" if len(gone) > SHOWN else "")
+    shown = _shown(gone)
     raise CommitFilesLostError(
         f"Commit {commit_user}/{identifier} to {table} published snapshot(s) {list(snapshot_ids)}, but {len(gone)} "
         f"of the {len(paths)} files it adds are gone ({shown}): deleted by an orphan clean that did not see this "
@@ -270,7 +275,7 @@ def retries_exhausted_error(
 ) -> CommitRetriesExhaustedError:
     """The error after the last lost race (nothing of the commit was published)."""
     written = tuple(e.file.file_name for e in entries if e.kind == FileKind.ADD)
-    shown = ", ".join(written[:SHOWN]) + (f" and {len(written) - SHOWN} more" if len(written) > SHOWN else "")
+    shown = _shown(written)
     return CommitRetriesExhaustedError(
         f"Gave up committing {commit_user}/{identifier} to {table} after {attempts} attempts ({elapsed_ms:.0f} ms): "
         f"other commits took snapshot ids {list(lost_to)} first. Nothing was published and this commit's "

@@ -92,7 +92,7 @@ class _MovedBack(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         if "moved back" in record.getMessage() and isinstance(record.args, tuple) and len(record.args) > 1:
-            self.files += int(record.args[1])
+            self.files += int(str(record.args[1]))
 
 
 def run_soak(warehouse: str, seconds: float, clean: Any = _local_clean) -> dict[str, Any]:

@@ -28,6 +28,7 @@ import pytest
 from paimon_core import FileSystemCatalog
 from paimon_core.exceptions import CommitFilesLostError, CommitFilesMissingError, OrphanCleanAbortedError
 from paimon_core.operation.commit import committer as committer_module
+from paimon_core.operation.commit.commit_guard import check_added_files
 from paimon_core.operation.commit.pending_commits import PENDING_DIR, PENDING_TTL_MILLIS, announce
 from paimon_core.operation.orphan_files_clean import OrphanFilesClean
 from paimon_core.operation.orphan_trash import TRASH_DIR
@@ -107,7 +108,7 @@ def test_a_commit_that_announced_its_files_keeps_them(tmp_path: Path, monkeypatc
     t = _table(tmp_path)
     builder, messages, files = _written(t, [20, 21])
     results: list[Any] = []
-    real_check = committer_module.check_added_files
+    real_check = check_added_files
 
     def clean_then_check(*args: Any, **kwargs: Any) -> None:
         results.append(t.remove_orphan_files(older_than=int(time.time() * 1000) - 1, force=True))
@@ -198,7 +199,11 @@ def test_a_file_gone_after_the_publish_is_moved_back_or_reported(tmp_path: Path,
     # In the trash (a clean that did not see the announcement, e.g. an old version): moved back.
     builder, messages, files = _written(t, [60])
     trashed = Path(t.path) / TRASH_DIR / "0-x" / files[0].relative_to(t.path)
-    _publish_then(monkeypatch, t, lambda: (trashed.parent.mkdir(parents=True), files[0].rename(trashed)))
+    def to_trash() -> None:
+        trashed.parent.mkdir(parents=True)
+        files[0].rename(trashed)
+
+    _publish_then(monkeypatch, t, to_trash)
     assert builder.new_commit().commit(messages).snapshot_id == 2
     assert files[0].exists() and _ids(t) == [1, 2, 60]
     monkeypatch.undo()
@@ -207,7 +212,7 @@ def test_a_file_gone_after_the_publish_is_moved_back_or_reported(tmp_path: Path,
     _publish_then(monkeypatch, t, lambda: files[0].unlink())
     with pytest.raises(CommitFilesLostError, match="published snapshot") as e:
         builder.new_commit().commit(messages)
-    assert e.value.missing_files == (str(files[0]),) and e.value.snapshot_ids == (3,)
+    assert e.value.context["missing_files"] == (str(files[0]),) and e.value.context["snapshot_ids"] == (3,)
 
 
 def test_a_linked_trash_directory_is_refused(tmp_path: Path) -> None:

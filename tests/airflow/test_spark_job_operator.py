@@ -98,6 +98,8 @@ def test_ingest_through_spark_submit_retry_commits_once(paimon_warehouse: str, t
     ctx = task_context("2026-01-01")
     first = render_and_execute(op, ctx)
     assert first["status"] == "ok" and first["already_committed"] is False
+    # the result came through the job's result file under the warehouse, read and deleted
+    assert list((Path(paimon_warehouse) / "_airflow" / "results").iterdir()) == []
     retry = render_and_execute(op, ctx)  # same (dag, run, task, map index): the commit landed already
     assert retry["already_committed"] is True and retry["in_task_process"] is True  # no JVM
     assert {k: retry[k] for k in first if k not in ("seconds", "already_committed")} == {

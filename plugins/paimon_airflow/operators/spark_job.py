@@ -114,6 +114,10 @@ def _application_file() -> str:
     return str(Path(spark_jobs.__file__).with_name("__main__.py"))
 
 
+#: The exit code in the message of the hook's error for a failed spark-submit.
+_SUBMIT_EXIT_CODE = re.compile(r"Error code is: (-?\d+)")
+
+
 def missing_spark_connection(conn_id: str) -> PaimonTerminalFailure:
     """The error for a Spark connection that does not exist: what to create (no retry)."""
     env = "AIRFLOW_CONN_" + re.sub(r"[^A-Za-z0-9]", "_", conn_id).upper()
@@ -372,7 +376,8 @@ class PaimonSparkJobOperator(PaimonLineageMixin, BaseOperator):
             hook.submit(_application_file())
         except AirflowException as e:  # a non-zero exit: the job's error is in its result file
             self.log.info("spark-submit failed: %s", str(e).split("\n", 1)[0])
-            returncode = 1
+            code = _SUBMIT_EXIT_CODE.search(str(e))  # the exit code, as the hook's message says it
+            returncode = int(code.group(1)) if code and int(code.group(1)) else 1
         finally:
             self._submit_hook = None
             with warnings.catch_warnings():

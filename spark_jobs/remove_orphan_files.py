@@ -173,7 +173,7 @@ class _TrashPlan:
     """What executors need to move, restore and purge (picklable)."""
 
     run_id: str
-    roots: tuple[str, ...]  # table directory first, then external roots
+    roots: tuple[str, ...]  # where trash directories are: the table directory
     ios: tuple[FileIO, ...]  # one per root
     dirs: tuple[CandidateDir, ...]
 
@@ -356,7 +356,7 @@ def _count(df: DataFrame) -> tuple[int, int]:
 
 
 def _trash_plan(table: FileStoreTable, dirs: list[CandidateDir]) -> _TrashPlan:
-    roots = tuple(table.paths.roots)
+    roots = (table.path,)  # candidates are never outside the table directory
     ios = tuple(candidate_io(dirs, r, table.file_io) for r in roots)
     for root, io in zip(roots, ios, strict=True):
         check_trash_root(io, root)

@@ -335,9 +335,9 @@ class OrphanFilesClean:
             yield start, parallel_map(fn, items[start : start + size], self.parallelism)
 
     def trash_ios(self, dirs: Sequence[CandidateDir]) -> dict[str, FileIO]:
-        """The FileIO of each root's trash (the table directory, external data roots); refuses
-        a trash directory that is a link."""
-        ios = {root: candidate_io(dirs, root, self.table.file_io) for root in self.table.paths.roots}
+        """The trash's root (the table directory: candidates are never elsewhere) and FileIO;
+        refuses a trash directory that is a link."""
+        ios = {self.table.path: candidate_io(dirs, self.table.path, self.table.file_io)}
         for root, io in ios.items():
             check_trash_root(io, root)
         return ios
@@ -361,9 +361,9 @@ class OrphanFilesClean:
         an earlier run left in the trash that the first read did not find referenced).
         ``state``: what the first reference read covered."""
         table = self.table
-        roots = table.paths.roots
-        run_id = new_run_id()
         ios = ios if ios is not None else self.trash_ios(dirs)
+        roots = tuple(ios)
+        run_id = new_run_id()
         items: list[tuple[int, Trashed, FileIO]] = [(-1, t, io) for t, io in leftovers]
 
         def move(item: tuple[int, FileStatus]) -> tuple[int, Trashed, FileIO] | None:

@@ -1,8 +1,9 @@
 """Where an orphan clean puts its candidates before it deletes them: ``<root>/_orphan_trash/<run>/``.
 
 An orphan clean never deletes a file where it lies. It moves each unreferenced candidate to
-``<root>/_orphan_trash/<run-id>/<path below root>`` (``root``: the table directory, or the
-``data-file.external-paths`` root holding the file), reads the pending commits and the
+``<table>/_orphan_trash/<run-id>/<path below the table directory>`` (orphan cleanup lists
+nothing outside the table directory, so the trash is always inside it; the functions take the
+roots to look in), reads the pending commits and the
 references again, moves back every file that something now names, and deletes the rest from
 the trash (see :mod:`paimon_core.operation.commit.pending_commits` for why that order makes it
 impossible for a successful commit to lose a file).
@@ -14,7 +15,7 @@ impossible for a successful commit to lose a file).
   here and moves it back.
 * The directory starts with ``_``: it is not a partition (``k=v``) or bucket directory, so
   neither Paimon readers (Java, pypaimon) nor the orphan listing ever look into it. A trash
-  directory that is a symbolic link is refused (nothing is moved or deleted through it).
+  directory that is a symbolic link is refused, and no link inside it is followed.
 
 Cost: a rename per candidate on a file system. On an object store ``FileIO.rename`` is a
 server-side copy and a delete, so a deleted orphan costs a copy and two deletes instead of one
@@ -24,15 +25,13 @@ delete (no bytes pass through this process; a copy of a file over 5 GB is a mult
 from __future__ import annotations
 
 import logging
-import os
 import time
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from paimon_core.exceptions import OrphanCleanAbortedError, PaimonError
-from paimon_core.io.file_io import FileIO, join, strip_scheme
-from paimon_core.io.local_io import LocalFileIO
+from paimon_core.io.file_io import FileIO, join
 
 __all__ = [
     "TRASH_DIR",
@@ -94,22 +93,12 @@ def trash_path(root: str, run_id: str, original: str) -> str:
     return join(trash_root(root), run_id, original[len(root.rstrip("/")) + 1 :])
 
 
-def _is_link(file_io: FileIO, path: str) -> bool:
-    """Whether ``path`` is a symbolic link (only a local file system has them)."""
-    return isinstance(file_io, LocalFileIO) and os.path.islink(_local(path))
-
-
-def _local(path: str) -> str:
-    return strip_scheme(path)
-
-
 def check_trash_root(file_io: FileIO, root: str) -> None:
-    """Refuse a trash directory that is a symbolic link or a file (only a local file system has
-    links; an object store has neither)."""
+    """Refuse a trash directory that is a symbolic link (nothing is moved or deleted through it)."""
     base = trash_root(root)
-    if _is_link(file_io, base) or (isinstance(file_io, LocalFileIO) and os.path.isfile(_local(base))):
+    if file_io.is_symlink(base):
         raise OrphanCleanAbortedError(
-            f"Orphan clean aborted, nothing deleted: {base} is a symbolic link or a file; remove it by hand",
+            f"Orphan clean aborted, nothing deleted: {base} is a symbolic link; remove it by hand",
             path=base,
         )
 
@@ -154,7 +143,7 @@ def purge(file_io: FileIO, item: Trashed) -> bool:
 def _walk(file_io: FileIO, directory: str) -> Iterable[tuple[str, int]]:
     """(path, size) of every file below ``directory``; symbolic links are never followed."""
     for st in file_io.list_status(directory):
-        if _is_link(file_io, st.path):
+        if file_io.is_symlink(st.path):
             logger.warning("Ignoring symbolic link %s in the orphan trash", st.path)
             continue
         if st.is_dir:
@@ -189,7 +178,7 @@ def prune_trash(file_io: FileIO, root: str, run_ids: Iterable[str] | None = None
 
 def _prune_tree(file_io: FileIO, directory: str) -> None:
     for st in file_io.list_dirs(directory):
-        if not _is_link(file_io, st.path):
+        if not file_io.is_symlink(st.path):
             _prune_tree(file_io, st.path)
     _remove_if_empty(file_io, directory)
 

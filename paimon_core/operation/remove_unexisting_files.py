@@ -171,7 +171,7 @@ class RemoveUnexistingFiles:
         """Less the files an orphan clean only moved aside (see :func:`.orphan_trash.not_missing`)."""
         from paimon_core.operation.orphan_trash import not_missing
 
-        back = not_missing(self.file_io, self.table.paths.roots, [p for _, p in missing], dry_run=dry_run)
+        back = not_missing(self.file_io, (self.table.path,), [p for _, p in missing], dry_run=dry_run)
         return [(e, p) for e, p in missing if p not in back]
 
     # --- result / commit ----------------------------------------------------------------------

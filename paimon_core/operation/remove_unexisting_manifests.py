@@ -91,10 +91,10 @@ class RemoveUnexistingManifests:
 
             gone = [paths.manifest_path(m.file_name) for m, ok in zip(metas, present, strict=True) if not ok]
             if dry_run:
-                in_trash = {p[p.rfind("/") + 1 :]: t.trash for p, t in find_in_trash(file_io, paths.roots, gone).items()}
+                in_trash = {p[p.rfind("/") + 1 :]: t.trash for p, t in find_in_trash(file_io, (table.path,), gone).items()}
                 back = {paths.manifest_path(n) for n in in_trash} | {p for p in gone if file_io.exists(p)}
             else:
-                back = not_missing(file_io, paths.roots, gone, dry_run=False)
+                back = not_missing(file_io, (table.path,), gone, dry_run=False)
             present = [ok or paths.manifest_path(m.file_name) in back for m, ok in zip(metas, present, strict=True)]
         existing = [m for m, ok in zip(metas, present, strict=True) if ok]
         missing = tuple(m.file_name for m, ok in zip(metas, present, strict=True) if not ok)

@@ -193,7 +193,7 @@ class FileStoreCommit:
                     self.file_io,
                     added,
                     announcement=announcement,
-                    roots=self.paths.roots,
+                    roots=(self.paths.table_path,),
                     table=self.table_name,
                     snapshot_ids=result.snapshot_ids,
                     commit_user=self.commit_user,

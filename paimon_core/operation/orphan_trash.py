@@ -104,12 +104,13 @@ def check_trash_root(file_io: FileIO, root: str) -> None:
 
 
 def move_to_trash(file_io: FileIO, original: str, trash: str) -> bool:
-    """Move one candidate aside; False when it is gone already or cannot be moved (kept)."""
+    """Move one candidate aside; True when it lies at ``trash`` now (also when an earlier attempt
+    of the same move did it: a retried Spark task), False when it is gone or cannot be moved."""
     try:
         file_io.rename(original, trash)
         return True
     except FileNotFoundError:
-        return False
+        return file_io.exists(trash)
     except (OSError, PaimonError) as e:
         logger.warning("Could not move orphan file %s aside: %s", original, e)
         return False

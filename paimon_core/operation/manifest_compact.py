@@ -4,6 +4,12 @@ The data manifests of the latest snapshot (base + delta) are merged as a full co
 (:func:`paimon_core.manifest.merger.merge_manifests` with every size trigger at its minimum, as
 Java passes ``suggestedMinMetaCount = 1`` and ``manifestFullCompactionSize = 1``): every ADD/DELETE
 pair is cancelled, small manifests are rewritten together, large manifests no DELETE touches stay.
+With ``manifest-sort.enabled`` (Paimon 2.0, master's "compact_manifest does a full manifest sort")
+the merge is :func:`paimon_core.manifest.sorter.sort_merge_manifests` with ``full_sort``: every
+DELETE cancelled and the manifests rewritten sorted by ``manifest-sort.partition-field`` into
+non-overlapping partition ranges, bounded by ``manifest-sort.max-rewrite-size``; ``dry_run``
+reports the sorted runs per level (Java's ``ManifestCompactDryRun``) and what would be rewritten.
+
 The result is published as a COMPACT snapshot whose base manifest list is the merged one and
 whose delta list is empty; data files, record counts, index manifest, watermark, properties and
 next row id are the latest snapshot's. Nothing is committed when the merge changes nothing.
@@ -23,10 +29,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from paimon_core.exceptions import CommitRetriesExhaustedError, CommitStateUnknownError
+from paimon_core.exceptions import CommitRetriesExhaustedError, CommitStateUnknownError, InvalidOptionError
 from paimon_core.manifest.entries import FileKind, ManifestEntry, ManifestFileMeta
 from paimon_core.manifest.manifest_list import write_manifest_list
 from paimon_core.manifest.merger import merge_entries, merge_manifests
+from paimon_core.manifest.sorter import (
+    ManifestSortKey,
+    ManifestSortOptions,
+    manifests_per_value,
+    sort_field_index,
+    sort_merge_manifests,
+)
 from paimon_core.operation.commit.committer import FileStoreCommit, new_commit_user
 from paimon_core.results import _ToDict
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER, CommitKind, Snapshot
@@ -59,6 +72,21 @@ class CompactManifestResult(_ToDict):
     bytes_after: int | None = None
     attempts: int = 0
     elapsed_ms: int = 0
+    #: ``manifest-sort.enabled`` (partitioned table): a full manifest sort by ``sort_field``
+    manifest_sort: bool = False
+    sort_field: str | None = None
+    #: manifests per level of the sorted runs (L0..L4, Java's dry-run report), manifest sort only
+    sort_levels: tuple[int, ...] | None = None
+    #: manifests (and their bytes) sorted and rewritten within ``manifest-sort.max-rewrite-size``,
+    #: and merged unsorted beyond it; with ``dry_run``: what would be
+    manifests_sorted: int = 0
+    bytes_sorted: int = 0
+    manifests_merged_unsorted: int = 0
+    manifests_kept_beyond_budget: int = 0
+    #: the most manifests one value of the sort field falls in by their partition stats (what a
+    #: single-partition scan reads at worst), before and after
+    max_manifests_per_partition_before: int | None = None
+    max_manifests_per_partition_after: int | None = None
 
 
 class ManifestCompact:
@@ -72,6 +100,19 @@ class ManifestCompact:
     def run(self, *, dry_run: bool = False) -> CompactManifestResult:
         started = time.monotonic()
         options = self.table.options
+        partition_keys = list(self.table.schema.partition_keys)
+        sort_opts: ManifestSortOptions | None = ManifestSortOptions.of(options)
+        sort_index = 0
+        if sort_opts is not None and sort_opts.enabled:
+            if sort_opts.data_evolution:
+                raise InvalidOptionError(
+                    f"Table {self.table.name}: 'manifest-sort.enabled' on a data-evolution table (Java sorts its "
+                    "manifests by row id) is not supported; compact its manifests without manifest sort",
+                    key="manifest-sort.enabled",
+                )
+            sort_index = sort_field_index(partition_keys, sort_opts.partition_field)  # the option's error
+        else:
+            sort_opts = None
         attempt = 0
         while True:
             attempt += 1
@@ -95,18 +136,44 @@ class ManifestCompact:
                 bytes_before=sum(m.file_size for m in metas),
                 attempts=attempt,
             )
-            if dry_run:
-                return _with(result, elapsed_ms=_ms(started))
-            merged, written = merge_manifests(
-                metas,
-                read=_reader(contents),
-                write=self.commit._write_manifests,
-                target_size=options.manifest_target_file_size,
-                min_count=1,
-                full_compaction_threshold=0,
-            )
+            if sort_opts is not None:
+                key = ManifestSortKey(self.commit.codec, sort_index)
+                merged, written, plan = sort_merge_manifests(
+                    metas,
+                    read=_reader(contents),
+                    write=None if dry_run else self.commit._write_manifests,
+                    codec=self.commit.codec,
+                    partition_keys=partition_keys,
+                    opts=sort_opts,
+                    full_sort=True,
+                )
+                result = _with(
+                    result,
+                    manifest_sort=True,
+                    sort_field=partition_keys[sort_index],
+                    sort_levels=tuple(plan.levels),
+                    manifests_sorted=plan.sorted_inputs,
+                    bytes_sorted=plan.sorted_bytes,
+                    manifests_merged_unsorted=plan.unsorted_inputs,
+                    manifests_kept_beyond_budget=plan.kept_beyond_budget,
+                    max_manifests_per_partition_before=manifests_per_value(metas, key),
+                    max_manifests_per_partition_after=None if dry_run else manifests_per_value(merged, key),
+                )
+                if dry_run:
+                    return _with(result, elapsed_ms=_ms(started))
+            else:
+                if dry_run:
+                    return _with(result, elapsed_ms=_ms(started))
+                merged, written = merge_manifests(
+                    metas,
+                    read=_reader(contents),
+                    write=self.commit._write_manifests,
+                    target_size=options.manifest_target_file_size,
+                    min_count=1,
+                    full_compaction_threshold=0,
+                )
             names = [m.file_name for m in written]
-            if not _changes_anything(metas, merged, result.delete_entries_before):
+            if not _changes_anything(metas, merged, result.delete_entries_before, sorted_=sort_opts is not None):
                 self.commit._cleanup(names)
                 logger.info("Manifests of %s (snapshot %d) are already compact", self.table.name, latest.id)
                 return _with(result, manifests_after=len(metas), bytes_after=result.bytes_before, elapsed_ms=_ms(started))
@@ -186,12 +253,14 @@ class ManifestCompact:
         return snapshot.id
 
 
-def _changes_anything(before: list[ManifestFileMeta], after: list[ManifestFileMeta], deletes: int) -> bool:
+def _changes_anything(
+    before: list[ManifestFileMeta], after: list[ManifestFileMeta], deletes: int, *, sorted_: bool = False
+) -> bool:
     """Java commits only when the merged set differs; a rewrite of N manifests into as many, with
-    no DELETE entry to cancel, is not worth a snapshot either."""
+    no DELETE entry to cancel, is not worth a snapshot either, unless it sorted them."""
     if {m.file_name for m in before} == {m.file_name for m in after}:
         return False
-    return deletes > 0 or len(after) < len(before)
+    return sorted_ or deletes > 0 or len(after) < len(before)
 
 
 def _reader(contents: dict[str, list[ManifestEntry]]) -> Callable[[ManifestFileMeta], list[ManifestEntry]]:

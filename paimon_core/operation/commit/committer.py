@@ -33,8 +33,9 @@ from paimon_core.manifest.entries import FileKind, IndexManifestEntry, ManifestE
 from paimon_core.manifest.index_manifest import read_index_manifest, write_index_manifest
 from paimon_core.manifest.manifest_file import write_manifest_file
 from paimon_core.manifest.manifest_list import write_manifest_list
-from paimon_core.manifest.merger import merge_entries, merge_manifests
+from paimon_core.manifest.merger import merge_entries
 from paimon_core.manifest.partition_stats import PartitionCodec
+from paimon_core.manifest.sorter import merge_manifests_on_commit
 from paimon_core.operation.commit.changes import Changes, collect_changes, row_delta
 from paimon_core.operation.commit.commit_guard import (
     base_expired,
@@ -492,13 +493,13 @@ class FileStoreCommit:
                 delta_metas = self._write_manifests(changes)
                 written += [m.file_name for m in delta_metas]
                 previous = self.scan.data_manifests(latest) if latest is not None else []
-                base_metas, merged_new = merge_manifests(
+                base_metas, merged_new = merge_manifests_on_commit(  # manifest-sort.enabled: sorted
                     previous,
                     read=self.scan.read_manifest,
                     write=self._write_manifests,
-                    target_size=self.options.manifest_target_file_size,
-                    min_count=self.options.manifest_merge_min_count,
-                    full_compaction_threshold=self.options.manifest_full_compaction_size,
+                    codec=self.codec,
+                    partition_keys=self.schema.partition_keys,
+                    options=self.options,
                 )
                 written += [m.file_name for m in merged_new]
                 base_list = self.paths.new_manifest_list_name()

@@ -1,0 +1,183 @@
+"""Manifest sort (Paimon 2.0, Java ``ManifestFileSorter``): with ``manifest-sort.enabled`` the
+commit's merge keeps manifests sorted by a partition field, and ``compact_manifest`` does a full
+sort (``dry_run`` reports it); rows stay the same at every snapshot, a single-partition scan reads
+fewer manifests, ``manifest-sort.max-rewrite-size`` bounds a rewrite, and bad options are refused
+naming the option with the table unchanged."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+import pyarrow as pa
+import pytest
+
+from paimon_core import FileSystemCatalog
+from paimon_core.exceptions import InvalidOptionError
+from paimon_core.manifest.entries import FileKind, ManifestFileMeta, SimpleStats
+from paimon_core.manifest.partition_stats import PartitionCodec
+from paimon_core.manifest.sorter import (
+    ManifestSortKey,
+    build_level_sorted_runs,
+    manifests_per_value,
+    pick_runs,
+)
+from paimon_core.operation.scan import FileStoreScan
+from paimon_core.schema.data_types import IntType
+from paimon_core.table.table import FileStoreTable
+
+SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("p", pa.int32(), nullable=False), ("v", pa.int64())])
+PARTS = 24
+COMMITS = 30
+SMALL = {"manifest.target-file-size": "3kb", "manifest.merge-min-count": "3", "write-only": "true"}
+
+
+def _table(wh: str, name: str, options: dict[str, str]) -> FileStoreTable:
+    cat = FileSystemCatalog(wh)
+    cat.create_database("db", ignore_if_exists=True)
+    t = cat.create_table(
+        f"db.{name}", SCHEMA, primary_keys=["id", "p"], partition_keys=["p"], options={"bucket": "1", **SMALL, **options}
+    )
+    rnd = random.Random(7)
+    for c in range(COMMITS):  # random partitions per commit; some keys rewritten (DELETE entries on compaction)
+        parts = rnd.sample(range(PARTS), 4)
+        ids = [c % 5 * 100 + i for i in range(len(parts))]
+        t.write_arrow(pa.table({"id": ids, "p": parts, "v": [c] * len(parts)}, schema=SCHEMA))
+        if c % 10 == 9:
+            t.compact()
+    return t
+
+
+def _rows(t: FileStoreTable, snapshot_id: int | None = None) -> list[tuple[int, int, int]]:
+    h = t if snapshot_id is None else t.copy({"scan.snapshot-id": str(snapshot_id)})
+    got = h.to_arrow().sort_by([("p", "ascending"), ("id", "ascending")])
+    return list(zip(got["id"].to_pylist(), got["p"].to_pylist(), got["v"].to_pylist(), strict=True))
+
+
+def _overlap(t: FileStoreTable) -> int:
+    snap = t.latest_snapshot()
+    assert snap is not None
+    metas = t.new_file_store_scan().data_manifests(snap)
+    return manifests_per_value(metas, ManifestSortKey(PartitionCodec([IntType()]), 0))
+
+
+def _manifests_read(t: FileStoreTable, monkeypatch: pytest.MonkeyPatch, p: int) -> int:
+    read: list[int] = []
+    orig = FileStoreScan._read_all
+
+    def spy(self: FileStoreScan, paths: Sequence[str]) -> list[bytes]:
+        read.append(len(paths))
+        return orig(self, paths)
+
+    monkeypatch.setattr(FileStoreScan, "_read_all", spy)
+    rb = t.new_read_builder()
+    rb.with_filter(rb.new_predicate_builder().equal("p", p)).plan()
+    monkeypatch.undo()
+    return sum(read)
+
+
+def test_commit_keeps_manifests_sorted(local_warehouse: str) -> None:
+    plain = _table(local_warehouse, "plain", {})
+    sorted_ = _table(local_warehouse, "sorted", {"manifest-sort.enabled": "true"})
+    assert _rows(plain) == _rows(sorted_)
+    snap = sorted_.latest_snapshot()
+    assert snap is not None
+    assert all(_rows(sorted_, i) == _rows(plain, i) for i in range(1, snap.id + 1))
+    assert _overlap(sorted_) < _overlap(plain), (_overlap(sorted_), _overlap(plain))
+
+
+def test_compact_manifest_full_sort(local_warehouse: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    t = _table(local_warehouse, "t", {})
+    before = t.latest_snapshot()
+    assert before is not None
+    history = {i: _rows(t, i) for i in range(1, before.id + 1)}
+    live = sorted(e.file.file_name for e in t.new_file_store_scan().live_entries(before))
+    reads_before = _manifests_read(t, monkeypatch, 5)
+    h = t.copy({"manifest-sort.enabled": "true"})
+
+    dry = h.compact_manifest(dry_run=True)
+    assert t.latest_snapshot() == before and dry.snapshot_id is None
+    assert dry.manifest_sort and dry.sort_field == "p" and dry.sort_levels is not None
+    assert dry.manifests_sorted > 0 and dry.bytes_sorted > 0 and dry.max_manifests_per_partition_after is None
+    assert dry.max_manifests_per_partition_before == _overlap(t)
+
+    result = h.compact_manifest()
+    snap = t.latest_snapshot()
+    assert snap is not None and result.snapshot_id == snap.id == before.id + 1
+    assert result.manifests_sorted == dry.manifests_sorted and result.bytes_sorted == dry.bytes_sorted
+    after = t.new_file_store_scan().data_manifests(snap)
+    entries = [e for m in after for e in t.new_file_store_scan().read_manifest(m)]
+    assert all(e.kind == FileKind.ADD for e in entries)
+    assert sorted(e.file.file_name for e in entries) == live
+    assert result.max_manifests_per_partition_after == _overlap(t) <= 2 < (result.max_manifests_per_partition_before or 0)
+    assert all(_rows(t, i) == rows for i, rows in history.items())
+    assert _rows(t) == history[before.id]
+    assert _manifests_read(t, monkeypatch, 5) < reads_before
+    again = h.compact_manifest()  # already sorted: nothing to commit
+    assert again.snapshot_id is None and t.latest_snapshot() == snap
+
+
+def test_max_rewrite_size_bounds_the_sort(local_warehouse: str) -> None:
+    t = _table(local_warehouse, "t", {})
+    metas = t.new_file_store_scan().data_manifests(t.latest_snapshot())  # type: ignore[arg-type]
+    budget = 4 * 1024
+    h = t.copy({"manifest-sort.enabled": "true", "manifest-sort.max-rewrite-size": "4kb"})
+    dry = h.compact_manifest(dry_run=True)
+    biggest = max(m.file_size for m in metas)
+    assert 2 <= dry.manifests_sorted < len(metas)
+    assert dry.bytes_sorted <= budget + 2 * biggest  # the head may take the crossing file, and 2 files at least
+    rows = _rows(t)
+    h.compact_manifest()
+    assert _rows(t) == rows
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        ({"manifest-sort.partition-field": "v"}, "'manifest-sort.partition-field' = 'v' is not a partition field"),
+        ({"manifest-sort.max-rewrite-size": "0 b"}, "'manifest-sort.max-rewrite-size' must be positive"),
+    ],
+)
+def test_bad_sort_options_are_refused(local_warehouse: str, options: dict[str, str], says: str) -> None:
+    t = _table(local_warehouse, "t", {})
+    before = t.latest_snapshot()
+    h = t.copy({"manifest-sort.enabled": "true", **options})
+    for dry_run in (True, False):
+        with pytest.raises(InvalidOptionError, match="manifest-sort") as info:
+            h.compact_manifest(dry_run=dry_run)
+        assert says in str(info.value)
+    assert t.latest_snapshot() == before
+
+
+def test_non_partitioned_table_is_refused(local_warehouse: str) -> None:
+    cat = FileSystemCatalog(local_warehouse)
+    cat.create_database("db", ignore_if_exists=True)
+    t = cat.create_table("db.np", pa.schema([("v", pa.int64())]))
+    t.write_arrow(pa.table({"v": [1]}))
+    before = t.latest_snapshot()
+    with pytest.raises(InvalidOptionError, match="Cannot enable 'manifest-sort.enabled' for non-partition table"):
+        t.copy({"manifest-sort.enabled": "true"}).compact_manifest()
+    assert t.latest_snapshot() == before
+
+
+def _meta(name: str, lo: int, hi: int, size: int) -> ManifestFileMeta:
+    codec = PartitionCodec([IntType()])
+    return ManifestFileMeta(name, size, 1, 0, SimpleStats(codec.encode([lo]), codec.encode([hi]), (0,)), 0)
+
+
+def test_runs_levels_and_pick_as_java() -> None:
+    """``buildLevelSortedRuns``: non-overlapping runs (boundary equality joins), 4 largest at
+    levels 1..4; ``ManifestPickStrategy``: nothing with at most 4 runs, all on size amplification."""
+    key = ManifestSortKey(PartitionCodec([IntType()]), 0)
+    files = [_meta("a", 0, 9, 100), _meta("b", 9, 20, 100), _meta("c", 5, 15, 10), _meta("d", 30, 40, 100)]
+    runs = build_level_sorted_runs(files, key)
+    assert sorted(sorted(m.file_name for m in r.files) for r in runs) == [["a", "b"], ["c", "d"]]  # Java: a file joins the run ending first
+    assert [r.level for r in runs] == [3, 4]  # two runs: the smaller at level 3, the larger at 4
+    assert pick_runs(runs, size_amp_percent=200, size_ratio=1) == []
+    many = [_meta(f"m{i}", 0, 10, 10 + i) for i in range(6)]  # six overlapping files: six runs
+    runs = build_level_sorted_runs(many, key)
+    assert [r.level for r in runs] == [0, 0, 1, 2, 3, 4]
+    assert len(pick_runs(runs, size_amp_percent=200, size_ratio=1)) == 6  # lower levels > 2x the top: all
+    picked = pick_runs(runs, size_amp_percent=10_000, size_ratio=1)
+    assert {r.level for r in picked} >= {0, 1}
+    assert manifests_per_value(many, key) == 6 and manifests_per_value(files, key) == 3

@@ -26,6 +26,7 @@ import pytest
 from paimon_core import FileSystemCatalog
 from tests.airflow.context import render_and_execute, task_context
 from tests.airflow.tables import table_with_snapshots
+from tests.airflow.test_openlineage import _serialize  # a DAG built here, written to the metadata DB
 
 RESULTS = "_airflow/results"
 LEASE = "_airflow/compaction-leases/db.t.json"
@@ -199,20 +200,6 @@ def no_sleep_in_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
         real_sleep(seconds)
 
     monkeypatch.setattr(time, "sleep", guarded)
-
-
-def _serialize(dag: Any) -> None:
-    """Write a DAG built in a test to the metadata DB (``dag.test()`` runs only serialized DAGs)."""
-    from types import SimpleNamespace
-
-    from airflow.dag_processing.bundles.manager import DagBundlesManager
-    from airflow.dag_processing.dagbag import sync_bag_to_db
-
-    DagBundlesManager().sync_bundles_to_db()
-    bag = SimpleNamespace(
-        dags={dag.dag_id: dag}, import_errors={}, bundle_path=None, dag_warnings=set(), file_last_changed={}
-    )
-    sync_bag_to_db(bag, "dags-folder", None)  # type: ignore[arg-type]
 
 
 def _wait_dag(dag_id: str, **kwargs: Any) -> Any:

@@ -84,7 +84,7 @@ def test_pypaimon_table_sorted_by_us_peer_reads_and_writes(pypaimon_peer: Peer, 
     pypaimon_peer.write(warehouse, "db.t", pa.table({"id": [0, 999], "p": pa.array([3, 3], pa.int32()),
                                                      "v": [77, 77]}, schema=SCHEMA))  # fmt: skip
     t = FileSystemCatalog(warehouse).get_table("db.t")
-    want = dict(((i, p), v) for i, p, v in history[last.id])
+    want = {(i, p): v for i, p, v in history[last.id]}
     want[(0, 3)] = want[(999, 3)] = 77
     got = _rows(pypaimon_peer.read(warehouse, "db.t"))
     assert got == sorted(((i, p, v) for (i, p), v in want.items()), key=lambda r: (r[1], r[0])) == _ours(t)

@@ -616,17 +616,18 @@ def merge_manifests_on_commit(
     partitioned table, else the ordinary merge (:func:`paimon_core.manifest.merger.merge_manifests`)."""
     from paimon_core.manifest.merger import merge_manifests
 
-    opts = ManifestSortOptions.of(options)
-    if can_use_manifest_sort(opts, partition_keys):
-        merged, new, _ = sort_merge_manifests(
-            metas, read=read, write=write, codec=codec, partition_keys=partition_keys, opts=opts
-        )
-        return merged, new
+    if (options.get(MANIFEST_SORT_ENABLED) or "false").strip().lower() == "true":
+        opts = ManifestSortOptions.of(options)
+        if can_use_manifest_sort(opts, partition_keys):
+            merged, new, _ = sort_merge_manifests(
+                metas, read=read, write=write, codec=codec, partition_keys=partition_keys, opts=opts
+            )
+            return merged, new
     return merge_manifests(
         metas,
         read=read,
         write=write,
-        target_size=opts.target_size,
-        min_count=opts.min_count,
-        full_compaction_threshold=opts.full_compaction_threshold,
+        target_size=options.manifest_target_file_size,
+        min_count=options.manifest_merge_min_count,
+        full_compaction_threshold=options.manifest_full_compaction_size,
     )

@@ -85,6 +85,11 @@ class InvalidOptionError(TerminalError):
     """An option key is unknown or its value is invalid."""
 
 
+class UnsupportedTableKindError(InvalidOptionError):
+    """A table of a kind paimon_core cannot read, write or maintain (a chain table, blob or vector
+    columns, a global index ...): ``feature`` names it. Raised before anything is changed."""
+
+
 class InvalidArgumentError(TerminalError):
     """An argument to an API call is invalid."""
 

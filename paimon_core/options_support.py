@@ -5,17 +5,43 @@ writer must produce (a changelog, a compaction every N commits, expiring records
 writer that silently ignored them would leave a table that Flink or Spark read differently
 from what the option promises. Such values are refused when a table is created or altered
 here, and when a table that has them (written by another engine) is written here, with an
-error that names the option and what to use instead. Reads are never refused.
+error that names the option and what to use instead. Reads are never refused for such values.
+
+Table kinds are another matter (:data:`UNSUPPORTED_TABLE_KINDS`, :data:`UNSUPPORTED_TYPES`,
+:func:`check_table_kind`, :func:`check_global_index`): a chain table, blob or vector columns,
+primary-key indexes, a global index and the like store rows, files or index entries paimon_core
+does not understand, so it can neither read them right nor maintain them without losing what
+they hold. Such a table is refused when it is opened (its schema is read, or a
+:class:`~paimon_core.table.table.FileStoreTable` is built; the catalog also looks for a global
+index), and its options are refused at create and alter, with an
+:class:`~paimon_core.exceptions.UnsupportedTableKindError` naming the feature. Nothing is read
+from or written to the table's data before the refusal.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from paimon_core.exceptions import InvalidOptionError
+from paimon_core.exceptions import InvalidOptionError, UnsupportedTableKindError
 
-__all__ = ["UNSUPPORTED_OPTIONS", "check_lookup_merge_engine", "check_supported_options"]
+if TYPE_CHECKING:
+    from paimon_core.table.table import FileStoreTable
+
+__all__ = [
+    "UNSUPPORTED_OPTIONS",
+    "UNSUPPORTED_TABLE_KINDS",
+    "UNSUPPORTED_TYPES",
+    "TableKind",
+    "check_global_index",
+    "check_lookup_merge_engine",
+    "check_supported_options",
+    "check_table_kind",
+    "name_table",
+    "unsupported_table_kind",
+    "unsupported_type_error",
+]
 
 
 @dataclass(frozen=True)
@@ -50,8 +76,10 @@ UNSUPPORTED_OPTIONS: dict[str, Unsupported] = {
 def check_supported_options(options: Mapping[str, str], *, action: str) -> None:
     """Raise :class:`InvalidOptionError` naming the first option whose value we cannot honour.
 
-    ``action`` says what was refused ("create or alter the table", "write").
+    ``action`` says what was refused ("create or alter the table", "write"). A table kind we do
+    not support (:func:`check_table_kind`) is refused first.
     """
+    check_table_kind(options, action=action)
     for key, spec in UNSUPPORTED_OPTIONS.items():
         value = options.get(key)
         if value is not None and spec.applies(value):
@@ -102,3 +130,154 @@ def check_lookup_merge_engine(options: Mapping[str, str], *, action: str) -> Non
             "or write this table with Flink",
             key="changelog-producer",
         )
+
+
+# --------------------------------------------------------------------------------------------
+# table kinds (Paimon 2.x) paimon_core cannot read, write or maintain
+# --------------------------------------------------------------------------------------------
+
+#: The advice every table-kind refusal ends with.
+USE_INSTEAD = "read and maintain it with Paimon's Java engines (Flink or Spark with Paimon 2.x)"
+
+#: Paimon column types (Java ``DataTypeRoot``) paimon_core cannot read or write, and the feature
+#: each belongs to.
+UNSUPPORTED_TYPES: dict[str, str] = {
+    "BLOB": "blob columns",
+    "VECTOR": "vector columns",
+    "VARIANT": "variant columns",
+    "GEOMETRY": "geometry columns",
+    "GEOGRAPHY": "geography columns",
+}
+
+
+def _true(value: str) -> bool:
+    return value.strip().lower() == "true"
+
+
+def _set(value: str) -> bool:
+    return bool(value.strip())
+
+
+@dataclass(frozen=True)
+class TableKind:
+    """A table kind we refuse: it is present when one of ``options`` has a value ``applies`` to."""
+
+    feature: str
+    options: tuple[str, ...]
+    applies: Callable[[str], bool]
+
+
+#: Table kinds Java's CoreOptions defines that paimon_core cannot honour, by the options that
+#: make them (column types: :data:`UNSUPPORTED_TYPES`; a global index: :func:`check_global_index`).
+UNSUPPORTED_TABLE_KINDS: tuple[TableKind, ...] = (
+    TableKind(
+        "chain table",
+        ("chain-table.enabled",),
+        _true,
+    ),
+    TableKind(
+        "chain table",  # the chain's snapshot and delta branches, read only by chain tables
+        ("scan.fallback-snapshot-branch", "scan.fallback-delta-branch"),
+        _set,
+    ),
+    TableKind(
+        "blob columns",
+        ("blob-field", "blob-descriptor-field", "blob.stored-descriptor-fields", "blob-view-field"),
+        _set,
+    ),
+    TableKind("vector columns", ("vector-field", "vector.file.format"), _set),
+    TableKind("vector index", ("pk-vector.index.columns",), _set),
+    TableKind(
+        "primary-key index",
+        (
+            "pk-btree.index.columns",
+            "pk-bitmap.index.columns",
+            "pk-multivalue.index.columns",
+            "pk-full-text.index.columns",
+        ),
+        _set,
+    ),
+    TableKind("primary-key clustering override", ("pk-clustering-override",), _true),
+    TableKind(
+        "table type",  # format, object, lance, iceberg tables: not Paimon's file store
+        ("type",),
+        lambda v: v.strip().lower() not in ("table", "materialized-table"),
+    ),
+)
+
+
+def unsupported_table_kind(options: Mapping[str, str]) -> tuple[str, str] | None:
+    """``(feature, "option = 'value'")`` of the first unsupported table kind ``options`` make,
+    or None."""
+    for kind in UNSUPPORTED_TABLE_KINDS:
+        for key in kind.options:
+            value = options.get(key)
+            if value is not None and kind.applies(value):
+                return kind.feature, f"{key} = '{value}'"
+    return None
+
+
+def _kind_error(
+    feature: str, what: str, *, action: str, table: str | None, key: str | None, type_name: str | None = None
+) -> UnsupportedTableKindError:
+    subject = f"table {table}" if table else "the table"
+    return UnsupportedTableKindError(
+        f"Cannot {action}: unsupported table kind '{feature}' in {subject} ({what}); paimon_core cannot read, "
+        f"write or maintain such a table; {USE_INSTEAD}",
+        feature=feature,
+        key=key,
+        type_name=type_name,
+        what=what,
+        action=action,
+    )
+
+
+def name_table(error: UnsupportedTableKindError, table: str) -> UnsupportedTableKindError:
+    """``error`` again, naming ``table`` (a column type is refused before the table's name is known)."""
+    return _kind_error(
+        str(getattr(error, "feature", "")),
+        str(getattr(error, "what", "")),
+        action=str(getattr(error, "action", "open the table")),
+        table=table,
+        key=getattr(error, "key", None),
+        type_name=getattr(error, "type_name", None),
+    )
+
+
+def check_table_kind(options: Mapping[str, str], *, action: str, table: str | None = None) -> None:
+    """Raise :class:`UnsupportedTableKindError` naming the feature if ``options`` make a table
+    kind paimon_core does not support (:data:`UNSUPPORTED_TABLE_KINDS`)."""
+    found = unsupported_table_kind(options)
+    if found is not None:
+        feature, what = found
+        raise _kind_error(feature, what, action=action, table=table, key=what.split(" = ", 1)[0])
+
+
+def unsupported_type_error(type_name: str, *, column: str | None = None) -> UnsupportedTableKindError:
+    """The refusal of a column of type ``type_name`` (a key of :data:`UNSUPPORTED_TYPES`)."""
+    feature = UNSUPPORTED_TYPES[type_name]
+    what = f"column '{column}' of type {type_name}" if column else f"type {type_name}"
+    return _kind_error(feature, what, action="open the table", table=None, key=None, type_name=type_name)
+
+
+def check_global_index(table: FileStoreTable, *, action: str = "open the table") -> None:
+    """Raise :class:`UnsupportedTableKindError` if the latest snapshot of ``table`` has global
+    index files (Paimon 2.x ``create_global_index``: btree, bitmap, vector or full-text indexes
+    over row ids). Java builds them only on row-tracking tables, so other tables cost no read."""
+    if not _true(table.options.options.get("row-tracking.enabled", "false")):
+        return
+    snapshot = table.latest_snapshot()
+    if snapshot is None or not snapshot.index_manifest:
+        return
+    from paimon_core.manifest.index_manifest import read_index_manifest
+
+    entries = read_index_manifest(table.file_io, table.paths.manifest_path(snapshot.index_manifest))
+    for e in entries:
+        if e.index_file.global_index is not None:
+            raise _kind_error(
+                "global index",
+                f"{e.index_file.index_type} index file {e.index_file.file_name} in snapshot {snapshot.id}",
+                action=action,
+                table=table.name,
+                key=None,
+            )

@@ -17,7 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from paimon_core.exceptions import SchemaError
+from paimon_core.exceptions import SchemaError, UnsupportedTableKindError
+from paimon_core.options_support import UNSUPPORTED_TYPES, unsupported_type_error
 
 __all__ = [
     "ArrayType",
@@ -641,6 +642,8 @@ class _SqlTypeParser:
             return MapType(key, value)
         if word == "MULTISET":
             raise SchemaError("MULTISET is not supported")
+        if word in UNSUPPORTED_TYPES:  # Paimon 2.x types: the table kind is refused, naming it
+            raise unsupported_type_error(word)
         raise self._error(f"unsupported type {word}")
 
 
@@ -663,10 +666,14 @@ def _parse_field(d: Mapping[str, object]) -> DataField:
         raise SchemaError(f"Field name must be a string, got {name!r}")
     description = d.get("description")
     default_value = d.get("defaultValue")
+    try:
+        data_type = parse_data_type(raw_type)  # type: ignore[arg-type]
+    except UnsupportedTableKindError as e:  # name the column
+        raise unsupported_type_error(str(getattr(e, "type_name", "")), column=name) from None
     return DataField(
         raw_id,
         name,
-        parse_data_type(raw_type),  # type: ignore[arg-type]
+        data_type,
         None if description is None else str(description),
         None if default_value is None else str(default_value),
     )

@@ -19,6 +19,7 @@ from paimon_core.operation.commit.commit_guard import added_file_paths
 from paimon_core.operation.commit.committer import FileStoreCommit
 from paimon_core.operation.scan import FileStoreScan
 from paimon_core.options import CoreOptions, validate_options
+from paimon_core.options_support import check_table_kind
 from paimon_core.path_confinement import external_roots
 from paimon_core.paths import PathFactory, partition_dir
 from paimon_core.predicate import Predicate
@@ -76,6 +77,9 @@ class FileStoreTable(TableMaintenance, TableBranches):
         self.dynamic_options = dict(dynamic_options or {})
         self.clock = clock
         self.options = CoreOptions({**schema.options, **self.dynamic_options})
+        # a table kind paimon_core cannot read or maintain (chain table, blob columns ...): refused
+        # here, where every table object is made, before anything is read or written
+        check_table_kind(self.options.options, action="open the table", table=self.name)
         self.paths = PathFactory(
             self.path,
             data_file_prefix=self.options.data_file_prefix,
@@ -89,7 +93,9 @@ class FileStoreTable(TableMaintenance, TableBranches):
         self.consumer_manager = ConsumerManager(file_io, self.paths, clock=clock)
         self.partition_codec = PartitionCodec([f.type for f in schema.partition_fields])
         self._schema_cache = lru_cache(maxsize=256)(self._load_schema)
-        self._legacy_partition_name = self.options.options.get("partition.legacy-name", "true").lower() == "true"
+        self._legacy_partition_name = (
+            self.options.options.get("partition.legacy-name", "true").lower() == "true"
+        )
 
     def __getstate__(self) -> dict[str, object]:
         return {
@@ -189,7 +195,9 @@ class FileStoreTable(TableMaintenance, TableBranches):
         keys = ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis")
         if not any(options.get(k) for k in keys):
             return None
-        target = resolve({k: options[k] for k in keys if options.get(k)}, self.snapshot_manager, self.tag_manager)
+        target = resolve(
+            {k: options[k] for k in keys if options.get(k)}, self.snapshot_manager, self.tag_manager
+        )
         return target.snapshot.schema_id if target.snapshot is not None else None
 
     def new_file_store_scan(self) -> FileStoreScan:
@@ -243,7 +251,9 @@ class FileStoreTable(TableMaintenance, TableBranches):
         rb = self.new_read_builder().with_projection(columns).with_filter(predicate).with_limit(limit)
         return rb.new_read().to_arrow(rb.new_scan().plan().splits)
 
-    def write_arrow(self, data: pa.Table | pa.RecordBatchReader, *, overwrite: bool | Mapping[str, object] = False) -> CommitResult:
+    def write_arrow(
+        self, data: pa.Table | pa.RecordBatchReader, *, overwrite: bool | Mapping[str, object] = False
+    ) -> CommitResult:
         """Write and commit in one call. Files of a failed commit are deleted again."""
         from paimon_core.table.input_conform import check_write_input
 

@@ -34,6 +34,11 @@ from paimon_core.manifest.entries import (
 _KINDS = {0: FileKind.ADD, 1: FileKind.DELETE}
 
 
+def encode_manifest_entries(entries: Sequence[ManifestEntry]) -> bytes:
+    """The bytes of a manifest file holding ``entries``."""
+    return write_avro_records("manifest_entry", (entry_to_record(e) for e in entries))
+
+
 def write_manifest_file(
     file_io: FileIO,
     path: str,
@@ -41,8 +46,12 @@ def write_manifest_file(
     *,
     partition_stats: SimpleStats,
     schema_id: int,
+    data: bytes | None = None,
 ) -> ManifestFileMeta:
     """Write ``entries`` to a new manifest file and describe it.
+
+    ``data``: the entries already encoded by :func:`encode_manifest_entries` (a caller that
+    measured the size first, to split before writing anything).
 
     ``partition_stats`` (over the partition columns of all entries) is
     computed by the caller. As in Java, the meta's schema id is the largest
@@ -50,7 +59,8 @@ def write_manifest_file(
     schema) when there are no entries. Bucket and level bounds cover all
     entries; row-id bounds are set only when every file has a first row id.
     """
-    data = write_avro_records("manifest_entry", (entry_to_record(e) for e in entries))
+    if data is None:
+        data = encode_manifest_entries(entries)
     file_io.write_bytes(path, data, overwrite=False)
 
     added = deleted = 0

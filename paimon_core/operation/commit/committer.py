@@ -31,7 +31,7 @@ from paimon_core.exceptions import (
 from paimon_core.io.file_io import FileIO
 from paimon_core.manifest.entries import FileKind, IndexManifestEntry, ManifestEntry, ManifestFileMeta
 from paimon_core.manifest.index_manifest import read_index_manifest, write_index_manifest
-from paimon_core.manifest.manifest_file import write_manifest_file
+from paimon_core.manifest.manifest_file import encode_manifest_entries, write_manifest_file
 from paimon_core.manifest.manifest_list import write_manifest_list
 from paimon_core.manifest.merger import merge_entries
 from paimon_core.manifest.partition_stats import PartitionCodec
@@ -635,16 +635,16 @@ class FileStoreCommit:
         if not entries:
             return []
         target = self.options.manifest_target_file_size
-        metas = [self._write_one(entries)]
-        if metas[0].file_size <= target * 2 or len(entries) < 2:
-            return metas
-        # Too big for one file: split evenly by the measured size.
-        self.file_io.delete(self.paths.manifest_path(metas[0].file_name))
-        parts = -(-metas[0].file_size // target)
+        data = encode_manifest_entries(entries)
+        if len(data) <= target * 2 or len(entries) < 2:
+            return [self._write_one(entries, data=data)]
+        # Too big for one file: split evenly by the measured size (measured before writing: a
+        # written-then-deleted file would break the durable_together sync of the commit).
+        parts = -(-len(data) // target)
         step = -(-len(entries) // parts)
         return [self._write_one(entries[i : i + step]) for i in range(0, len(entries), step)]
 
-    def _write_one(self, entries: list[ManifestEntry]) -> ManifestFileMeta:
+    def _write_one(self, entries: list[ManifestEntry], *, data: bytes | None = None) -> ManifestFileMeta:
         name = self.paths.new_manifest_name()
         return write_manifest_file(
             self.file_io,
@@ -652,6 +652,7 @@ class FileStoreCommit:
             entries,
             partition_stats=self.codec.stats([e.partition for e in entries]),
             schema_id=self.schema.id,
+            data=data,
         )
 
     def _bucket_count_changed(self) -> bool:

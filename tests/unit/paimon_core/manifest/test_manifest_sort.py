@@ -188,3 +188,18 @@ def test_runs_levels_and_pick_as_java() -> None:
     picked = pick_runs(runs, size_amp_percent=10_000, size_ratio=1)
     assert {r.level for r in picked} >= {0, 1}
     assert manifests_per_value(many, key) == 6 and manifests_per_value(files, key) == 3
+
+
+def test_oversized_manifest_is_split_before_writing(local_warehouse: str) -> None:
+    """A commit whose manifest would pass 2x ``manifest.target-file-size`` writes it split (it
+    used to write it whole, delete it and split, and the commit's deferred fsync then failed on
+    the deleted file: no commit of a large manifest, nor a large full merge, could land)."""
+    cat = FileSystemCatalog(local_warehouse)
+    cat.create_database("db", ignore_if_exists=True)
+    t = cat.create_table("db.big", SCHEMA, partition_keys=["p"], options={"manifest.target-file-size": "1kb"})
+    t.write_arrow(pa.table({"id": list(range(60)), "p": pa.array(range(60), pa.int32()), "v": [1] * 60}, schema=SCHEMA))
+    snap = t.latest_snapshot()
+    assert snap is not None
+    delta = t.new_file_store_scan().delta_manifests(snap)
+    assert len(delta) > 1 and sum(m.num_added_files for m in delta) == 60
+    assert t.to_arrow().num_rows == 60

@@ -85,9 +85,7 @@ class FileSystemCatalog:
 
     def list_databases(self) -> list[str]:
         return sorted(
-            st.name[: -len(DB_SUFFIX)]
-            for st in self.file_io.list_dirs(self.warehouse)
-            if st.name.endswith(DB_SUFFIX)
+            st.name[: -len(DB_SUFFIX)] for st in self.file_io.list_dirs(self.warehouse) if st.name.endswith(DB_SUFFIX)
         )
 
     def database_exists(self, name: str) -> bool:
@@ -98,18 +96,14 @@ class FileSystemCatalog:
         if self.database_exists(name):
             if ignore_if_exists:
                 return
-            raise DatabaseAlreadyExistsError(
-                f"Database '{name}' already exists in {self.warehouse}", database=name
-            )
+            raise DatabaseAlreadyExistsError(f"Database '{name}' already exists in {self.warehouse}", database=name)
         self.file_io.mkdirs(self.database_path(name))
 
     def drop_database(self, name: str, *, ignore_if_not_exists: bool = False, cascade: bool = False) -> None:
         if not self.database_exists(name):
             if ignore_if_not_exists:
                 return
-            raise DatabaseNotFoundError(
-                f"Database '{name}' does not exist in {self.warehouse}", database=name
-            )
+            raise DatabaseNotFoundError(f"Database '{name}' does not exist in {self.warehouse}", database=name)
         tables = self.list_tables(name)
         if tables and not cascade:
             raise DatabaseNotEmptyError(
@@ -124,9 +118,7 @@ class FileSystemCatalog:
 
     def list_tables(self, database: str) -> list[str]:
         if not self.database_exists(database):
-            raise DatabaseNotFoundError(
-                f"Database '{database}' does not exist in {self.warehouse}", database=database
-            )
+            raise DatabaseNotFoundError(f"Database '{database}' does not exist in {self.warehouse}", database=database)
         out = []
         for st in self.file_io.list_dirs(self.database_path(database)):
             if self.file_io.exists(join(st.path, "schema")):
@@ -174,9 +166,7 @@ class FileSystemCatalog:
             )
         except TableAlreadyExistsError:
             if not ignore_if_exists:
-                raise TableAlreadyExistsError(
-                    f"Table '{identifier}' already exists", table=identifier
-                ) from None
+                raise TableAlreadyExistsError(f"Table '{identifier}' already exists", table=identifier) from None
         return self.get_table(identifier)
 
     def get_table(self, identifier: str) -> FileStoreTable:
@@ -198,19 +188,13 @@ class FileSystemCatalog:
             raise name_table(e, identifier) from None
         if schema is None:
             if not self.database_exists(db):
-                raise DatabaseNotFoundError(
-                    f"Database '{db}' does not exist in {self.warehouse}", database=db
-                )
-            raise TableNotFoundError(
-                f"Table '{identifier}' does not exist in {self.warehouse}", table=identifier
-            )
+                raise DatabaseNotFoundError(f"Database '{db}' does not exist in {self.warehouse}", database=db)
+            raise TableNotFoundError(f"Table '{identifier}' does not exist in {self.warehouse}", table=identifier)
         lock = self.commit_lock
         for_table = getattr(lock, "for_table", None)  # a lock keyed per table (JdbcCatalogLock)
         if callable(for_table):
             lock = for_table(identifier)
-        table = FileStoreTable(
-            self.file_io, path, schema, name=identifier, clock=self.clock, commit_lock=lock
-        )
+        table = FileStoreTable(self.file_io, path, schema, name=identifier, clock=self.clock, commit_lock=lock)
         check_global_index(table)  # table kinds made by options are refused by FileStoreTable itself
         return table
 
@@ -218,9 +202,7 @@ class FileSystemCatalog:
         if not self.table_exists(identifier):
             if ignore_if_not_exists:
                 return
-            raise TableNotFoundError(
-                f"Table '{identifier}' does not exist in {self.warehouse}", table=identifier
-            )
+            raise TableNotFoundError(f"Table '{identifier}' does not exist in {self.warehouse}", table=identifier)
         self.file_io.delete(self.table_path(identifier), recursive=True)
 
     def alter_table(self, identifier: str, changes: Sequence[SchemaChange]) -> FileStoreTable:

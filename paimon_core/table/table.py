@@ -93,9 +93,7 @@ class FileStoreTable(TableMaintenance, TableBranches):
         self.consumer_manager = ConsumerManager(file_io, self.paths, clock=clock)
         self.partition_codec = PartitionCodec([f.type for f in schema.partition_fields])
         self._schema_cache = lru_cache(maxsize=256)(self._load_schema)
-        self._legacy_partition_name = (
-            self.options.options.get("partition.legacy-name", "true").lower() == "true"
-        )
+        self._legacy_partition_name = self.options.options.get("partition.legacy-name", "true").lower() == "true"
 
     def __getstate__(self) -> dict[str, object]:
         return {
@@ -195,9 +193,7 @@ class FileStoreTable(TableMaintenance, TableBranches):
         keys = ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis")
         if not any(options.get(k) for k in keys):
             return None
-        target = resolve(
-            {k: options[k] for k in keys if options.get(k)}, self.snapshot_manager, self.tag_manager
-        )
+        target = resolve({k: options[k] for k in keys if options.get(k)}, self.snapshot_manager, self.tag_manager)
         return target.snapshot.schema_id if target.snapshot is not None else None
 
     def new_file_store_scan(self) -> FileStoreScan:
@@ -251,9 +247,7 @@ class FileStoreTable(TableMaintenance, TableBranches):
         rb = self.new_read_builder().with_projection(columns).with_filter(predicate).with_limit(limit)
         return rb.new_read().to_arrow(rb.new_scan().plan().splits)
 
-    def write_arrow(
-        self, data: pa.Table | pa.RecordBatchReader, *, overwrite: bool | Mapping[str, object] = False
-    ) -> CommitResult:
+    def write_arrow(self, data: pa.Table | pa.RecordBatchReader, *, overwrite: bool | Mapping[str, object] = False) -> CommitResult:
         """Write and commit in one call. Files of a failed commit are deleted again."""
         from paimon_core.table.input_conform import check_write_input
 

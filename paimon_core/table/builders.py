@@ -3,93 +3,46 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from paimon_core.exceptions import InvalidArgumentError
-from paimon_core.index.index_path_factory import index_file_path
 from paimon_core.operation.commit.committer import OverwriteSpec, new_commit_user
-from paimon_core.options_validation import check_maintenance_options
 from paimon_core.predicate import Predicate, PredicateBuilder
 from paimon_core.results import CommitResult
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
-from paimon_core.table.commit_maintenance import maintain_after_commit
 from paimon_core.table.commit_message import CommitMessage
 from paimon_core.table.source import Plan
+from paimon_core.table.table_commit import (  # noqa: F401 - commit_keeping_landed_append: re-exported
+    TableCommit,
+    commit_keeping_landed_append,
+    delete_uncommitted,
+)
 from paimon_core.table.table_read import TableRead
 from paimon_core.table.table_scan import TableScan
 from paimon_core.table.table_write import TableWrite
 
 if TYPE_CHECKING:
-    from paimon_core.operation.partition_expire import PartitionExpire
     from paimon_core.table.table import FileStoreTable
 
 logger = logging.getLogger(__name__)
 
 
-def commit_keeping_landed_append(
-    table: FileStoreTable, messages: Sequence[CommitMessage], commit: Callable[[], CommitResult]
-) -> CommitResult:
-    """Run ``commit``; when its APPEND snapshot landed but the COMPACT half of a writer's inline
-    compaction conflicted (a dedicated compaction changed the bucket meanwhile), the write still
-    succeeded: the compaction's files are deleted and the result says what happened in
-    ``maintenance_error`` (Java's writer would fail here and restart)."""
-    from paimon_core.exceptions import CommitConflictError
-
-    try:
-        return commit()
-    except CommitConflictError as e:
-        landed: tuple[int, ...] = tuple(e.context.get("landed_snapshot_ids") or ())
-        if not landed:
-            raise
-        # Only the compaction's own output goes (its files, changelog and index files): the landed
-        # APPEND snapshot references the new data files and the data increment's index files (a
-        # dynamic bucket's HASH index), and upgraded files are the same files as before.
-        for m in messages:
-            keep = {f.file_name for f in (*m.compact_before, *m.new_files)}
-            bucket_path = table.bucket_path(m.partition, m.bucket)
-            for f in m.compact_after:
-                if f.file_name not in keep:
-                    table.file_io.delete(f.external_path or f"{bucket_path}/{f.file_name}")
-            for f in m.compact_changelog_files:
-                table.file_io.delete(f.external_path or f"{bucket_path}/{f.file_name}")
-            for i in m.compact_new_index_files:
-                table.file_io.delete(index_file_path(table, m.partition, m.bucket, i))
-        logger.warning("%s", e)
-        return CommitResult(
-            table=table.name,
-            snapshot_id=landed[-1],
-            commit_kind=e.context.get("landed_kind") or "APPEND",
-            commit_user=str(e.context.get("commit_user", "")),
-            commit_identifier=int(e.context.get("commit_identifier", 0)),
-            snapshot_ids=landed,
-            maintenance_error=f"inline compaction not committed: {e}",
-        )
-
-
-def _new_partition_expire(table: FileStoreTable) -> PartitionExpire | None:
-    """The writer's partition expiry (None: off); a bad strategy or formatter fails here."""
-    if table.options.write_only:
-        return None
-    from paimon_core.operation.partition_expire import PartitionExpire
-
-    return PartitionExpire.from_options(table)
-
-
 class BatchTableCommit:
-    """Commits the messages of one batch job as one snapshot."""
+    """Commits the messages of one batch job as one snapshot: a :class:`TableCommit` that commits
+    once (the one commit path of every writer, see :mod:`paimon_core.table.table_commit`)."""
 
     def __init__(
         self, table: FileStoreTable, commit_user: str, overwrite: OverwriteSpec | None, *, user_given: bool = False
     ) -> None:
-        check_maintenance_options(table.options, table=table.name)  # before anything lands
         self.table = table
         self.commit_user = commit_user
-        # Java's TableCommitImpl: made (and its options checked) with the commit; the check
-        # interval runs from here
-        self._partition_expire = _new_partition_expire(table)
         self.overwrite = overwrite
         self.user_given = user_given
+        # A generated batch commit user is fresh and commits once: there is no earlier commit of
+        # it to look for, so skip the history walk (as Java's batch commit). A caller-given user
+        # (e.g. from a job's run id) is checked, so re-running the job commits nothing twice.
+        self._commit = TableCommit(table, commit_user, overwrite=overwrite, check_committed=user_given)
         self._done = False
         self._identifier = BATCH_COMMIT_IDENTIFIER
 
@@ -98,65 +51,21 @@ class BatchTableCommit:
             raise InvalidArgumentError("A BatchTableCommit commits once; create a new write builder for the next batch")
         self._done = True
         self._identifier = commit_identifier
-        from paimon_core.postpone.fixed_bucket_commit import PostponeFixedBucketCommit
-
-        if PostponeFixedBucketCommit.applies(self.table, messages):  # bucket = -2: staged rows into real buckets
-            job = PostponeFixedBucketCommit(self.table, self.commit_user, self.overwrite, user_given=self.user_given)
-            return maintain_after_commit(
-                self.table, job.commit(messages, commit_identifier), partition_expire=self._partition_expire
-            )
-        # A generated batch commit user is fresh and commits once: there is no earlier commit of
-        # it to look for, so skip the history walk (as Java's batch commit). A caller-given user
-        # (e.g. from a job's run id) is checked, so re-running the job commits nothing twice.
-        committer = self.table.new_file_store_commit(self.commit_user)
-        from paimon_core.append.append_pre_commit_compact import merged_for_commit
-
-        # precommit-compact = true (append): the small new files of all writers merged, as Java's
-        # coordinator after the writers does; the merge's output is deleted again if the commit fails
-        already = self.user_given and committer.is_committed(commit_identifier)
-        with merged_for_commit(self.table, messages, skip=already) as merged:
-            result = commit_keeping_landed_append(
-                self.table,
-                merged,
-                lambda: committer.commit(
-                    merged, commit_identifier, overwrite=self.overwrite, check_committed=self.user_given
-                ),
-            )
-        return maintain_after_commit(self.table, result, partition_expire=self._partition_expire)
+        return self._commit.commit(messages, commit_identifier)
 
     def truncate(self) -> CommitResult:
         """Remove all rows (a new OVERWRITE snapshot; old files stay for time travel)."""
         self._done = True
-        return maintain_after_commit(
-            self.table,
-            self.table.new_file_store_commit(self.commit_user).truncate(BATCH_COMMIT_IDENTIFIER),
-            partition_expire=self._partition_expire,
-        )
+        return self._commit.truncate(BATCH_COMMIT_IDENTIFIER)
 
     def abort_unless_landed(self, messages: Sequence[CommitMessage]) -> bool:
         """After :meth:`commit` raised: delete the messages' files unless its snapshot landed after
-        all. Returns whether they were deleted; when the history cannot be read the files stay
-        (orphan-file cleanup removes them later; deleting files a landed snapshot needs loses data)."""
-        try:
-            landed = self.table.new_file_store_commit(self.commit_user).is_committed(self._identifier)
-        except Exception as e:  # noqa: BLE001 - cannot tell: keep the files
-            logger.warning("Cannot tell whether the failed commit of %s landed (%s): keeping its files", self.table.name, e)
-            return False
-        if landed:
-            logger.warning("The failed commit of %s landed after all: keeping its files", self.table.name)
-            return False
-        self.abort(messages)
-        return True
+        all. Returns whether they were deleted; when the history cannot be read the files stay."""
+        return self._commit.abort_unless_landed(messages, self._identifier)
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
         """Delete the files of messages that will never be committed."""
-        for m in messages:
-            bucket_path = self.table.bucket_path(m.partition, m.bucket)
-            for f in (*m.new_files, *m.changelog_files):
-                self.table.file_io.delete(f.external_path or f"{bucket_path}/{f.file_name}")
-        from paimon_core.operation.compact.table_compact import delete_written
-
-        delete_written(self.table, messages)  # what a writer's inline compaction wrote
+        delete_uncommitted(self.table, messages)
 
 
 class BatchWriteBuilder:
@@ -204,26 +113,12 @@ class BatchWriteBuilder:
         return BatchTableCommit(self.table, self.commit_user, self._overwrite, user_given=self.user_given)
 
 
-class StreamTableCommit:
-    """Commits with a caller-chosen identifier; an identifier already committed is a no-op."""
+class StreamTableCommit(TableCommit):
+    """Commits with a caller-chosen identifier; an identifier already committed is a no-op. Staged
+    rows of postpone-bucket tables stay in ``bucket-postpone`` (a stream's commit)."""
 
     def __init__(self, table: FileStoreTable, commit_user: str) -> None:
-        check_maintenance_options(table.options, table=table.name)  # before anything lands
-        self.table = table
-        self.commit_user = commit_user
-        # Java's TableCommitImpl: made (and its options checked) with the commit; the check
-        # interval runs from here
-        self._partition_expire = _new_partition_expire(table)
-
-    def commit(self, messages: Sequence[CommitMessage], commit_identifier: int) -> CommitResult:
-        committer = self.table.new_file_store_commit(self.commit_user)
-        result = commit_keeping_landed_append(
-            self.table, messages, lambda: committer.commit(messages, commit_identifier)
-        )
-        return maintain_after_commit(self.table, result, partition_expire=self._partition_expire)
-
-    def is_committed(self, commit_identifier: int) -> bool:
-        return self.table.new_file_store_commit(self.commit_user).is_committed(commit_identifier)
+        super().__init__(table, commit_user, check_committed=True, batch=False)
 
 
 class StreamWriteBuilder:

@@ -23,13 +23,13 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import BinaryType, IntegerType, LongType, StructField, StructType
 
-from paimon_core.exceptions import PaimonError
+from paimon_core.exceptions import CommitStateUnknownError
 from paimon_core.manifest.entries import ManifestEntry
 from paimon_core.results import CommitResult
-from paimon_core.table.commit_maintenance import maintain_after_commit
 from paimon_core.table.commit_message import CommitMessage
 from paimon_core.table.source import DataSplit
 from paimon_core.table.table import FileStoreTable
+from paimon_core.table.table_commit import TableCommit
 from spark_jobs.datasource.paimon_source import PaimonCommitMessage, check_routing
 from spark_jobs.datasource.routing import distribute_for_table, needs_routing
 from spark_jobs.datasource.task_write import BUCKET_COLUMN
@@ -206,24 +206,23 @@ def commit_changes(
     commit_user: str,
     commit_identifier: int,
 ) -> CommitResult:
-    """One commit of the written files (and the removal of ``removed``' files). If it fails (a
-    concurrent commit removed a file this one removes: :class:`CommitConflictError`), the
-    written files are deleted and the error raised: the table is as before."""
+    """One commit of the written files (and the removal of ``removed``' files) through the one
+    commit path (:class:`~paimon_core.table.table_commit.TableCommit`: the identity check, the
+    postpone fixed-bucket step, precommit-compact, a landed APPEND kept when a writer's inline
+    compaction loses to a dedicated compaction, post-commit maintenance). If it fails (a
+    concurrent commit removed a file this one removes: :class:`CommitConflictError`), the written
+    files are deleted unless the commit landed after all, and the error raised: the table is as
+    before."""
     check_routing(
         table, written, scope=" of merge_into", remedy="This is a bug: merge_into routes primary-key rows by bucket."
     )
     new = [m for w in written for m in w.messages]
-    committer = table.new_batch_write_builder(commit_user=commit_user).new_commit()
+    committer = TableCommit(table, commit_user, check_committed=True)
     try:
-        result = table.new_file_store_commit(commit_user).commit([*new, *removed], commit_identifier)
+        return committer.commit([*new, *removed], commit_identifier)
+    except CommitStateUnknownError:
+        raise  # the snapshot may reference the files: keep them
     except BaseException as e:
-        landed = False
-        try:
-            landed = table.new_stream_write_builder(commit_user).new_commit().is_committed(commit_identifier)
-        except PaimonError:  # pragma: no cover - cannot tell: keep the files
-            landed = True
-        if not landed:
-            committer.abort(new)
+        if committer.abort_unless_landed(new, commit_identifier):
             logger.warning("merge_into on %s: commit failed (%s); deleted the %d new message(s)' files", table.name, e, len(new))
         raise
-    return maintain_after_commit(table, result)

@@ -69,7 +69,6 @@ from pyspark.sql.types import StringType, StructField, StructType
 
 from paimon_core import FileSystemCatalog
 from paimon_core.exceptions import (
-    CommitStateUnknownError,
     InvalidArgumentError,
     SnapshotNotFoundError,
 )
@@ -83,12 +82,11 @@ from paimon_core.options import (
 )
 from paimon_core.predicate import Predicate, PredicateBuilder, parse_predicate
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
-from paimon_core.table.builders import BatchTableCommit
-from paimon_core.table.commit_maintenance import maintain_after_commit
 from paimon_core.table.commit_message import CommitMessage
 from paimon_core.table.input_conform import check_column_names, check_nested_columns
 from paimon_core.table.source import DataSplit
 from paimon_core.table.table import FileStoreTable
+from paimon_core.table.table_commit import TableCommit
 from spark_jobs.datasource.dynamic_options import session_options_for
 from spark_jobs.datasource.filters import convert_filters
 from spark_jobs.datasource.options import SourceOptions
@@ -458,8 +456,16 @@ class PaimonWriter(DataSourceArrowWriter):
         return PaimonCommitMessage(tuple(messages), task_id, attempt, rows)
 
     # --- driver (a Python worker launched by the driver JVM) --------------------------------
-    def _committer(self) -> BatchTableCommit:
-        return BatchTableCommit(self.table, self.plan.commit_user, self.plan.overwrite)
+    def _committer(self) -> TableCommit:
+        """The one commit path (precommit-compact, the postpone fixed-bucket step, a landed APPEND
+        kept when its inline compaction conflicts, post-commit maintenance). A caller-chosen
+        (user, identifier) is looked up first: a re-run commits nothing; a generated user is fresh."""
+        return TableCommit(
+            self.table,
+            self.plan.commit_user,
+            overwrite=self.plan.overwrite,
+            check_committed=self.options.commit_user is not None,
+        )
 
     def check_routing(self, messages: Sequence[PaimonCommitMessage]) -> None:
         check_routing(
@@ -477,15 +483,7 @@ class PaimonWriter(DataSourceArrowWriter):
             return
         self.check_routing(ours)
         flat = [cm for m in ours for cm in m.messages]
-        if self.options.commit_user is not None:
-            # A caller-chosen (user, identifier): commit unless that pair is already in the history
-            # (BatchTableCommit skips that check: its users are fresh).
-            result = self.table.new_file_store_commit(self.plan.commit_user).commit(
-                flat, self.plan.commit_identifier, overwrite=self.plan.overwrite, check_committed=True
-            )
-            result = maintain_after_commit(self.table, result)
-        else:
-            result = self._committer().commit(flat, self.plan.commit_identifier)
+        result = self._committer().commit(flat, self.plan.commit_identifier)
         logger.info(
             "paimon %s: committed snapshot %s (%s) from %d task(s): %d file(s), %+d row(s)%s",
             self.table.name,
@@ -499,16 +497,11 @@ class PaimonWriter(DataSourceArrowWriter):
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         """Delete the files of the messages received, unless the commit landed after all."""
-        committer = self.table.new_stream_write_builder(self.plan.commit_user).new_commit()
-        try:
-            if committer.is_committed(self.plan.commit_identifier):
-                logger.warning("paimon %s: abort after a commit that landed; keeping files", self.table.name)
-                return
-        except CommitStateUnknownError:  # pragma: no cover - defensive
-            return
         flat = [cm for m in messages if isinstance(m, PaimonCommitMessage) for cm in m.messages]
         missing = sum(1 for m in messages if m is None)
-        self._committer().abort(flat)
+        if not self._committer().abort_unless_landed(flat, self.plan.commit_identifier):
+            logger.warning("paimon %s: abort after a commit that landed (or cannot tell); keeping files", self.table.name)
+            return
         logger.warning(
             "paimon %s: write aborted; deleted the files of %d message(s); %d task(s) left no message "
             "(their files, if any, are orphans for orphan-file cleanup)",

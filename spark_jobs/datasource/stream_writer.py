@@ -44,11 +44,9 @@ from pyspark.sql.types import StructType
 
 from paimon_core.exceptions import CommitStateUnknownError, InvalidArgumentError
 from paimon_core.operation.commit.committer import OverwriteSpec
-from paimon_core.operation.partition_expire import PartitionExpire
-from paimon_core.table.builders import BatchTableCommit
-from paimon_core.table.commit_maintenance import maintain_after_commit
 from paimon_core.table.commit_message import CommitMessage
 from paimon_core.table.input_conform import check_column_names
+from paimon_core.table.table_commit import TableCommit, delete_uncommitted
 from spark_jobs.datasource.options import SourceOptions
 from spark_jobs.datasource.paimon_source import PaimonCommitMessage, check_routing, load_table
 from spark_jobs.datasource.task_write import routed_bucket_column, write_task
@@ -151,18 +149,20 @@ class PaimonStreamWriter(DataSourceStreamArrowWriter):
         )
 
     def _delete_files(self, messages: Sequence[CommitMessage]) -> None:
-        BatchTableCommit(self.table, "", None).abort(messages)
+        delete_uncommitted(self.table, messages)
 
-    def _partition_expire(self) -> PartitionExpire | None:
-        """The query's partition expiry, kept across micro-batches on the driver so that
-        ``partition.expiration-check-interval`` runs from the first commit (Java's sink)."""
-        if self.table.options.write_only:
-            return None
-        expire: PartitionExpire | None = self.__dict__.get("_expire")
-        if expire is None:
-            expire = PartitionExpire.from_options(self.table)  # bad options fail before a commit
-            self.__dict__["_expire"] = expire
-        return expire
+    def _table_commit(self, user: str) -> TableCommit:
+        """The query's commit (the one commit path: precommit-compact, a landed APPEND kept when its
+        inline compaction loses to a dedicated compaction, post-commit maintenance), kept across
+        micro-batches on the driver so that ``partition.expiration-check-interval`` runs from the
+        first commit (Java's sink). A stream's commit: postpone-bucket rows stay staged."""
+        commits: dict[str, TableCommit] = self.__dict__.setdefault("_commits", {})
+        commit = commits.get(user)
+        if commit is None:
+            overwrite = OverwriteSpec(None, dynamic=False) if self.overwrite else None
+            commit = TableCommit(self.table, user, overwrite=overwrite, check_committed=True, batch=False)
+            commits[user] = commit
+        return commit
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
         """Commit micro-batch ``batchId`` once: a replay commits nothing and drops its files."""
@@ -178,13 +178,7 @@ class PaimonStreamWriter(DataSourceStreamArrowWriter):
                 )
             return
         self.check_routing(ours)
-        overwrite = OverwriteSpec(None, dynamic=False) if self.overwrite else None
-        expire = self._partition_expire()
-        result = maintain_after_commit(
-            self.table,
-            self.table.new_file_store_commit(user).commit(flat, batchId, overwrite=overwrite, check_committed=True),
-            partition_expire=expire,
-        )
+        result = self._table_commit(user).commit(flat, batchId)
         if result.already_committed:
             self._delete_files(flat)
             logger.warning(
@@ -211,7 +205,7 @@ class PaimonStreamWriter(DataSourceStreamArrowWriter):
         flat = [cm for m in ours for cm in m.messages]
         try:
             user = self.commit_user(ours)
-            if user is not None and self.table.new_file_store_commit(user).is_committed(batchId):
+            if user is not None and self._table_commit(user).is_committed(batchId):
                 logger.warning(
                     "paimon %s: abort of micro-batch %d after it committed; keeping files",
                     self.table.name,

@@ -260,6 +260,10 @@ def unsupported_type_error(type_name: str, *, column: str | None = None) -> Unsu
     return _kind_error(feature, what, action="open the table", table=None, key=None, type_name=type_name)
 
 
+#: Index types of Paimon's vector global indexes (vindex: IVF and DiskANN; Lumina).
+VECTOR_INDEX_TYPE_PREFIXES = ("ivf-", "diskann", "lumina")
+
+
 def check_global_index(table: FileStoreTable, *, action: str = "open the table") -> None:
     """Raise :class:`UnsupportedTableKindError` if the latest snapshot of ``table`` has global
     index files (Paimon 2.x ``create_global_index``: btree, bitmap, vector or full-text indexes
@@ -274,8 +278,9 @@ def check_global_index(table: FileStoreTable, *, action: str = "open the table")
     entries = read_index_manifest(table.file_io, table.paths.manifest_path(snapshot.index_manifest))
     for e in entries:
         if e.index_file.global_index is not None:
+            vector = e.index_file.index_type.lower().startswith(VECTOR_INDEX_TYPE_PREFIXES)
             raise _kind_error(
-                "global index",
+                "vector index" if vector else "global index",
                 f"{e.index_file.index_type} index file {e.index_file.file_name} in snapshot {snapshot.id}",
                 action=action,
                 table=table.name,

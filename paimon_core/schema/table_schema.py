@@ -8,6 +8,7 @@ from typing import Any
 
 from paimon_core.exceptions import CorruptFileError, SchemaError
 from paimon_core.options import CoreOptions
+from paimon_core.options_support import check_table_kind
 from paimon_core.schema.data_types import ArrayType, DataField, DataType, MapType, RowType
 from paimon_core.utils.json_util import dumps_java, loads_checked
 
@@ -89,6 +90,9 @@ class TableSchema:
     @staticmethod
     def from_json(text: str | bytes, *, path: str = "<schema>") -> TableSchema:
         obj = loads_checked(text, path=path, what="schema")
+        raw_options = obj.get("options") if isinstance(obj, dict) else None
+        if isinstance(raw_options, dict):  # a table kind named by its options, before its column types
+            check_table_kind({str(k): str(v) for k, v in raw_options.items()}, action="open the table")
         try:
             fields = tuple(DataField.from_json(f) for f in obj["fields"])
             highest = obj.get("highestFieldId")

@@ -130,6 +130,7 @@ def plan_pass(context: Mapping[str, Any], registry: Any) -> dict[str, Any]:
     from paimon_airflow.hooks.paimon import PaimonHook
     from paimon_airflow.operators.ledger import task_ledger
     from paimon_airflow.utils.selection import select_tables
+    from paimon_core.exceptions import UnsupportedTableKindError
     from paimon_core.ledger.recorder import write_records
     from paimon_core.maintenance.planner import plan_table
     from paimon_core.maintenance.scheduler import PassBudget, schedule_pass
@@ -154,6 +155,7 @@ def plan_pass(context: Mapping[str, Any], registry: Any) -> dict[str, Any]:
     last = last_successes(catalog, now_millis=now)
     plans: list[TablePlan] = []
     errors: list[dict[str, str]] = []
+    skipped: list[dict[str, str]] = []
     states = dict(saved.states)
     scanned = 0
     for name in names:
@@ -161,6 +163,10 @@ def plan_pass(context: Mapping[str, Any], registry: Any) -> dict[str, Any]:
             settings = _settings(registry, name, params)
             state = collect_table_state(catalog.get_table(name), now_millis=now, previous=saved.states.get(name))
             plan = plan_table(state, settings, now_millis=now, last_success=last.get(name, {}))
+        except UnsupportedTableKindError as e:  # a Paimon table kind we do not maintain: skipped, named
+            log.info("Skipping %s: %s", name, e)
+            skipped.append({"table": name, "feature": str(getattr(e, "feature", "")), "reason": str(e)})
+            continue
         except Exception as e:  # noqa: BLE001 - one unreadable table must not stop the pass
             log.error("Cannot plan %s: %s: %s", name, type(e).__name__, e)
             errors.append({"table": name, "error": f"{type(e).__name__}: {e}"})
@@ -197,6 +203,7 @@ def plan_pass(context: Mapping[str, Any], registry: Any) -> dict[str, Any]:
         "scanned": scanned,
         "unchanged": len(plans) - scanned,
         "errors": errors,
+        "skipped": skipped,
         "tables_with_work": sum(1 for p in plans if p.actions),
         "actions": sum(by_action.values()),
         "by_action": by_action,

@@ -49,7 +49,14 @@ from typing import Any
 from paimon_core.exceptions import InvalidOptionError
 from paimon_core.manifest.entries import FileIdentifier, FileKind, ManifestEntry, ManifestFileMeta
 from paimon_core.manifest.partition_stats import PartitionCodec
+from paimon_core.mergetree.compact.compact_options import (
+    COMPACTION_MAX_SIZE_AMPLIFICATION_PERCENT,
+    COMPACTION_MAX_SIZE_AMPLIFICATION_PERCENT_DEFAULT,
+    COMPACTION_SIZE_RATIO,
+    COMPACTION_SIZE_RATIO_DEFAULT,
+)
 from paimon_core.options import CoreOptions, parse_memory_size
+from paimon_core.options_validation import parse_int_option
 
 __all__ = [
     "MAX_LEVEL",
@@ -101,12 +108,7 @@ class ManifestSortOptions:
     def of(options: CoreOptions) -> ManifestSortOptions:
         def num(key: str, default: int) -> int:
             v = options.get(key)
-            if v is None:
-                return default
-            try:
-                return int(v.strip())
-            except ValueError:
-                raise InvalidOptionError(f"Option '{key}' must be an integer, got {v!r}", key=key) from None
+            return default if v is None else parse_int_option(key, v)
 
         size = options.get(MANIFEST_SORT_MAX_REWRITE_SIZE)
         max_rewrite = (
@@ -127,8 +129,10 @@ class ManifestSortOptions:
             target_size=options.manifest_target_file_size,
             min_count=options.manifest_merge_min_count,
             full_compaction_threshold=options.manifest_full_compaction_size,
-            max_size_amplification_percent=num("compaction.max-size-amplification-percent", 200),
-            sorted_run_size_ratio=num("compaction.size-ratio", 1),
+            max_size_amplification_percent=num(
+                COMPACTION_MAX_SIZE_AMPLIFICATION_PERCENT, COMPACTION_MAX_SIZE_AMPLIFICATION_PERCENT_DEFAULT
+            ),
+            sorted_run_size_ratio=num(COMPACTION_SIZE_RATIO, COMPACTION_SIZE_RATIO_DEFAULT),
             data_evolution=(options.get("data-evolution.enabled") or "false").strip().lower() == "true",
         )
 

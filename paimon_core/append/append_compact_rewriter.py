@@ -27,9 +27,25 @@ import logging
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pyarrow as pa
 
 from paimon_core.append.append_deletion_index import DeletionIndex, DeletionIndexChanges
+from paimon_core.append.row_tracking import (
+    ROW_ID,
+    SEQUENCE_NUMBER,
+    check_compactable,
+    compact_file_meta,
+    file_row_ids,
+    fill_sequence,
+    has_physical,
+    row_id_runs,
+    row_tracking_enabled,
+    row_tracking_fields,
+)
+from paimon_core.deletionvectors import read_deletion_vector
+from paimon_core.format.arrow_types import to_arrow_type
+from paimon_core.format.file_format import file_format_from_name, read_file
 from paimon_core.format.format_options import FILE_BLOCK_SIZE, PARQUET_BLOCK_SIZE
 from paimon_core.io.data_file_reader import DataFileReader, partition_scalars
 from paimon_core.manifest.entries import DataFileMeta, FileSource
@@ -61,7 +77,12 @@ def _table_options(table: FileStoreTable) -> dict[str, str]:
 
 
 def new_compact_writer(
-    table: FileStoreTable, partition: bytes, bucket: int, *, first_sequence_number: int
+    table: FileStoreTable,
+    partition: bytes,
+    bucket: int,
+    *,
+    first_sequence_number: int,
+    arrow_schema: pa.Schema | None = None,
 ) -> RollingAppendWriter:
     """A rolling writer for a compaction's output: as a fresh write of the table (format, stats
     modes, target size) but its files are marked COMPACT (Java ``createRollingFileWriter``), and
@@ -76,7 +97,7 @@ def new_compact_writer(
         partition_path=table.partition_path(partition),
         bucket=bucket,
         fields=fields,
-        arrow_schema=table.arrow_schema,
+        arrow_schema=arrow_schema if arrow_schema is not None else table.arrow_schema,
         file_format=table.options.file_format,
         options=opts,
         target_file_size=table.options.target_file_size(has_primary_key=False),
@@ -149,8 +170,12 @@ def rewrite_append_files(
     total_buckets = table.options.bucket if table.options.bucket > 0 else -1
     if not files:
         return CommitMessage(partition, bucket, total_buckets)
-    if deletion_index is None and _table_options(table).get(DELETION_VECTORS_ENABLED, "false").lower() == "true":
+    options = _table_options(table)
+    check_compactable(options, table=table.name)
+    if deletion_index is None and options.get(DELETION_VECTORS_ENABLED, "false").lower() == "true":
         deletion_index = DeletionIndex.load(table, partition, bucket)
+    if row_tracking_enabled(options):
+        return _rewrite_row_tracking(table, partition, bucket, total_buckets, files, deletion_index)
     bucket_path = table.bucket_path(partition, bucket)
     writer = new_compact_writer(table, partition, bucket, first_sequence_number=files[0].min_sequence_number)
     changes = DeletionIndexChanges()
@@ -173,6 +198,121 @@ def rewrite_append_files(
         bucket,
         len(after),
         sum(f.row_count for f in after),
+    )
+    return CommitMessage(
+        partition,
+        bucket,
+        total_buckets,
+        compact_before=tuple(files),
+        compact_after=tuple(after),
+        compact_new_index_files=changes.new_index_files,
+        compact_deleted_index_files=changes.deleted_index_files,
+    )
+
+
+def _row_tracking_rows(
+    table: FileStoreTable,
+    partition: bytes,
+    bucket_path: str,
+    f: DataFileMeta,
+    index: DeletionIndex | None,
+    schema: pa.Schema,
+) -> Iterator[pa.Table]:
+    """The live rows of ``f`` with their ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` (Java reads a
+    row-tracking table's compaction input with ``SpecialFields.rowTypeWithRowTracking``): ids and
+    sequence numbers are taken before the file's deletion vector drops rows."""
+    reader = DataFileReader(
+        table.file_io, table.schema_manager_cached, table_name=table.name, batch_size=READ_BATCH_ROWS, paths=table.paths
+    )
+    fields = list(table.schema.fields)
+    part_fields = table.schema.partition_fields
+    values = partition_scalars(part_fields, table.partition_codec.decode(partition)) if part_fields else None
+    physical_ids = None
+    if has_physical(f, ROW_ID):
+        path = reader.path_of(bucket_path, f)
+        batches = list(read_file(table.file_io, path, file_format_from_name(f.file_name), columns=[ROW_ID.name]))
+        physical_ids = pa.chunked_array([b.column(0) for b in batches], pa.int64())
+    ids = file_row_ids(f, physical_ids)
+    with_seq = has_physical(f, SEQUENCE_NUMBER)
+    deletion = index.deletion_files.get(f.file_name) if index is not None else None
+    dv = read_deletion_vector(table.file_io, deletion) if deletion is not None else None
+    position = 0
+    for batch in reader.read(bucket_path, f, fields, with_seq=with_seq, streaming=True, partition_values=values):
+        n = batch.num_rows
+        if not n:
+            continue
+        seq = fill_sequence(f, batch.column(len(fields)) if with_seq else None, n)
+        arrays = [*batch.columns[: len(fields)], pa.array(ids[position : position + n]), seq]
+        out = pa.Table.from_arrays(arrays, schema=schema)
+        if dv is not None:
+            deleted = dv.deleted_mask(n, position)
+            if deleted.any():
+                out = out.filter(pa.array(np.logical_not(deleted)))
+        position += n
+        if out.num_rows:
+            yield out
+
+
+def _rewrite_row_tracking(
+    table: FileStoreTable,
+    partition: bytes,
+    bucket: int,
+    total_buckets: int,
+    files: Sequence[DataFileMeta],
+    deletion_index: DeletionIndex | None,
+) -> CommitMessage:
+    """:func:`rewrite_append_files` for a row-tracking table: every row keeps its ``_ROW_ID`` and
+    ``_SEQUENCE_NUMBER`` (see :mod:`paimon_core.append.row_tracking`)."""
+    fields = list(table.schema.fields)
+    schema = pa.schema(
+        [*table.arrow_schema, *(pa.field(s.name, to_arrow_type(s.type), nullable=False) for s in (ROW_ID, SEQUENCE_NUMBER))]
+    )
+    if len(row_tracking_fields(fields)) != len(fields) + 2:
+        raise ValueError(f"Table {table.name} has a user column named _ROW_ID or _SEQUENCE_NUMBER")
+    bucket_path = table.bucket_path(partition, bucket)
+    deleted = {
+        f.file_name: deletion_index is not None and f.file_name in deletion_index.deletion_files for f in files
+    }
+    runs = row_id_runs(files, deleted)
+    writer = new_compact_writer(
+        table, partition, bucket, first_sequence_number=files[0].min_sequence_number, arrow_schema=schema
+    )
+    changes = DeletionIndexChanges()
+    after: list[DataFileMeta] = []
+    written: list[str] = []
+    try:
+        for run in runs:
+            ids: list[np.ndarray] = []
+            seqs: list[np.ndarray] = []
+            for f in run:
+                for rows in _row_tracking_rows(table, partition, bucket_path, f, deletion_index, schema):
+                    ids.append(rows.column(ROW_ID.name).to_numpy())
+                    seqs.append(rows.column(SEQUENCE_NUMBER.name).to_numpy())
+                    writer.write(rows)
+            run_files = writer.close()  # one run's files: a gap-free run's files get a first_row_id
+            part_path = table.partition_path(partition)
+            written += [table.paths.data_file_path(part_path, bucket, m.file_name) for m in run_files]
+            all_ids = np.concatenate(ids) if ids else np.empty(0, dtype=np.int64)
+            all_seqs = np.concatenate(seqs) if seqs else np.empty(0, dtype=np.int64)
+            offset = 0
+            for m in run_files:
+                end = offset + m.row_count
+                after.append(compact_file_meta(m, all_ids[offset:end], all_seqs[offset:end]))
+                offset = end
+        if deletion_index is not None:
+            changes = deletion_index.remove(table, [f.file_name for f in files])
+    except BaseException:
+        writer.abort()
+        for p in [*written, *changes.written_paths]:
+            table.file_io.delete(p)
+        raise
+    logger.debug(
+        "Compacted %d row-tracking file(s) of %s bucket %d into %d file(s), %d with a first_row_id",
+        len(files),
+        table.name,
+        bucket,
+        len(after),
+        sum(1 for m in after if m.first_row_id is not None),
     )
     return CommitMessage(
         partition,

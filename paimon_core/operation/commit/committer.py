@@ -20,6 +20,11 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from paimon_core.append.row_tracking import (
+    ROW_TRACKING_PARTITION_GROUP_ON_COMMIT,
+    assign_row_tracking,
+    row_tracking_enabled,
+)
 from paimon_core.exceptions import (
     CommitConflictError,
     CommitRetriesExhaustedError,
@@ -485,6 +490,15 @@ class FileStoreCommit:
                 latest_index = read_index_manifest(self.file_io, self.paths.manifest_path(latest.index_manifest))
                 check_deletion_vector_conflicts(latest_index, changes, index_changes, snapshot_id=latest.id)
         new_id = latest.id + 1 if latest is not None else 1
+        next_row_id = latest.next_row_id if latest is not None else None
+        if row_tracking_enabled(self.options.options):  # Java RowTrackingCommitUtils.assignRowTracking
+            assigned = assign_row_tracking(
+                new_id,
+                next_row_id or 0,
+                changes,
+                partition_group=self.options.options.get(ROW_TRACKING_PARTITION_GROUP_ON_COMMIT, "").lower() == "true",
+            )
+            changes, next_row_id = list(assigned.entries), assigned.next_row_id
         written: list[str] = []
         try:
             # manifests, lists and index: each must be durable before snapshot-N names it, in any
@@ -547,7 +561,7 @@ class FileStoreCommit:
                 delta_record_count=delta_rows,
                 watermark=_watermark(latest, watermark),
                 properties=dict(properties) if properties else None,
-                next_row_id=latest.next_row_id if latest is not None else None,
+                next_row_id=next_row_id,
                 writer_version=WRITER_VERSION,
             )
         except BaseException:

@@ -1,0 +1,261 @@
+"""Row tracking of append tables (Java ``SpecialFields``, ``RowTrackingCommitUtils``,
+``DataFileRecordReader``/``ColumnarRowIterator.assignRowTracking``).
+
+A table with ``row-tracking.enabled`` (unaware bucket, no primary key; Java's
+``SchemaValidation.validateRowTracking``) gives every row a stable ``_ROW_ID`` and a
+``_SEQUENCE_NUMBER`` (the snapshot that last wrote it):
+
+* **Commit** (:func:`assign_row_tracking`, Java ``RowTrackingCommitUtils.assignRowTracking``):
+  a delta file with ``min_sequence_number == 0`` gets the new snapshot id as min and max
+  sequence number (``max == 0``: only the max); an APPEND file without ``first_row_id`` and
+  without a physical ``_ROW_ID`` column gets ``first_row_id = next_row_id`` of the previous
+  snapshot (0 for the first), which then advances by its row count; COMPACT files keep what they
+  carry. The snapshot stores the new ``next_row_id``.
+* **Read** (:func:`row_tracking_batches`): a row's ``_ROW_ID`` is the file's physical ``_ROW_ID``
+  value when present and not null, else ``first_row_id + position in the file``; its
+  ``_SEQUENCE_NUMBER`` the physical value, else the file's ``max_sequence_number``.
+* **Compaction** (Java ``AppendOnlyFileStore.newWrite`` reads with
+  ``SpecialFields.rowTypeWithRowTracking`` and ``CompactProcedure``/``AppendTableCompactor`` write
+  with it): the compacted files hold ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` as physical columns
+  after the table's columns, min/max sequence numbers come from the rows, and the commit keeps
+  them (COMPACT files get no new ids). Two deliberate differences, both read the same by Java:
+
+  - Files are rewritten in ``first_row_id`` order, one run of follow-on ranges at a time, and an
+    output file whose ids are ``first, first+1, ...`` also carries ``first_row_id = first``
+    (Java leaves it null): Java prefers the physical column, while pypaimon 2.1.0 ignores a
+    physical ``_ROW_ID`` and numbers rows from ``first_row_id`` (null ids without one).
+  - ``write_cols`` stays empty, where Java lists the table's fields then the two system fields:
+    Java's ``RawFileSplitRead`` reads a row-tracking file's system columns whatever
+    ``write_cols`` says (``rowTypeWithRowTracking(schema, true, true)``: missing columns read as
+    null and are filled), while pypaimon-rust 0.4.0 refuses a file listing ``_ROW_ID`` in
+    ``write_cols`` ("Unknown data-evolution write path").
+
+Data-evolution tables (``data-evolution.enabled``: files holding some columns of a row-id range,
+merged on read) are compacted in Java by ``DataEvolutionCompactCoordinator``/
+``DataEvolutionCompactTask``, which this module does not port: :func:`check_compactable` refuses
+them, as Java's sort compaction refuses them ("Data Evolution table cannot be sorted!").
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from paimon_core.exceptions import UnsupportedTableKindError
+from paimon_core.manifest.entries import DataFileMeta, FileSource, ManifestEntry
+from paimon_core.schema.data_types import BigIntType, DataField
+
+__all__ = [
+    "DATA_EVOLUTION_ENABLED",
+    "ROW_ID",
+    "ROW_TRACKING_ENABLED",
+    "ROW_TRACKING_PARTITION_GROUP_ON_COMMIT",
+    "SEQUENCE_NUMBER",
+    "RowTrackingAssigned",
+    "assign_row_tracking",
+    "check_compactable",
+    "compact_file_meta",
+    "data_evolution_enabled",
+    "file_row_ids",
+    "row_tracking_enabled",
+    "row_tracking_fields",
+]
+
+logger = logging.getLogger(__name__)
+
+ROW_TRACKING_ENABLED = "row-tracking.enabled"
+ROW_TRACKING_PARTITION_GROUP_ON_COMMIT = "row-tracking.partition-group-on-commit"
+DATA_EVOLUTION_ENABLED = "data-evolution.enabled"
+
+#: Java ``SpecialFields.ROW_ID`` (id ``Integer.MAX_VALUE - 5``, BIGINT NOT NULL).
+ROW_ID = DataField(2147483647 - 5, "_ROW_ID", BigIntType(nullable=False))
+#: Java ``SpecialFields.SEQUENCE_NUMBER`` (id ``Integer.MAX_VALUE - 1``, BIGINT NOT NULL).
+SEQUENCE_NUMBER = DataField(2147483647 - 1, "_SEQUENCE_NUMBER", BigIntType(nullable=False))
+
+
+def _true(options: Mapping[str, str], key: str) -> bool:
+    return (options.get(key) or "false").strip().lower() == "true"
+
+
+def row_tracking_enabled(options: Mapping[str, str]) -> bool:
+    """``row-tracking.enabled`` (Java ``CoreOptions.rowTrackingEnabled``)."""
+    return _true(options, ROW_TRACKING_ENABLED)
+
+
+def data_evolution_enabled(options: Mapping[str, str]) -> bool:
+    """``data-evolution.enabled`` (Java ``CoreOptions.dataEvolutionEnabled``)."""
+    return _true(options, DATA_EVOLUTION_ENABLED)
+
+
+def row_tracking_fields(fields: Sequence[DataField]) -> list[DataField]:
+    """``fields`` then ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` (Java
+    ``SpecialFields.rowTypeWithRowTracking``; user fields of those names are replaced)."""
+    names = {ROW_ID.name, SEQUENCE_NUMBER.name}
+    return [f for f in fields if f.name not in names] + [ROW_ID, SEQUENCE_NUMBER]
+
+
+def check_compactable(options: Mapping[str, str], *, table: str, action: str = "compact") -> None:
+    """Refuse to rewrite the data files of a data-evolution table (see the module docstring).
+
+    Raises:
+        UnsupportedTableKindError: ``data-evolution.enabled`` is true; nothing was changed.
+    """
+    if data_evolution_enabled(options):
+        raise UnsupportedTableKindError(
+            f"Cannot {action} table {table}: it is a data-evolution table (data-evolution.enabled = true), whose "
+            "files hold some columns of shared row-id ranges; Java compacts them with "
+            "DataEvolutionCompactCoordinator, which paimon_core does not port (row ids would not be kept). "
+            "Compact it with Spark/Flink (CALL sys.compact)",
+            feature="data evolution",
+            key=DATA_EVOLUTION_ENABLED,
+            action=action,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RowTrackingAssigned:
+    """Result of :func:`assign_row_tracking` (Java ``RowTrackingAssigned``)."""
+
+    next_row_id: int
+    entries: tuple[ManifestEntry, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"next_row_id": self.next_row_id, "entries": len(self.entries)}
+
+
+def assign_row_tracking(
+    new_snapshot_id: int,
+    first_row_id_start: int,
+    entries: Sequence[ManifestEntry],
+    *,
+    partition_group: bool = False,
+) -> RowTrackingAssigned:
+    """Sequence numbers and first row ids of a commit's delta entries (Java
+    ``RowTrackingCommitUtils.assignRowTracking``; see the module docstring).
+
+    ``partition_group`` (``row-tracking.partition-group-on-commit``): entries are grouped by
+    partition first, in order of first appearance (Java's ``groupingBy`` into a hash map keeps no
+    defined order; first appearance is one of the orders it may give). Blob and vector-store files
+    (which share the ids of their data file) are not handled: paimon_core refuses such tables.
+    """
+    ordered: Sequence[ManifestEntry] = entries
+    if partition_group:
+        groups: dict[bytes, list[ManifestEntry]] = {}
+        for e in entries:
+            groups.setdefault(e.partition, []).append(e)
+        ordered = [e for group in groups.values() for e in group]
+    start = first_row_id_start
+    out: list[ManifestEntry] = []
+    for e in ordered:
+        f = e.file
+        if f.min_sequence_number == 0:
+            f = f.copy(min_sequence_number=new_snapshot_id, max_sequence_number=new_snapshot_id)
+        elif f.max_sequence_number == 0:
+            f = f.copy(max_sequence_number=new_snapshot_id)
+        if f.file_source is None:
+            raise ValueError(f"This is a bug, file source field for row-tracking table must present ({f.file_name}).")
+        has_row_id = f.write_cols is not None and ROW_ID.name in f.write_cols
+        if f.file_source == FileSource.APPEND and f.first_row_id is None and not has_row_id:
+            f = f.copy(first_row_id=start)
+            start += f.row_count
+        out.append(e if f is e.file else ManifestEntry(e.kind, e.partition, e.bucket, e.total_buckets, f))
+    return RowTrackingAssigned(start, tuple(out))
+
+
+def has_physical(f: DataFileMeta, field: DataField) -> bool:
+    """Whether the file holds ``field`` (a system field) as a column (Java lists it in ``write_cols``)."""
+    return f.write_cols is not None and field.name in f.write_cols
+
+
+def file_row_ids(f: DataFileMeta, physical: pa.Array | pa.ChunkedArray | None) -> np.ndarray:
+    """The ``_ROW_ID`` of every row of ``f`` in file order (before deletion vectors): the physical
+    value where present and not null, else ``first_row_id + position``.
+
+    Raises:
+        UnsupportedTableKindError: a row has no id (no physical value and no ``first_row_id``):
+            the file was written to a row-tracking table by a writer that assigned none.
+    """
+    n = f.row_count
+    positional = None if f.first_row_id is None else np.arange(f.first_row_id, f.first_row_id + n, dtype=np.int64)
+    if physical is None:
+        if positional is None:
+            raise _no_row_ids(f)
+        return positional
+    arr = physical.combine_chunks() if isinstance(physical, pa.ChunkedArray) else physical
+    if len(arr) != n:
+        raise ValueError(f"data file {f.file_name} holds {len(arr)} _ROW_ID values for {n} rows")
+    if arr.null_count == 0:
+        return np.asarray(arr.to_numpy(zero_copy_only=False), dtype=np.int64)
+    if positional is None:
+        raise _no_row_ids(f)
+    values = np.asarray(arr.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
+    mask = np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    values[mask] = positional[mask]
+    return values
+
+
+def _no_row_ids(f: DataFileMeta) -> UnsupportedTableKindError:
+    return UnsupportedTableKindError(
+        f"Data file {f.file_name} of a row-tracking table (row-tracking.enabled) has no row ids (no first_row_id "
+        "and no _ROW_ID column): it was committed without row tracking, so its rows' ids are unknown; "
+        "refusing to rewrite or read them as if they had ids",
+        feature="row tracking",
+        key=ROW_TRACKING_ENABLED,
+        file=f.file_name,
+    )
+
+
+def fill_sequence(f: DataFileMeta, physical: pa.Array | pa.ChunkedArray | None, num_rows: int) -> pa.Array:
+    """``_SEQUENCE_NUMBER`` of ``num_rows`` rows of ``f``: the physical value where present and
+    not null, else the file's ``max_sequence_number`` (Java's tracking vector)."""
+    if physical is None:
+        return pa.array(np.full(num_rows, f.max_sequence_number, dtype=np.int64))
+    arr = physical.combine_chunks() if isinstance(physical, pa.ChunkedArray) else physical
+    return arr.cast(pa.int64()).fill_null(f.max_sequence_number)
+
+
+def compact_file_meta(meta: DataFileMeta, row_ids: np.ndarray, sequences: np.ndarray) -> DataFileMeta:
+    """A compacted file's meta for a row-tracking table: min/max sequence numbers of its rows
+    (Java ``RowDataFileSequenceNumberTracker``), ``first_row_id`` when its ids are contiguous, and
+    ``write_cols`` left empty (see the module docstring)."""
+    if len(row_ids) != meta.row_count or len(sequences) != meta.row_count:
+        raise ValueError(f"compacted file {meta.file_name}: {meta.row_count} rows, {len(row_ids)} row ids")
+    first: int | None = None
+    if meta.row_count and bool(np.array_equal(row_ids, np.arange(row_ids[0], row_ids[0] + len(row_ids)))):
+        first = int(row_ids[0])
+    return meta.copy(
+        first_row_id=first,
+        write_cols=None,
+        min_sequence_number=int(sequences.min()) if meta.row_count else 0,
+        max_sequence_number=int(sequences.max()) if meta.row_count else 0,
+    )
+
+
+def row_id_runs(files: Sequence[DataFileMeta], deleted: Mapping[str, bool]) -> list[list[DataFileMeta]]:
+    """``files`` in ``first_row_id`` order (files without one last, in their order), cut into runs
+    whose ``first_row_id`` ranges follow on from each other: a file without ``first_row_id`` or
+    with deleted rows (``deleted[name]``) is a run of its own. Each run is written to its own
+    output files, so those of a gap-free run get a ``first_row_id`` (:func:`compact_file_meta`
+    checks the ids themselves)."""
+    with_id = sorted((f for f in files if f.first_row_id is not None), key=lambda f: f.first_row_id or 0)
+    ordered = with_id + [f for f in files if f.first_row_id is None]
+    runs: list[list[DataFileMeta]] = []
+    expected: int | None = None
+    for f in ordered:
+        alone = f.first_row_id is None or deleted.get(f.file_name, False)
+        if runs and not alone and expected is not None and f.first_row_id == expected:
+            runs[-1].append(f)
+        else:
+            runs.append([f])
+        expected = None if alone or f.first_row_id is None else f.first_row_id + f.row_count
+    return runs
+
+
+def iter_numpy(arrays: Iterator[np.ndarray]) -> np.ndarray:
+    """Concatenate int64 arrays (empty: an empty array)."""
+    parts = list(arrays)
+    return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)

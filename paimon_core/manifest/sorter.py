@@ -531,7 +531,8 @@ class _Sorter:
             return
         entries = [e for m in files for e in self.read(m)]
         if self.full or not any(m.num_deleted_files > 0 for m in files):
-            adds = [e for e in entries if e.kind == FileKind.ADD and e.identifier() not in self.deleted]
+            gone = self.deleted
+            adds = [e for e in entries if e.kind == FileKind.ADD and not (gone and e.identifier() in gone)]
             deletes: list[ManifestEntry] = []
         else:
             adds, deletes = _cancel(entries)

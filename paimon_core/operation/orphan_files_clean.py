@@ -51,6 +51,7 @@ from paimon_core.operation.orphan_trash import (
     new_run_id,
     prune_trash,
     purge,
+    purge_run,
     restore,
     root_of,
     trash_path,
@@ -395,9 +396,7 @@ class OrphanFilesClean:
             prune_trash(table.file_io, table.path, [run_id])
             raise
         back = [(t, io) for _, t, io in items if t.name in again or pending.holds(t.name)]
-        for t, io in back:
-            if not restore(io, t):
-                logger.error("Orphan clean of %s: could not move %s back from %s", table.name, t.original, t.trash)
+        stuck = [t for t, io in back if not restore(io, t)]  # logged; left for the next run
         if back:
             logger.warning(
                 "Orphan clean of %s: %d moved files became referenced meanwhile (a commit landed); moved back",
@@ -406,7 +405,13 @@ class OrphanFilesClean:
             )
         restored = {t.trash for t, _ in back}
         rest = [(i, t, io) for i, t, io in items if t.trash not in restored]
-        ok = parallel_map(lambda x: purge(x[2], x[1]), rest, self.parallelism)
+        own = [x for x in rest if x[0] >= 0]
+        if own and not stuck and purge_run(ios[table.path], table.path, run_id):
+            # This run's directory holds only files found unreferenced now: one recursive delete
+            # (on an object store: a listing and bulk deletes instead of one request per file).
+            ok = [x[0] >= 0 or purge(x[2], x[1]) for x in rest]
+        else:
+            ok = parallel_map(lambda x: purge(x[2], x[1]), rest, self.parallelism)
         for root in roots:
             prune_trash(ios[root], root)
         deleted = [(i, FileStatus(t.original, t.size, 0, False)) for (i, t, _), done in zip(rest, ok, strict=True) if done]

@@ -44,6 +44,7 @@ __all__ = [
     "not_missing",
     "prune_trash",
     "purge",
+    "purge_run",
     "restore",
     "restore_from_trash",
     "root_of",
@@ -138,6 +139,17 @@ def purge(file_io: FileIO, item: Trashed) -> bool:
         return file_io.delete(item.trash)
     except (OSError, PaimonError) as e:
         logger.warning("Could not delete %s from the orphan trash: %s", item.trash, e)
+        return False
+
+
+def purge_run(file_io: FileIO, root: str, run_id: str) -> bool:
+    """Delete a run's whole trash directory (every file in it must be found unreferenced);
+    False when that failed (the caller deletes file by file)."""
+    try:
+        file_io.delete(join(trash_root(root), run_id), recursive=True)
+        return True
+    except (OSError, PaimonError) as e:
+        logger.warning("Could not delete the orphan trash of run %s at once: %s", run_id, e)
         return False
 
 

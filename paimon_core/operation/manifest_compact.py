@@ -70,6 +70,9 @@ class CompactManifestResult(_ToDict):
     live_files: int = 0  # ADD entries left after cancelling ADD/DELETE pairs
     bytes_before: int = 0
     bytes_after: int | None = None
+    #: Java's dry-run summary: manifests holding DELETE entries, and below manifest.target-file-size
+    manifests_with_deletes: int = 0
+    manifests_undersized: int = 0
     attempts: int = 0
     elapsed_ms: int = 0
     #: ``manifest-sort.enabled`` (partitioned table): a full manifest sort by ``sort_field``
@@ -134,6 +137,8 @@ class ManifestCompact:
                 delete_entries_before=sum(1 for e in entries if e.kind == FileKind.DELETE),
                 live_files=len(live),
                 bytes_before=sum(m.file_size for m in metas),
+                manifests_with_deletes=sum(1 for m in metas if m.num_deleted_files > 0),
+                manifests_undersized=sum(1 for m in metas if m.file_size < options.manifest_target_file_size),
                 attempts=attempt,
             )
             if sort_opts is not None:

@@ -106,6 +106,7 @@ def test_compact_manifest_full_sort(local_warehouse: str, monkeypatch: pytest.Mo
     assert t.latest_snapshot() == before and dry.snapshot_id is None
     assert dry.manifest_sort and dry.sort_field == "p" and dry.sort_levels is not None
     assert dry.manifests_sorted > 0 and dry.bytes_sorted > 0 and dry.max_manifests_per_partition_after is None
+    assert dry.manifests_with_deletes > 0 and 0 < dry.manifests_undersized <= dry.manifests_before  # Java's summary
     assert dry.max_manifests_per_partition_before == _overlap(t)
 
     result = h.compact_manifest()

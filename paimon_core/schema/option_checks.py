@@ -92,6 +92,19 @@ def check_options_against_schema(schema: TableSchema, opts: CoreOptions) -> None
             f"cannot be used with changelog-producer = '{producer}': the changes would be read twice",
         )
     _check_sequence_fields(schema, opts)
+    _check_manifest_sort(schema, opts)
+
+
+def _check_manifest_sort(schema: TableSchema, opts: CoreOptions) -> None:
+    """Java's ``SchemaValidation.validateManifestSort``."""
+    if (opts.get("manifest-sort.enabled") or "false").strip().lower() != "true":
+        return
+    data_evolution = (opts.get("data-evolution.enabled") or "false").strip().lower() == "true"
+    from paimon_core.manifest.sorter import sort_field_index
+
+    if data_evolution and not schema.partition_keys:
+        return  # Java sorts such manifests by row id
+    sort_field_index(schema.partition_keys, (opts.get("manifest-sort.partition-field") or "").strip() or None)
 
 
 def _check_fields_prefix(options: dict[str, str], names: Sequence[str]) -> None:

@@ -204,3 +204,21 @@ def test_oversized_manifest_is_split_before_writing(local_warehouse: str) -> Non
     delta = t.new_file_store_scan().delta_manifests(snap)
     assert len(delta) > 1 and sum(m.num_added_files for m in delta) == 60
     assert t.to_arrow().num_rows == 60
+
+
+def test_create_and_alter_refuse_a_bad_sort_field(local_warehouse: str) -> None:
+    """Java's ``SchemaValidation.validateManifestSort`` at create and alter: the table unchanged."""
+    from paimon_core.schema.schema_change import SetOption
+
+    cat = FileSystemCatalog(local_warehouse)
+    cat.create_database("db", ignore_if_exists=True)
+    with pytest.raises(InvalidOptionError, match="Cannot enable 'manifest-sort.enabled' for non-partition table"):
+        cat.create_table("db.x", SCHEMA, options={"manifest-sort.enabled": "true"})
+    with pytest.raises(InvalidOptionError, match="'manifest-sort.partition-field' = 'v' is not a partition field"):
+        cat.create_table("db.x", SCHEMA, partition_keys=["p"],
+                         options={"manifest-sort.enabled": "true", "manifest-sort.partition-field": "v"})  # fmt: skip
+    t = cat.create_table("db.ok", SCHEMA, partition_keys=["p"], options={"manifest-sort.enabled": "true"})
+    with pytest.raises(InvalidOptionError, match="is not a partition field"):
+        cat.alter_table("db.ok", [SetOption("manifest-sort.partition-field", "id")])
+    assert cat.get_table("db.ok").schema.id == t.schema.id
+    cat.alter_table("db.ok", [SetOption("manifest-sort.partition-field", "p")])

@@ -260,6 +260,42 @@ def test_catalog_tables_time_travel_overwrite_and_maintenance(wh: str, s3_option
     assert not table.file_io.exists(f"{wh}/db.db")
 
 
+def test_orphan_clean_moves_a_landed_commits_files_back_on_s3(
+    wh: str, s3_options: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 27 item 4 where a rename is a copy and a delete: a commit lands between the clean's
+    reference read and its move; the clean copies the files aside, sees the commit on its second
+    read and copies them back; the real orphan goes, and the trash with it."""
+    from paimon_core.operation.orphan_files_clean import OrphanFilesClean
+
+    clock = ManualClock(int(time.time() * 1000))
+    catalog = FileSystemCatalog(wh, storage_options=s3_options, clock=clock)
+    catalog.create_database("db")
+    table = catalog.create_table("db.t", _rows(0, 1).schema, partition_keys=["dt"])
+    table.write_arrow(_rows(0, 4))
+    builder = table.new_batch_write_builder()
+    write = builder.new_write()
+    write.write_arrow(_rows(100, 4))
+    messages = write.prepare_commit()
+    orphan = f"{table.path}/dt=d0/bucket-0/data-{uuid.uuid4()}-0.parquet"
+    table.file_io.write_bytes(orphan, b"not referenced")
+    clock.advance(2 * 86_400_000)  # S3 stamps real mtimes: every file is older than the cutoff
+    real = OrphanFilesClean.referenced_names
+    landed: list[int | None] = []
+
+    def read_then_commit(self: OrphanFilesClean, *args: Any, **kwargs: Any) -> set[str]:
+        out = real(self, *args, **kwargs)
+        if not landed:
+            landed.append(builder.new_commit().commit(messages).snapshot_id)
+        return out
+
+    monkeypatch.setattr(OrphanFilesClean, "referenced_names", read_then_commit)
+    cleaned = table.remove_orphan_files()
+    assert landed == [2] and cleaned.deleted_paths == (orphan,)
+    assert _ids(table.to_arrow()) == [0, 1, 2, 3, 100, 101, 102, 103]
+    assert not table.file_io.fs.find(f"{table.path}/_orphan_trash".split("://", 1)[1])  # type: ignore[attr-defined]
+
+
 def test_reader_sees_commits_of_another_process(wh: str, s3_options: dict[str, Any]) -> None:
     reader_catalog = FileSystemCatalog(wh, storage_options=s3_options)
     reader_catalog.create_database("db")

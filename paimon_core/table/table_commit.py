@@ -153,7 +153,9 @@ class TableCommit:
             return committer.commit([], commit_identifier, check_committed=True)  # the no-op result
         from paimon_core.postpone.fixed_bucket_commit import PostponeFixedBucketCommit
 
-        if self.batch and PostponeFixedBucketCommit.applies(self.table, messages):  # bucket = -2: staged rows into real buckets
+        if self.batch and PostponeFixedBucketCommit.applies(
+            self.table, messages
+        ):  # bucket = -2: staged rows into real buckets
             job = PostponeFixedBucketCommit(
                 self.table, self.commit_user, self.overwrite, user_given=self.check_committed
             )
@@ -192,7 +194,11 @@ class TableCommit:
         try:
             landed = self.is_committed(commit_identifier)
         except Exception as e:  # noqa: BLE001 - cannot tell: keep the files
-            logger.warning("Cannot tell whether the failed commit of %s landed (%s): keeping its files", self.table.name, e)
+            logger.warning(
+                "Cannot tell whether the failed commit of %s landed (%s): keeping its files",
+                self.table.name,
+                e,
+            )
             return False
         if landed:
             logger.warning("The failed commit of %s landed after all: keeping its files", self.table.name)

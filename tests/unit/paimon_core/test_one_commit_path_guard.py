@@ -79,7 +79,9 @@ def _modules() -> list[str]:
 
 def test_only_the_table_commit_and_maintenance_operations_use_the_low_level_committer() -> None:
     modules = _modules()
-    assert len(modules) > 100 and "spark_jobs/datasource/stream_writer.py" in modules  # the walk sees the tree
+    assert (
+        len(modules) > 100 and "spark_jobs/datasource/stream_writer.py" in modules
+    )  # the walk sees the tree
     offenders = {
         m: uses
         for m in modules

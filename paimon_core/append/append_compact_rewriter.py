@@ -36,16 +36,12 @@ from paimon_core.append.row_tracking import (
     SEQUENCE_NUMBER,
     check_compactable,
     compact_file_meta,
-    file_row_ids,
-    fill_sequence,
-    has_physical,
+    read_with_row_tracking,
     row_id_runs,
+    row_tracking_arrow_schema,
     row_tracking_enabled,
-    row_tracking_fields,
 )
-from paimon_core.deletionvectors import read_deletion_vector
-from paimon_core.format.arrow_types import to_arrow_type
-from paimon_core.format.file_format import file_format_from_name, read_file
+from paimon_core.exceptions import CorruptFileError
 from paimon_core.format.format_options import FILE_BLOCK_SIZE, PARQUET_BLOCK_SIZE
 from paimon_core.io.data_file_reader import DataFileReader, partition_scalars
 from paimon_core.manifest.entries import DataFileMeta, FileSource
@@ -210,49 +206,6 @@ def rewrite_append_files(
     )
 
 
-def _row_tracking_rows(
-    table: FileStoreTable,
-    partition: bytes,
-    bucket_path: str,
-    f: DataFileMeta,
-    index: DeletionIndex | None,
-    schema: pa.Schema,
-) -> Iterator[pa.Table]:
-    """The live rows of ``f`` with their ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` (Java reads a
-    row-tracking table's compaction input with ``SpecialFields.rowTypeWithRowTracking``): ids and
-    sequence numbers are taken before the file's deletion vector drops rows."""
-    reader = DataFileReader(
-        table.file_io, table.schema_manager_cached, table_name=table.name, batch_size=READ_BATCH_ROWS, paths=table.paths
-    )
-    fields = list(table.schema.fields)
-    part_fields = table.schema.partition_fields
-    values = partition_scalars(part_fields, table.partition_codec.decode(partition)) if part_fields else None
-    physical_ids = None
-    if has_physical(f, ROW_ID):
-        path = reader.path_of(bucket_path, f)
-        batches = list(read_file(table.file_io, path, file_format_from_name(f.file_name), columns=[ROW_ID.name]))
-        physical_ids = pa.chunked_array([b.column(0) for b in batches], pa.int64())
-    ids = file_row_ids(f, physical_ids)
-    with_seq = has_physical(f, SEQUENCE_NUMBER)
-    deletion = index.deletion_files.get(f.file_name) if index is not None else None
-    dv = read_deletion_vector(table.file_io, deletion) if deletion is not None else None
-    position = 0
-    for batch in reader.read(bucket_path, f, fields, with_seq=with_seq, streaming=True, partition_values=values):
-        n = batch.num_rows
-        if not n:
-            continue
-        seq = fill_sequence(f, batch.column(len(fields)) if with_seq else None, n)
-        arrays = [*batch.columns[: len(fields)], pa.array(ids[position : position + n]), seq]
-        out = pa.Table.from_arrays(arrays, schema=schema)
-        if dv is not None:
-            deleted = dv.deleted_mask(n, position)
-            if deleted.any():
-                out = out.filter(pa.array(np.logical_not(deleted)))
-        position += n
-        if out.num_rows:
-            yield out
-
-
 def _rewrite_row_tracking(
     table: FileStoreTable,
     partition: bytes,
@@ -263,17 +216,27 @@ def _rewrite_row_tracking(
 ) -> CommitMessage:
     """:func:`rewrite_append_files` for a row-tracking table: every row keeps its ``_ROW_ID`` and
     ``_SEQUENCE_NUMBER`` (see :mod:`paimon_core.append.row_tracking`)."""
-    fields = list(table.schema.fields)
-    schema = pa.schema(
-        [*table.arrow_schema, *(pa.field(s.name, to_arrow_type(s.type), nullable=False) for s in (ROW_ID, SEQUENCE_NUMBER))]
-    )
-    if len(row_tracking_fields(fields)) != len(fields) + 2:
-        raise ValueError(f"Table {table.name} has a user column named _ROW_ID or _SEQUENCE_NUMBER")
+    schema = row_tracking_arrow_schema(table)
     bucket_path = table.bucket_path(partition, bucket)
     deleted = {
         f.file_name: deletion_index is not None and f.file_name in deletion_index.deletion_files for f in files
     }
-    runs = row_id_runs(files, deleted)
+    # only runs of follow-on ranges are rewritten (their files keep a first_row_id); a lone file
+    # stays as it is (see paimon_core.append.row_tracking)
+    runs = [r for r in row_id_runs(files, deleted) if len(r) > 1]
+    kept = len(files) - sum(len(r) for r in runs)
+    if kept:
+        logger.info(
+            "Row-tracking table %s bucket %d: %d of %d file(s) left uncompacted (their row ids do not follow on "
+            "from another file's, or a deletion vector leaves gaps)",
+            table.name,
+            bucket,
+            kept,
+            len(files),
+        )
+    if not runs:
+        return CommitMessage(partition, bucket, total_buckets)
+    files = [f for r in runs for f in r]
     writer = new_compact_writer(
         table, partition, bucket, first_sequence_number=files[0].min_sequence_number, arrow_schema=schema
     )
@@ -285,7 +248,8 @@ def _rewrite_row_tracking(
             ids: list[np.ndarray] = []
             seqs: list[np.ndarray] = []
             for f in run:
-                for rows in _row_tracking_rows(table, partition, bucket_path, f, deletion_index, schema):
+                deletion = deletion_index.deletion_files.get(f.file_name) if deletion_index is not None else None
+                for rows in read_with_row_tracking(table, partition, bucket_path, f, deletion=deletion):
                     ids.append(rows.column(ROW_ID.name).to_numpy())
                     seqs.append(rows.column(SEQUENCE_NUMBER.name).to_numpy())
                     writer.write(rows)
@@ -297,7 +261,14 @@ def _rewrite_row_tracking(
             offset = 0
             for m in run_files:
                 end = offset + m.row_count
-                after.append(compact_file_meta(m, all_ids[offset:end], all_seqs[offset:end]))
+                meta = compact_file_meta(m, all_ids[offset:end], all_seqs[offset:end])
+                if meta.first_row_id is None:  # the inputs' ids disagree with their first_row_id
+                    raise CorruptFileError(
+                        f"Compacting {table.name}: the row ids of {', '.join(f.file_name for f in run)} are not "
+                        f"first_row_id + position; refusing to write a file without contiguous row ids",
+                        files=[f.file_name for f in run],
+                    )
+                after.append(meta)
                 offset = end
         if deletion_index is not None:
             changes = deletion_index.remove(table, [f.file_name for f in files])

@@ -20,10 +20,16 @@ A table with ``row-tracking.enabled`` (unaware bucket, no primary key; Java's
   after the table's columns, min/max sequence numbers come from the rows, and the commit keeps
   them (COMPACT files get no new ids). Two deliberate differences, both read the same by Java:
 
-  - Files are rewritten in ``first_row_id`` order, one run of follow-on ranges at a time, and an
-    output file whose ids are ``first, first+1, ...`` also carries ``first_row_id = first``
-    (Java leaves it null): Java prefers the physical column, while pypaimon 2.1.0 ignores a
-    physical ``_ROW_ID`` and numbers rows from ``first_row_id`` (null ids without one).
+  - Only runs of two or more files whose ``first_row_id`` ranges follow on from each other (no
+    deletion vector) are rewritten, in ``first_row_id`` order, each run into its own files;
+    every output file then holds ids ``first, first+1, ...`` and also carries
+    ``first_row_id = first``. Java rewrites whatever its coordinator picked and leaves
+    ``first_row_id`` null, reading the ids from the column; but pypaimon 2.1.0 ignores a
+    physical ``_ROW_ID`` (null ids without ``first_row_id``) and pypaimon-rust 0.4.0 refuses a
+    row-tracked file without one ("Row-tracked file ... is missing first_row_id"). So a file
+    whose range has no neighbour among the candidates (a partition's files, when commits
+    wrote several partitions and the ids interleave) or with deleted rows stays uncompacted:
+    every reader keeps reading every row with its id, the table is merely less compacted.
   - ``write_cols`` stays empty, where Java lists the table's fields then the two system fields:
     Java's ``RawFileSplitRead`` reads a row-tracking file's system columns whatever
     ``write_cols`` says (``rowTypeWithRowTracking(schema, true, true)``: missing columns read as
@@ -41,13 +47,18 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 
-from paimon_core.exceptions import UnsupportedTableKindError
+from paimon_core.exceptions import SchemaMismatchError, UnsupportedTableKindError
 from paimon_core.manifest.entries import DataFileMeta, FileSource, ManifestEntry
 from paimon_core.schema.data_types import BigIntType, DataField
+
+if TYPE_CHECKING:
+    from paimon_core.deletionvectors import DeletionFile
+    from paimon_core.table.table import FileStoreTable
 
 __all__ = [
     "DATA_EVOLUTION_ENABLED",
@@ -61,6 +72,8 @@ __all__ = [
     "compact_file_meta",
     "data_evolution_enabled",
     "file_row_ids",
+    "read_with_row_tracking",
+    "row_tracking_arrow_schema",
     "row_tracking_enabled",
     "row_tracking_fields",
 ]
@@ -259,3 +272,78 @@ def iter_numpy(arrays: Iterator[np.ndarray]) -> np.ndarray:
     """Concatenate int64 arrays (empty: an empty array)."""
     parts = list(arrays)
     return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+
+
+#: Rows per batch read from a data file.
+READ_BATCH_ROWS = 65536
+
+
+def row_tracking_arrow_schema(table: FileStoreTable) -> pa.Schema:
+    """The table's Arrow schema then ``_ROW_ID``, ``_SEQUENCE_NUMBER`` (int64, not null)."""
+    from paimon_core.format.arrow_types import to_arrow_type
+
+    fields = list(table.schema.fields)
+    if len(row_tracking_fields(fields)) != len(fields) + 2:
+        raise UnsupportedTableKindError(
+            f"Table {table.name} has a column named _ROW_ID or _SEQUENCE_NUMBER, Paimon's row-tracking system fields",
+            feature="row tracking",
+            key=ROW_TRACKING_ENABLED,
+        )
+    system = [pa.field(s.name, to_arrow_type(s.type), nullable=False) for s in (ROW_ID, SEQUENCE_NUMBER)]
+    return pa.schema([*table.arrow_schema, *system])
+
+
+def read_with_row_tracking(
+    table: FileStoreTable,
+    partition: bytes,
+    bucket_path: str,
+    f: DataFileMeta,
+    *,
+    deletion: DeletionFile | None = None,
+) -> Iterator[pa.Table]:
+    """The live rows of ``f`` in the table's schema, then their ``_ROW_ID`` and
+    ``_SEQUENCE_NUMBER`` (Java ``DataFileRecordReader`` with row tracking; see the module
+    docstring). Ids and sequence numbers are taken before ``deletion`` (the file's deletion
+    vector) drops rows."""
+    from paimon_core.deletionvectors import read_deletion_vector
+    from paimon_core.format.file_format import file_format_from_name, read_file
+    from paimon_core.io.data_file_reader import DataFileReader, partition_scalars
+
+    schema = row_tracking_arrow_schema(table)
+    reader = DataFileReader(
+        table.file_io, table.schema_manager_cached, table_name=table.name, batch_size=READ_BATCH_ROWS, paths=table.paths
+    )
+    fields = list(table.schema.fields)
+    part_fields = table.schema.partition_fields
+    values = partition_scalars(part_fields, table.partition_codec.decode(partition)) if part_fields else None
+    physical_ids = None
+    if has_physical(f, ROW_ID) or f.file_source == FileSource.COMPACT:
+        # our compacted files hold _ROW_ID without listing it in write_cols (see the docstring)
+        path = reader.path_of(bucket_path, f)
+        try:
+            batches = list(read_file(table.file_io, path, file_format_from_name(f.file_name), columns=[ROW_ID.name]))
+            physical_ids = pa.chunked_array([b.column(0) for b in batches], pa.int64())
+        except SchemaMismatchError:
+            physical_ids = None  # the file has no such column
+    ids = file_row_ids(f, physical_ids)
+    with_seq = physical_ids is not None or has_physical(f, SEQUENCE_NUMBER)
+    dv = read_deletion_vector(table.file_io, deletion) if deletion is not None else None
+    position = 0
+    try:
+        batches_iter = reader.read(bucket_path, f, fields, with_seq=with_seq, streaming=True, partition_values=values)
+        for batch in batches_iter:
+            n = batch.num_rows
+            if not n:
+                continue
+            seq = fill_sequence(f, batch.column(len(fields)) if with_seq else None, n)
+            arrays = [*batch.columns[: len(fields)], pa.array(ids[position : position + n]), seq]
+            out = pa.Table.from_arrays(arrays, schema=schema)
+            if dv is not None:
+                deleted = dv.deleted_mask(n, position)
+                if deleted.any():
+                    out = out.filter(pa.array(np.logical_not(deleted)))
+            position += n
+            if out.num_rows:
+                yield out
+    except SchemaMismatchError as e:
+        raise SchemaMismatchError(f"Data file {f.file_name}: {e}", file=f.file_name) from e

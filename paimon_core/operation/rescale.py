@@ -86,6 +86,12 @@ def rescale(
     # Java's RescaleAction: a postpone-bucket table (bucket = -2) keeps its option; the partition's
     # real buckets are rewritten into bucket_num, its bucket-postpone rows stay for the compaction
     postpone = current == -2 and bool(table.schema.primary_keys)
+    if (table.options.options.get("row-tracking.enabled") or "").strip().lower() == "true":
+        # Java's SchemaValidation.validateRowTracking: row tracking only with bucket = -1
+        raise InvalidArgumentError(
+            f"rescale cannot run on {table.name}: it is a row-tracking table (row-tracking.enabled = true), "
+            "which Paimon allows only with bucket = -1 (unaware buckets: no bucket count to rescale)"
+        )
     if current <= 0 and not postpone:
         raise InvalidArgumentError(
             f"rescale needs a fixed-bucket table; {table.name} has bucket = {current} "

@@ -67,6 +67,7 @@ logger = logging.getLogger(__name__)
 
 CLUSTERING_INCREMENTAL = "clustering.incremental"
 DATA_EVOLUTION = "data-evolution.enabled"
+ROW_TRACKING = "row-tracking.enabled"
 
 
 class SortCompaction:
@@ -119,6 +120,14 @@ class SortCompaction:
         t, opts = self.table, self.table.options
         if (opts.get(DATA_EVOLUTION) or "false").lower() == "true":
             raise InvalidArgumentError(f"Data Evolution table cannot be sorted! ({t.name})")
+        if (opts.get(ROW_TRACKING) or "false").lower() == "true":
+            # Java's Spark sort compaction overwrites with fresh APPEND files: every row gets a new
+            # _ROW_ID. Rewriting here keeps none of them either way: refused (paimon_core.append.row_tracking).
+            raise InvalidArgumentError(
+                f"Cannot sort or cluster table {t.name}: it is a row-tracking table (row-tracking.enabled = true) "
+                "and a sorted rewrite would not keep its rows' _ROW_IDs (Java's sort compaction renumbers them); "
+                "use the plain compaction, which keeps them"
+            )
         if self.clustering is None and (opts.get(CLUSTERING_INCREMENTAL) or "false").lower() == "true":
             raise InvalidArgumentError(
                 f"The table {t.name} has enabled incremental clustering, do not support sort compact."

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from paimon_core.table.table import FileStoreTable
 
-__all__ = ["SYSTEM_TABLES", "SYSTEM_TABLE_SPLITTER", "read_system_table", "system_table_name"]
+__all__ = ["DATA_SYSTEM_TABLES", "SYSTEM_TABLES", "SYSTEM_TABLE_SPLITTER", "read_system_table", "system_table_name"]
 
 SYSTEM_TABLE_SPLITTER = "$"
 
@@ -43,6 +43,10 @@ SYSTEM_TABLES: tuple[str, ...] = (
     "branches",
 )
 
+#: System tables shaped as the table itself (Java's ``DataTable`` system tables): the table's
+#: columns plus metadata columns; ``row_tracking`` needs ``row-tracking.enabled``.
+DATA_SYSTEM_TABLES: tuple[str, ...] = ("row_tracking",)
+
 
 def system_table_name(name: str) -> str:
     """``"$Snapshots"`` / ``"snapshots"`` -> ``"snapshots"``; InvalidArgumentError if unknown."""
@@ -52,9 +56,9 @@ def system_table_name(name: str) -> str:
     if SYSTEM_TABLE_SPLITTER in key:
         key = key.rsplit(SYSTEM_TABLE_SPLITTER, 1)[1]
     key = key.lower()
-    if key not in SYSTEM_TABLES:
+    if key not in SYSTEM_TABLES and key not in DATA_SYSTEM_TABLES:
         raise InvalidArgumentError(
-            f"Unknown system table {name!r}; valid system tables: {', '.join(SYSTEM_TABLES)}",
+            f"Unknown system table {name!r}; valid system tables: {', '.join(SYSTEM_TABLES + DATA_SYSTEM_TABLES)}",
             argument="name",
         )
     return key

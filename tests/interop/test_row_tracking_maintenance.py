@@ -1,0 +1,246 @@
+"""Row-tracking append tables written by pypaimon 2.1.0, maintained by paimon_core.
+
+pypaimon writes a ``row-tracking.enabled`` table over several commits (and we write one commit
+ourselves: our commit must assign ``first_row_id`` and advance ``next_row_id`` as Java's
+``RowTrackingCommitUtils`` does). We compact, tag, expire and roll back; at every retained
+snapshot and tag pypaimon reads the same rows with the same ``_ROW_ID`` and ``_SEQUENCE_NUMBER``
+(the id -> row mapping), ``$row_tracking`` gives the same, pypaimon-rust reads the rows, and
+pypaimon keeps writing after our maintenance with ids continuing from ``next_row_id``.
+Refusals: data-evolution compaction, sort compaction and rescale of a row-tracking table, and
+``$row_tracking`` of a table without row tracking: a clear error, the table unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
+import pyarrow.parquet as pq
+import pytest
+from peers import Peer
+
+from paimon_core import FileSystemCatalog
+from paimon_core.exceptions import InvalidArgumentError, UnsupportedTableKindError
+from paimon_core.manifest.entries import FileSource
+from paimon_core.table.table import FileStoreTable
+
+SCHEMA = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("v", pa.float64()), ("s", pa.string())])
+ROWS = 40
+SYSTEM = ["_ROW_ID", "_SEQUENCE_NUMBER"]
+
+
+def batch(start: int, n: int = ROWS, *, dt: str | None = None) -> pa.Table:
+    ids = list(range(start, start + n))
+    return pa.table(
+        {
+            "id": ids,
+            "dt": [dt or f"d{i % 2}" for i in ids],
+            "v": [None if i % 7 == 0 else i / 3 for i in ids],
+            "s": [f"s{i}-" + "x" * (i % 9) for i in ids],
+        },
+        schema=SCHEMA,
+    )
+
+
+def mapping(t: pa.Table) -> dict[int, tuple[Any, ...]]:
+    """``_ROW_ID`` -> (row, ``_SEQUENCE_NUMBER``); ids must be unique and non-null."""
+    rows = t.select(["_ROW_ID", "id", "dt", "v", "s", "_SEQUENCE_NUMBER"]).to_pylist()
+    out = {r["_ROW_ID"]: (r["id"], r["dt"], r["v"], r["s"], r["_SEQUENCE_NUMBER"]) for r in rows}
+    assert None not in out and len(out) == len(rows), "null or duplicate _ROW_IDs"
+    return out
+
+
+def rows_only(t: pa.Table) -> list[tuple[Any, ...]]:
+    return sorted(tuple(r.values()) for r in t.select([f.name for f in SCHEMA]).to_pylist())
+
+
+def rows_only_of(m: dict[int, tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    return sorted(v[:4] for v in m.values())
+
+
+def check_physical_ids(t: FileStoreTable) -> int:
+    """Every compacted file holds ``_ROW_ID`` (what Java's reader takes) equal to
+    ``first_row_id + position`` (what pypaimon and pypaimon-rust take); the number of such files."""
+    latest = t.latest_snapshot()
+    assert latest is not None
+    n = 0
+    for e in t.new_file_store_scan().live_entries(latest):
+        if e.file.file_source != FileSource.COMPACT:
+            continue
+        path = t.paths.data_file_path(t.partition_path(e.partition), e.bucket, e.file.file_name)
+        column = pq.read_table(path, columns=["_ROW_ID", "_SEQUENCE_NUMBER"])
+        first = e.file.first_row_id
+        assert first is not None
+        assert column.column(0).to_pylist() == list(range(first, first + e.file.row_count))
+        seqs = column.column(1).to_pylist()
+        assert (min(seqs), max(seqs)) == (e.file.min_sequence_number, e.file.max_sequence_number)
+        n += 1
+    return n
+
+
+def peer_mapping(peer: Peer, wh: str, options: dict[str, Any] | None = None) -> dict[int, tuple[Any, ...]]:
+    return mapping(peer.read(wh, "db.t", options=options, projection=[f.name for f in SCHEMA] + SYSTEM))
+
+
+def ours(t: FileStoreTable, options: dict[str, str] | None = None) -> dict[int, tuple[Any, ...]]:
+    return mapping((t.copy(options) if options else t).system_table("row_tracking"))
+
+
+def new_table(pypaimon_peer: Peer, wh: str, partitioned: bool, **options: str) -> FileStoreTable:
+    opts = {"row-tracking.enabled": "true", "bucket": "-1", "compaction.min.file-num": "2", **options}
+    pypaimon_peer.create_table(wh, "db.t", SCHEMA, partition_keys=["dt"] if partitioned else (), options=opts)
+    return FileSystemCatalog(wh).get_table("db.t")
+
+
+@pytest.mark.parametrize("partitioned", [False, True], ids=["unpartitioned", "partitioned"])
+def test_compact_tag_expire_rollback_keep_row_ids(
+    pypaimon_peer: Peer, rust_peer: Peer, warehouse: str, partitioned: bool
+) -> None:
+    wh = warehouse
+    t = new_table(pypaimon_peer, wh, partitioned)
+    # partitioned: commits 1-2 and 3-4 write one partition each (follow-on ids in a partition),
+    # commit 5 a lone range of d0; commit 4 is ours (Java's row-id assignment on commit)
+    dts = ["d0", "d0", "d1", "d1", "d0"] if partitioned else [None] * 5
+    for i in range(5):
+        if i == 3:
+            t.write_arrow(batch(i * ROWS, dt=dts[i]))
+        else:
+            pypaimon_peer.write(wh, "db.t", batch(i * ROWS, dt=dts[i]))
+    latest = t.latest_snapshot()
+    assert latest is not None and latest.id == 5 and latest.next_row_id == 5 * ROWS
+    live = t.new_file_store_scan().live_entries(latest)
+    assert all(e.file.first_row_id is not None for e in live)
+
+    at: dict[int, dict[int, tuple[Any, ...]]] = {}
+    for sid in range(1, 6):
+        at[sid] = peer_mapping(pypaimon_peer, wh, {"scan.snapshot-id": sid})
+        assert ours(t, {"scan.snapshot-id": str(sid)}) == at[sid], f"$row_tracking at snapshot {sid}"
+    assert sorted(at[5]) == list(range(5 * ROWS))
+    assert {v[4] for v in at[5].values()} == {1, 2, 3, 4, 5}  # each row's writing snapshot
+
+    t.create_tag("before", 2)
+    t.compact()
+    compacted = t.latest_snapshot()
+    assert compacted is not None and compacted.id == 6 and compacted.next_row_id == 5 * ROWS  # no new ids
+    after = t.new_file_store_scan().live_entries(compacted)
+    assert len(after) == (3 if partitioned else 1)  # partitioned: d0's lone range (commit 5) stays
+    assert sum(e.file.file_source == FileSource.COMPACT for e in after) == (2 if partitioned else 1)
+    assert all(e.file.first_row_id is not None for e in after)
+    assert check_physical_ids(t) == (2 if partitioned else 1)
+    assert peer_mapping(pypaimon_peer, wh) == at[5] == ours(t)
+    assert rust_peer.read(wh, "db.t").num_rows == 5 * ROWS
+    t.create_tag("compacted", 6)
+
+    new_ids = list(range(5 * ROWS, 5 * ROWS + 10))
+    pypaimon_peer.write(wh, "db.t", batch(5 * ROWS, 10, dt="d0" if partitioned else None))  # snapshot 7
+    seven = peer_mapping(pypaimon_peer, wh)
+    assert sorted(set(seven) - set(at[5])) == new_ids and {seven[i][4] for i in new_ids} == {7}
+    assert ours(t) == seven
+
+    t.compact()  # snapshot 8: partitioned, d0's range of commit 5 and snapshot 7's follow on
+    eight = t.latest_snapshot()
+    assert eight is not None and eight.id == 8
+    ranges = sorted((e.file.first_row_id, e.file.row_count) for e in t.new_file_store_scan().live_entries(eight))
+    assert ranges == ([(0, 2 * ROWS), (2 * ROWS, 2 * ROWS), (4 * ROWS, ROWS + 10)] if partitioned else [(0, 5 * ROWS + 10)])
+    assert peer_mapping(pypaimon_peer, wh) == seven == ours(t)
+
+    t.expire_snapshots(retain_max=2, retain_min=1)
+    assert t.snapshot_manager.earliest_snapshot_id() == 7
+    for options, want in (
+        ({"scan.tag-name": "before"}, at[2]),
+        ({"scan.tag-name": "compacted"}, at[5]),
+        ({"scan.snapshot-id": 7}, seven),
+        ({"scan.snapshot-id": 8}, seven),
+    ):
+        assert peer_mapping(pypaimon_peer, wh, options) == want == ours(t, {k: str(v) for k, v in options.items()})
+        assert rust_peer.read(wh, "db.t", options=options).num_rows == len(want), options
+
+    # Java's rollback_to: later snapshots go, next_row_id is the tag's again
+    t.rollback_to("compacted")
+    back = t.latest_snapshot()
+    assert back is not None and back.id == 6 and back.next_row_id == 5 * ROWS
+    assert peer_mapping(pypaimon_peer, wh) == at[5] == ours(t)
+    pypaimon_peer.write(wh, "db.t", batch(1000, 5))
+    again = peer_mapping(pypaimon_peer, wh)
+    assert sorted(set(again) - set(at[5])) == list(range(5 * ROWS, 5 * ROWS + 5)) and again == ours(t)
+    assert rust_peer.read(wh, "db.t").num_rows == 5 * ROWS + 5
+
+
+def test_compaction_keeps_ids_of_non_contiguous_files(pypaimon_peer: Peer, warehouse: str) -> None:
+    """A big file between small ones is no candidate: the small files after it (follow-on ids)
+    are compacted, the one before it stays (no neighbour), every file keeps a first_row_id."""
+    wh = warehouse
+    t = new_table(pypaimon_peer, wh, False)
+    pypaimon_peer.write(wh, "db.t", batch(0, 5))
+    pypaimon_peer.write(wh, "db.t", batch(5, 3000))  # large: not a compaction candidate
+    pypaimon_peer.write(wh, "db.t", batch(3005, 5))
+    pypaimon_peer.write(wh, "db.t", batch(3010, 5))
+    want = peer_mapping(pypaimon_peer, wh)
+    t.compact(options={"target-file-size": "20 kb", "source.split.open-file-cost": "1"})  # one task: 3 small files
+    latest = t.latest_snapshot()
+    assert latest is not None and latest.id == 5
+    live = t.new_file_store_scan().live_entries(latest)
+    assert check_physical_ids(t) == 1
+    assert sorted((e.file.first_row_id, e.file.row_count, e.file.file_source) for e in live) == [
+        (0, 5, FileSource.APPEND),
+        (5, 3000, FileSource.APPEND),
+        (3005, 10, FileSource.COMPACT),
+    ]
+    assert peer_mapping(pypaimon_peer, wh) == want == ours(t)
+
+
+def _unchanged(t: FileStoreTable, sid: int, files: set[str]) -> None:
+    latest = t.latest_snapshot()
+    assert latest is not None and latest.id == sid
+    assert {e.file.file_name for e in t.new_file_store_scan().live_entries(latest)} == files
+
+
+def test_data_evolution_compaction_is_refused(pypaimon_peer: Peer, warehouse: str) -> None:
+    wh = warehouse
+    t = new_table(pypaimon_peer, wh, False, **{"data-evolution.enabled": "true"})
+    for i in range(3):
+        pypaimon_peer.write(wh, "db.t", batch(i * ROWS))
+    want = peer_mapping(pypaimon_peer, wh)
+    files = {e.file.file_name for e in t.new_file_store_scan().live_entries(t.latest_snapshot())}
+    with pytest.raises(UnsupportedTableKindError, match="data-evolution.enabled") as err:
+        t.compact()
+    assert err.value.feature == "data evolution"
+    _unchanged(t, 3, files)
+    assert peer_mapping(pypaimon_peer, wh) == want
+
+
+@pytest.mark.parametrize("order", ["order", "zorder"])
+def test_sort_compaction_is_refused(pypaimon_peer: Peer, warehouse: str, order: str) -> None:
+    from paimon_core.operation.compact.sort_compact import SortCompaction
+    from paimon_core.sort.table_sorter import SortSpec
+
+    wh = warehouse
+    t = new_table(pypaimon_peer, wh, False)
+    for i in range(2):
+        pypaimon_peer.write(wh, "db.t", batch(i * ROWS))
+    files = {e.file.file_name for e in t.new_file_store_scan().live_entries(t.latest_snapshot())}
+    with pytest.raises(InvalidArgumentError, match="row-tracking.enabled"):
+        SortCompaction(t, SortSpec.of(order, "id,v", t.options.options)).run()
+    _unchanged(t, 2, files)
+
+
+def test_rescale_is_refused(pypaimon_peer: Peer, warehouse: str) -> None:
+    from paimon_core.operation.rescale import rescale
+
+    wh = warehouse
+    t = new_table(pypaimon_peer, wh, False)
+    pypaimon_peer.write(wh, "db.t", batch(0))
+    files = {e.file.file_name for e in t.new_file_store_scan().live_entries(t.latest_snapshot())}
+    with pytest.raises(InvalidArgumentError, match="row-tracking table"):
+        rescale(t, bucket_num=2)
+    _unchanged(t, 1, files)
+
+
+def test_row_tracking_table_of_a_plain_table_is_refused(warehouse: str) -> None:
+    cat = FileSystemCatalog(warehouse)
+    cat.create_database("db")
+    t = cat.create_table("db.t", SCHEMA)
+    t.write_arrow(batch(0, 3))
+    with pytest.raises(InvalidArgumentError, match="does not support row tracking"):
+        t.system_table("$row_tracking")

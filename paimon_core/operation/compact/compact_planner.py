@@ -110,6 +110,10 @@ class CompactPlanner:
         self.has_pk = bool(schema.primary_keys)
         self.options = table.options
         self.postpone = self.options.bucket == -2  # planned by PostponeBucketCompact instead
+        if not self.has_pk:  # data-evolution tables refused before any task runs
+            from paimon_core.append.row_tracking import check_compactable
+
+            check_compactable(self.options.options, table=table.name)
         if self.has_pk and not self.postpone:
             from paimon_core.mergetree.compact.lookup_merge_tree_compact_rewriter import (
                 check_lookup_compaction_supported,

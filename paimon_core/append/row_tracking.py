@@ -310,6 +310,15 @@ def read_with_row_tracking(
     from paimon_core.io.data_file_reader import DataFileReader, partition_scalars
 
     schema = row_tracking_arrow_schema(table)
+    if f.write_cols is not None and not {fl.name for fl in table.schema.fields} <= set(f.write_cols):
+        raise UnsupportedTableKindError(
+            f"Data file {f.file_name} of table {table.name} holds only columns {list(f.write_cols)} of a row-id range "
+            "(a data-evolution partial-column file, data-evolution.enabled): merging such files by row id (Java "
+            "DataEvolutionSplitRead) is not supported by paimon_core",
+            feature="data evolution",
+            key=DATA_EVOLUTION_ENABLED,
+            file=f.file_name,
+        )
     reader = DataFileReader(
         table.file_io, table.schema_manager_cached, table_name=table.name, batch_size=READ_BATCH_ROWS, paths=table.paths
     )

@@ -12,17 +12,22 @@ Refusals: data-evolution compaction, sort compaction and rescale of a row-tracki
 
 from __future__ import annotations
 
+import struct
+import zlib
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
 import pytest
 from peers import Peer
+from pyroaring import BitMap
 
 from paimon_core import FileSystemCatalog
+from paimon_core.deletionvectors import BITMAP32_MAGIC
 from paimon_core.exceptions import InvalidArgumentError, UnsupportedTableKindError
-from paimon_core.manifest.entries import FileSource
+from paimon_core.io.file_io import join
+from paimon_core.manifest.entries import DeletionVectorMeta, FileSource, IndexFileMeta
+from paimon_core.table.commit_message import CommitMessage
 from paimon_core.table.table import FileStoreTable
 
 SCHEMA = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("v", pa.float64()), ("s", pa.string())])
@@ -196,17 +201,40 @@ def _unchanged(t: FileStoreTable, sid: int, files: set[str]) -> None:
     assert {e.file.file_name for e in t.new_file_store_scan().live_entries(latest)} == files
 
 
+#: pypaimon 2.1.0 updates column ``s`` of rows 1, 2 and 41 by ``_ROW_ID``: partial-column files
+#: (``write_cols = ['s']``) over the row-id ranges of the first two files.
+_UPDATE_BY_ROW_ID = """
+import sys
+import pyarrow as pa
+from pypaimon import CatalogFactory
+t = CatalogFactory.create({"warehouse": sys.argv[1]}).get_table("db.t")
+wb = t.new_batch_write_builder()
+update = wb.new_update().with_update_type(["s"])
+rows = pa.table({"_ROW_ID": pa.array([1, 2, 41], pa.int64()), "s": ["u1", "u2", "u41"]})
+wb.new_commit().commit(update.update_by_arrow_with_row_id(rows))
+"""
+
+
 def test_data_evolution_compaction_is_refused(pypaimon_peer: Peer, warehouse: str) -> None:
+    from tests.peer_python import run_peer_script
+
     wh = warehouse
     t = new_table(pypaimon_peer, wh, False, **{"data-evolution.enabled": "true"})
     for i in range(3):
         pypaimon_peer.write(wh, "db.t", batch(i * ROWS))
+    run_peer_script(_UPDATE_BY_ROW_ID, wh)
     want = peer_mapping(pypaimon_peer, wh)
-    files = {e.file.file_name for e in t.new_file_store_scan().live_entries(t.latest_snapshot())}
+    assert want[41][3] == "u41"
+    live = t.new_file_store_scan().live_entries(t.latest_snapshot())
+    assert any(e.file.write_cols == ("s",) for e in live)
+    files = {e.file.file_name for e in live}
     with pytest.raises(UnsupportedTableKindError, match="data-evolution.enabled") as err:
         t.compact()
     assert err.value.feature == "data evolution"
-    _unchanged(t, 3, files)
+    with pytest.raises(UnsupportedTableKindError, match="data-evolution partial-column file") as err:
+        t.system_table("row_tracking")
+    assert err.value.feature == "data evolution"
+    _unchanged(t, 4, files)
     assert peer_mapping(pypaimon_peer, wh) == want
 
 
@@ -244,3 +272,38 @@ def test_row_tracking_table_of_a_plain_table_is_refused(warehouse: str) -> None:
     t.write_arrow(batch(0, 3))
     with pytest.raises(InvalidArgumentError, match="does not support row tracking"):
         t.system_table("$row_tracking")
+
+
+def commit_deletion_vector(t: FileStoreTable, name: str, positions: list[int]) -> None:
+    """One DV index file in Java's layout (version byte; BE length, BE magic + portable bitmap,
+    BE CRC) deleting ``positions`` of data file ``name``, committed to the table."""
+    data = struct.pack(">I", BITMAP32_MAGIC) + BitMap(positions).serialize()
+    out = b"\x01" + struct.pack(">i", len(data)) + data + struct.pack(">I", zlib.crc32(data))
+    t.file_io.write_bytes(join(t.paths.index_dir, "index-rt-0"), out)
+    meta = IndexFileMeta(
+        "DELETION_VECTORS", "index-rt-0", len(out), 1, (DeletionVectorMeta(name, 1, len(data), len(positions)),)
+    )
+    t.new_file_store_commit("dv").commit([CommitMessage(b"\x00" * 12, 0, -1, new_index_files=(meta,))], 1)
+
+
+def test_deletion_vectors_keep_ids_and_leave_the_file(pypaimon_peer: Peer, rust_peer: Peer, warehouse: str) -> None:
+    """Rows deleted by a vector take their ids with them; a file with deleted rows would leave
+    gaps in a rewritten range, so it is not compacted (the follow-on files after it are)."""
+    wh = warehouse
+    t = new_table(pypaimon_peer, wh, False, **{"deletion-vectors.enabled": "true"})
+    for i in range(4):
+        pypaimon_peer.write(wh, "db.t", batch(i * ROWS))
+    by_first = {e.file.first_row_id: e.file for e in t.new_file_store_scan().live_entries(t.latest_snapshot())}
+    commit_deletion_vector(t, by_first[ROWS].file_name, [1, 3])
+    want = peer_mapping(pypaimon_peer, wh)
+    assert sorted(want) == [i for i in range(4 * ROWS) if i not in (ROWS + 1, ROWS + 3)]
+    assert ours(t) == want
+    t.compact()
+    live = t.new_file_store_scan().live_entries(t.latest_snapshot())
+    assert sorted((e.file.first_row_id, e.file.file_source) for e in live) == [
+        (0, FileSource.APPEND),
+        (ROWS, FileSource.APPEND),
+        (2 * ROWS, FileSource.COMPACT),
+    ]
+    assert peer_mapping(pypaimon_peer, wh) == want == ours(t)
+    assert rust_peer.read(wh, "db.t").num_rows == len(want)

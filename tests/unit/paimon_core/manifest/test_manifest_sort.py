@@ -18,6 +18,7 @@ from paimon_core.manifest.entries import FileKind, ManifestFileMeta, SimpleStats
 from paimon_core.manifest.partition_stats import PartitionCodec
 from paimon_core.manifest.sorter import (
     ManifestSortKey,
+    ManifestSortOptions,
     build_level_sorted_runs,
     manifests_per_value,
     pick_runs,
@@ -226,3 +227,71 @@ def test_create_and_alter_refuse_a_bad_sort_field(local_warehouse: str) -> None:
         cat.alter_table("db.ok", [SetOption("manifest-sort.partition-field", "id")])
     assert cat.get_table("db.ok").schema.id == t.schema.id
     cat.alter_table("db.ok", [SetOption("manifest-sort.partition-field", "p")])
+
+
+def _simulate(seed: int, opts: ManifestSortOptions, *, full_sort_every: int) -> dict[str, int]:
+    """A random history of ADDs and DELETEs merged as commits merge (base = merge(base + delta)),
+    manifests in memory; after every merge the list must replay (every DELETE after its ADD, no
+    ADD twice) to the model's live files. Returns how often each rewrite path ran."""
+    from paimon_core.manifest.entries import DataFileMeta, ManifestEntry
+    from paimon_core.manifest.merger import merge_entries
+    from paimon_core.manifest.sorter import sort_merge_manifests
+
+    codec = PartitionCodec([IntType()])
+    store: dict[str, list[ManifestEntry]] = {}
+    rnd = random.Random(seed)
+    counter = iter(range(10**9))
+
+    def write(entries: list[ManifestEntry]) -> list[ManifestFileMeta]:
+        name = f"manifest-{next(counter)}"
+        store[name] = list(entries)
+        stats = codec.stats([e.partition for e in entries])
+        added = sum(1 for e in entries if e.kind == FileKind.ADD)
+        return [ManifestFileMeta(name, 40 * len(entries), added, len(entries) - added, stats, 0)]
+
+    def entry(kind: FileKind, name: str, p: int) -> ManifestEntry:
+        f = DataFileMeta.new_level0(name, 1, 1, value_stats=None, min_sequence_number=0, max_sequence_number=0,
+                                    schema_id=0)  # fmt: skip
+        return ManifestEntry(kind, codec.encode([p]), 0, 1, f)
+
+    live: dict[str, int] = {}
+    base: list[ManifestFileMeta] = []
+    delta: list[ManifestFileMeta] = []
+    paths = {"sorted": 0, "merges": 0}
+    for step in range(60):
+        previous = base + delta
+        if step and step % full_sort_every == 0:
+            merged, _, plan = sort_merge_manifests(
+                previous, read=lambda m: store[m.file_name], write=write, codec=codec, partition_keys=["p"],
+                opts=opts, full_sort=True)  # fmt: skip
+        else:
+            merged, _, plan = sort_merge_manifests(
+                previous, read=lambda m: store[m.file_name], write=write, codec=codec, partition_keys=["p"], opts=opts
+            )
+        paths["sorted"] += plan.sorted_inputs
+        paths["merges"] += merged != previous
+        changes = [entry(FileKind.ADD, f"f{step}-{i}", rnd.randrange(30)) for i in range(rnd.randrange(1, 12))]
+        for name in rnd.sample(sorted(live), min(len(live), rnd.randrange(0, 6))):
+            changes.append(entry(FileKind.DELETE, name, live.pop(name)))
+        live.update({e.file.file_name: codec.decode(e.partition)[0] for e in changes if e.kind == FileKind.ADD})  # type: ignore[misc]
+        base, delta = merged, write(changes)
+        replay = merge_entries(e for m in base + delta for e in store[m.file_name])
+        assert all(e.kind == FileKind.ADD for e in replay), (seed, step)
+        assert sorted(e.file.file_name for e in replay) == sorted(live), (seed, step)
+    return paths
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize(
+    ("target", "budget", "full_threshold"),
+    [(400, 1 << 30, 1 << 30), (400, 600, 1 << 30), (400, 1 << 30, 300), (400, 500, 300), (4000, 1 << 30, 1 << 30)],
+    ids=["minor", "minor-budget", "full", "full-budget", "all-small"],
+)
+def test_merge_replays_to_the_live_files(seed: int, target: int, budget: int, full_threshold: int) -> None:
+    """Every path of the sort merge (minor with ADDs at the first slot and unmatched DELETEs at
+    the last, full, split at the budget, unsorted beyond it, the compact_manifest full sort)
+    keeps the manifest list replayable to exactly the live files."""
+    opts = ManifestSortOptions(enabled=True, partition_field=None, max_rewrite_size=budget, target_size=target,
+                               min_count=3, full_compaction_threshold=full_threshold)  # fmt: skip
+    paths = _simulate(seed, opts, full_sort_every=17)
+    assert paths["sorted"] > 0 and paths["merges"] > 0

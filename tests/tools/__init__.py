@@ -1,0 +1,1 @@
+"""Test tools: table kinds for the compatibility matrix, and the README table generator."""

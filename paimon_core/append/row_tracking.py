@@ -36,10 +36,15 @@ A table with ``row-tracking.enabled`` (unaware bucket, no primary key; Java's
     null and are filled), while pypaimon-rust 0.4.0 refuses a file listing ``_ROW_ID`` in
     ``write_cols`` ("Unknown data-evolution write path").
 
+The rewrite holds one run's ids and sequence numbers (16 bytes a row) to set its files' metadata.
+
 Data-evolution tables (``data-evolution.enabled``: files holding some columns of a row-id range,
 merged on read) are compacted in Java by ``DataEvolutionCompactCoordinator``/
 ``DataEvolutionCompactTask``, which this module does not port: :func:`check_compactable` refuses
-them, as Java's sort compaction refuses them ("Data Evolution table cannot be sorted!").
+them, as Java's sort compaction refuses them ("Data Evolution table cannot be sorted!"), and
+:func:`read_with_row_tracking` refuses a partial-column file (Java ``DataEvolutionSplitRead``
+merges them by row id). Sort compaction and rescale of row-tracking tables are refused by
+:mod:`paimon_core.operation.compact.sort_compact` and :mod:`paimon_core.operation.rescale`.
 """
 
 from __future__ import annotations

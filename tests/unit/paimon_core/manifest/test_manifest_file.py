@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import time
 import uuid
@@ -408,7 +409,10 @@ def test_truncated_manifest_raises_corrupt_file_error(tmp_path: Path, good_manif
 
 @pytest.mark.parametrize(
     "content",
-    [b"", b"garbage garbage garbage", b"Obj\x01" + os.urandom(64), b"PAR1" + bytes(100)],
+    # fixed bytes: a test's parameters are the same in every process (random bytes made each
+    # xdist worker collect a different test, and a failure could not be replayed)
+    [b"", b"garbage garbage garbage", b"Obj\x01" + random.Random(64).randbytes(64), b"PAR1" + bytes(100)],
+    ids=["empty", "text", "avro-magic-random", "parquet-magic-zeros"],
 )
 def test_garbage_manifest_raises_corrupt_file_error(tmp_path: Path, content: bytes) -> None:
     bad = tmp_path / "manifest-garbage-0"

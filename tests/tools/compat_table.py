@@ -210,7 +210,7 @@ def render(cells: Mapping[tuple[str, str], Cell]) -> str:
         lines.append(f"| {spec.family} | {spec.kind} | {writer} | " + " | ".join(row) + " |")
     lines.append("")
     for message, n in notes.items():
-        lines.append(f"[{n}] `{message}`  ")
+        lines.append(f"- [{n}] `{message}`")
     return "\n".join(lines).rstrip() + "\n"
 
 

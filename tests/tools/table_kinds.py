@@ -40,7 +40,7 @@ COMMITS: tuple[dict[str, list[Any]], ...] = (
 )
 
 Writer = Literal["ours", "pypaimon"]
-Extra = Literal["", "branch", "global_index", "blob", "vector", "pk_vector"]
+Extra = Literal["", "branch", "global_index", "blob", "vector", "pk_vector", "variant"]
 
 
 @dataclass(frozen=True)
@@ -164,6 +164,15 @@ KINDS: tuple[TableKindSpec, ...] = (
         refused_as="vector columns",
     ),
     TableKindSpec(
+        "variant",
+        "VARIANT column",
+        "pypaimon",
+        primary_key=False,
+        partitioned=False,
+        extra="variant",
+        refused_as="variant columns",
+    ),
+    TableKindSpec(
         "vector index",
         "pk-vector.index.columns",
         "pypaimon",
@@ -221,6 +230,9 @@ for s in specs:
         fields.append(("b", pa.large_binary()))
     if s["extra"] in ("vector", "pk_vector"):
         fields.append(("vec", pa.list_(pa.float32(), 2)))
+    if s["extra"] == "variant":
+        fields.append(("var", pa.struct([pa.field("value", pa.binary(), nullable=False),
+                                         pa.field("metadata", pa.binary(), nullable=False)])))
     schema = pa.schema(fields)
     catalog.create_table(s["ident"], Schema.from_pyarrow_schema(
         schema, primary_keys=s["pks"] or None, partition_keys=s["parts"] or None, options=s["options"]), False)
@@ -233,6 +245,9 @@ for s in specs:
             data["b"] = [b"blob-%d" % i for i in c["id"]]
         if s["extra"] in ("vector", "pk_vector"):
             data["vec"] = [[float(i), 1.0] for i in c["id"]]
+        if s["extra"] == "variant":
+            from pypaimon.data.generic_variant import GenericVariant
+            data["var"] = GenericVariant.to_arrow_array([GenericVariant.from_python({"k": i}) for i in c["id"]])
         wb = table.new_batch_write_builder()
         w, cm = wb.new_write(), wb.new_commit()
         w.write_arrow(pa.Table.from_pydict(data, schema=schema))

@@ -256,3 +256,20 @@ def test_every_spark_job_refuses(warehouse: str, job: str, capsys: pytest.Captur
             assert line["error_type"] == "UnsupportedTableKindError", (job, line)
             assert f"'{spec.refused_as}'" in line["error"] and line["retryable"] is False, (job, line)
         assert _digest(Path(warehouse) / f"{DATABASE}.db") == before, (job, spec.refused_as)
+
+
+def test_orphan_clean_of_a_whole_database_names_each_refused_table(
+    warehouse: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``remove_orphan_files --table DB.*``: the other tables would be cleaned; each refused one is
+    named with its feature, and nothing of them changes."""
+    before = _digest(Path(warehouse) / f"{DATABASE}.db")
+    rc, line = _run(
+        "remove_orphan_files",
+        ["--warehouse", warehouse, "--no-ledger", "--table", f"{DATABASE}.*", "--mode", "local"],
+        capsys,
+    )
+    assert rc != 0 and line["status"] == "error", line
+    for spec in UNSUPPORTED:
+        assert identifier(spec) in line["error"] and f"'{spec.refused_as}'" in line["error"], (spec.refused_as, line)
+    assert _digest(Path(warehouse) / f"{DATABASE}.db") == before

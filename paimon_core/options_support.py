@@ -235,12 +235,12 @@ def _kind_error(
 def name_table(error: UnsupportedTableKindError, table: str) -> UnsupportedTableKindError:
     """``error`` again, naming ``table`` (a column type is refused before the table's name is known)."""
     return _kind_error(
-        str(getattr(error, "feature", "")),
-        str(getattr(error, "what", "")),
-        action=str(getattr(error, "action", "open the table")),
+        error.feature,
+        error.what,
+        action=error.action,
         table=table,
-        key=getattr(error, "key", None),
-        type_name=getattr(error, "type_name", None),
+        key=error.key,
+        type_name=error.type_name,
     )
 
 

@@ -8,13 +8,20 @@ picklable so Spark executors can carry them.
 from __future__ import annotations
 
 import abc
+import functools
 import posixpath
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any, TypeVar, cast
 
-from paimon_core.exceptions import CorruptFileError
+from paimon_core.exceptions import (
+    CorruptFileError,
+    FileIOError,
+    FileIONotFoundError,
+    FileIOPermissionError,
+    PaimonError,
+)
 from paimon_core.io.uri import parse_path
 
 if TYPE_CHECKING:
@@ -145,6 +152,77 @@ class FileIO(abc.ABC):
         """Move a file to a new name that must not exist yet (``FileExistsError`` otherwise).
         A rename on a file system; on an object store a server-side copy and a delete."""
         raise NotImplementedError(f"{type(self).__name__} cannot rename files")
+
+
+#: S3 / botocore ``ClientError`` codes of a refused request (credentials, bucket policy)
+_DENIED_CODES = frozenset(
+    {"AccessDenied", "403", "Forbidden", "AllAccessDisabled", "InvalidAccessKeyId", "SignatureDoesNotMatch"}
+)
+#: ... and of a missing key or bucket
+_MISSING_CODES = frozenset({"NoSuchKey", "NoSuchBucket", "404", "NotFound"})
+#: OSErrors that are an answer the caller handles (a lost no-overwrite race, a path of the wrong kind)
+_PASS_THROUGH = (FileExistsError, IsADirectoryError, NotADirectoryError)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _client_error_code(error: BaseException) -> str | None:
+    """The ``Error.Code`` of a botocore ``ClientError`` (or an error carrying its ``response``)."""
+    response = getattr(error, "response", None)
+    if not isinstance(response, dict):
+        return None
+    code = response.get("Error", {}).get("Code")
+    return str(code) if code is not None else None
+
+
+def classify_io_error(error: BaseException, path: str, operation: str) -> BaseException | None:
+    """The typed error a storage failure of ``operation`` on ``path`` becomes, or None to keep it.
+
+    ``PermissionError`` and S3 ``AccessDenied`` / 403: :class:`FileIOPermissionError` (terminal,
+    also a ``PermissionError``); ``FileNotFoundError`` and ``NoSuchKey`` / 404:
+    :class:`FileIONotFoundError` (terminal, also a ``FileNotFoundError``); any other ``OSError``
+    (timeouts, dropped connections, a full disk ...): :class:`FileIOError` (transient). Errors
+    that are already typed (:class:`PaimonError`), ``FileExistsError`` (a lost race) and
+    ``Is/NotADirectoryError`` stay as they are, as does anything that is not an I/O error."""
+    if isinstance(error, (PaimonError, *_PASS_THROUGH)):
+        return None
+    code = _client_error_code(error)
+    message = f"{operation} {path}: {type(error).__name__}: {error}"
+    typed: PaimonError
+    if isinstance(error, PermissionError) or code in _DENIED_CODES:
+        typed = FileIOPermissionError(message, path=path, operation=operation)
+    elif isinstance(error, FileNotFoundError) or code in _MISSING_CODES:
+        typed = FileIONotFoundError(message, path=path, operation=operation)
+    elif isinstance(error, OSError):
+        typed = FileIOError(message, path=path, operation=operation)
+    else:
+        return None
+    if isinstance(typed, OSError):  # keep what code reading an OSError looks at
+        typed.errno = error.errno if isinstance(error, OSError) else None
+        typed.filename = (error.filename if isinstance(error, OSError) else None) or path
+    return typed
+
+
+def wrap_io_error(operation: str) -> Callable[[F], F]:
+    """Decorate a FileIO method whose first argument is the path: its storage errors are raised
+    as typed errors (:func:`classify_io_error`), the original as ``__cause__``. Used at the
+    FileIO boundary (:class:`~paimon_core.io.local_io.LocalFileIO`,
+    :class:`~paimon_core.io.fsspec_io.FsspecFileIO`), so a permission error is not retried."""
+
+    def decorate(fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(self: object, path: str, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(self, path, *args, **kwargs)
+            except Exception as e:
+                typed = classify_io_error(e, path, operation)
+                if typed is None:
+                    raise
+                raise typed from e
+
+        return cast(F, wrapper)
+
+    return decorate
 
 
 def strip_scheme(path: str) -> str:

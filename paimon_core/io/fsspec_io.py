@@ -25,7 +25,7 @@ import fsspec
 import pyarrow.fs as pafs
 
 from paimon_core.exceptions import StorageDriverMissingError
-from paimon_core.io.file_io import FileIO, FileStatus
+from paimon_core.io.file_io import FileIO, FileStatus, wrap_io_error
 from paimon_core.io.uri import parse_path
 
 _S3 = frozenset({"s3", "s3a"})
@@ -98,10 +98,12 @@ class FsspecFileIO(FileIO):
         p = parsed.authority + parsed.path
         return p if self.protocol not in ("memory",) else "/" + p.lstrip("/")
 
+    @wrap_io_error("read")
     def read_bytes(self, path: str) -> bytes:
         data = self.fs.cat_file(self._p(path))
         return bytes(data)
 
+    @wrap_io_error("write")
     def write_bytes(self, path: str, data: bytes, *, overwrite: bool = False) -> None:
         p = self._p(path)
         if not overwrite:
@@ -110,6 +112,7 @@ class FsspecFileIO(FileIO):
             return
         self.fs.pipe_file(p, data)
 
+    @wrap_io_error("publish")
     def try_write_atomic(self, path: str, data: bytes) -> bool:
         try:
             with self.fs.open(self._p(path), "xb") as f:
@@ -122,9 +125,11 @@ class FsspecFileIO(FileIO):
             raise
         return True
 
+    @wrap_io_error("exists")
     def exists(self, path: str) -> bool:
         return bool(self.fs.exists(self._p(path)))
 
+    @wrap_io_error("delete")
     def delete(self, path: str, *, recursive: bool = False) -> bool:
         p = self._p(path)
         try:
@@ -133,6 +138,7 @@ class FsspecFileIO(FileIO):
             return False
         return True
 
+    @wrap_io_error("list")
     def list_status(self, path: str) -> list[FileStatus]:
         p = self._p(path)
         try:
@@ -159,6 +165,7 @@ class FsspecFileIO(FileIO):
             )
         return out
 
+    @wrap_io_error("mkdirs")
     def mkdirs(self, path: str) -> None:
         p = self._p(path)
         if self.protocol not in _S3:
@@ -172,15 +179,19 @@ class FsspecFileIO(FileIO):
             self.fs.call_s3("put_object", Bucket=bucket, Key=key + "/", Body=b"")
             self.fs.invalidate_cache(p)
 
+    @wrap_io_error("open")
     def open_input(self, path: str) -> IO[bytes]:
         return self.fs.open(self._p(path), "rb")
 
+    @wrap_io_error("create")
     def open_output(self, path: str) -> IO[bytes]:
         return self.fs.open(self._p(path), "wb")
 
+    @wrap_io_error("stat")
     def get_file_size(self, path: str) -> int:
         return int(self.fs.size(self._p(path)))
 
+    @wrap_io_error("rename")
     def rename(self, src: str, dst: str) -> None:
         d = self._p(dst)
         if self.fs.exists(d):

@@ -21,7 +21,7 @@ from typing import IO
 import pyarrow.fs as pafs
 
 from paimon_core.exceptions import UnsafePathError
-from paimon_core.io.file_io import FileIO, FileStatus
+from paimon_core.io.file_io import FileIO, FileStatus, wrap_io_error
 from paimon_core.io.uri import local_path
 
 #: ``<db>.db/<table>``: the directories below a warehouse that may be links; deeper is inside a table.
@@ -156,10 +156,12 @@ class LocalFileIO(FileIO):
             _silent_unlink(tmp)
             raise
 
+    @wrap_io_error("read")
     def read_bytes(self, path: str) -> bytes:
         with open(self._p(path), "rb") as f:
             return f.read()
 
+    @wrap_io_error("write")
     def write_bytes(self, path: str, data: bytes, *, overwrite: bool = False) -> None:
         p = self._w(path)
         if not overwrite:
@@ -173,6 +175,7 @@ class LocalFileIO(FileIO):
             _silent_unlink(tmp)
             raise
 
+    @wrap_io_error("publish")
     def try_write_atomic(self, path: str, data: bytes) -> bool:
         p = self._w(path)
         tmp = self._write_tmp(p, data)
@@ -184,9 +187,11 @@ class LocalFileIO(FileIO):
             _silent_unlink(tmp)
         return True
 
+    @wrap_io_error("exists")
     def exists(self, path: str) -> bool:
         return os.path.exists(self._p(path))
 
+    @wrap_io_error("delete")
     def delete(self, path: str, *, recursive: bool = False) -> bool:
         p = self._w(path)
         try:
@@ -201,9 +206,11 @@ class LocalFileIO(FileIO):
             return False
         return True
 
+    @wrap_io_error("stat")
     def is_symlink(self, path: str) -> bool:
         return os.path.islink(self._p(path))
 
+    @wrap_io_error("list")
     def list_status(self, path: str) -> list[FileStatus]:
         p = self._p(path)
         out: list[FileStatus] = []
@@ -228,20 +235,25 @@ class LocalFileIO(FileIO):
                 )
         return out
 
+    @wrap_io_error("mkdirs")
     def mkdirs(self, path: str) -> None:
         os.makedirs(self._w(path, itself=True), exist_ok=True)
 
+    @wrap_io_error("open")
     def open_input(self, path: str) -> IO[bytes]:
         return open(self._p(path), "rb")
 
+    @wrap_io_error("create")
     def open_output(self, path: str) -> IO[bytes]:
         p = self._w(path, itself=True)
         os.makedirs(os.path.dirname(p) or ".", exist_ok=True)
         return open(p, "wb")
 
+    @wrap_io_error("stat")
     def get_file_size(self, path: str) -> int:
         return os.path.getsize(self._p(path))
 
+    @wrap_io_error("rename")
     def rename(self, src: str, dst: str) -> None:
         s, d = self._w(src), self._w(dst)
         os.makedirs(os.path.dirname(d) or ".", exist_ok=True)

@@ -25,6 +25,7 @@ from paimon_core.exceptions import (
     FileIOError,
     PaimonError,
     SnapshotExpiredWhileReadingError,
+    is_explained,
 )
 from paimon_core.snapshot.snapshot import Snapshot
 from paimon_core.snapshot.snapshot_manager import SnapshotManager
@@ -39,9 +40,13 @@ MAX_REREADS = 5
 
 def missing_path(error: BaseException) -> str:
     """The path a ``FileNotFoundError`` (or a typed error wrapping one) names."""
-    path = getattr(error, "path", None) or getattr(error, "filename", None)
-    if path is None and error.__cause__ is not None:
-        path = getattr(error.__cause__, "filename", None)
+    path: object = None
+    if isinstance(error, PaimonError):
+        path = error.path
+    if path is None and isinstance(error, OSError):
+        path = error.filename
+    if path is None and isinstance(error.__cause__, OSError):
+        path = error.__cause__.filename
     return str(path) if path is not None else "?"
 
 
@@ -53,7 +58,7 @@ def is_superseded(snapshot_manager: SnapshotManager, snapshot_id: int) -> bool:
 
 def damaged_error(error: FileNotFoundError, *, table: str, snapshot_id: int, what: str) -> PaimonError:
     """The typed error for a file missing from the latest snapshot (the table is damaged)."""
-    if isinstance(error, PaimonError):
+    if isinstance(error, PaimonError) and is_explained(error):
         return error
     path = missing_path(error)
     return CorruptFileError(
@@ -104,11 +109,11 @@ def read_from_latest(
             return read(snapshot)
         except FileNotFoundError as e:
             if snapshot is None:  # nothing of a snapshot was read: not a race with expiry
-                if isinstance(e, PaimonError):
+                if is_explained(e):
                     raise
                 raise FileIOError(f"{what} of {table}: {e}", path=missing_path(e)) from e
             if not is_superseded(snapshot_manager, snapshot.id):
-                if isinstance(e, PaimonError):
+                if is_explained(e):
                     raise
                 raise damaged_error(e, table=table, snapshot_id=snapshot.id, what=what) from e
             rereads.append(snapshot.id)

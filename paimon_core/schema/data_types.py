@@ -669,7 +669,7 @@ def _parse_field(d: Mapping[str, object]) -> DataField:
     try:
         data_type = parse_data_type(raw_type)  # type: ignore[arg-type]
     except UnsupportedTableKindError as e:  # name the column
-        raise unsupported_type_error(str(getattr(e, "type_name", "")), column=name) from None
+        raise unsupported_type_error(e.type_name or "", column=name) from None
     return DataField(
         raw_id,
         name,

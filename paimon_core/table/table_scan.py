@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from paimon_core.deletionvectors.deletion_file import DeletionFile, deletion_files_by_bucket
-from paimon_core.exceptions import InvalidOptionError, MetadataFileNotFoundError, PaimonError
+from paimon_core.exceptions import InvalidOptionError, MetadataFileNotFoundError, is_explained
 from paimon_core.index.index_path_factory import index_file_path
 from paimon_core.manifest.entries import DataFileMeta, FileKind, IndexManifestEntry, ManifestEntry
 from paimon_core.manifest.index_manifest import read_index_manifest
@@ -91,7 +91,7 @@ class TableScan:
         try:
             return self._plan(target)
         except FileNotFoundError as e:
-            if isinstance(e, PaimonError):
+            if is_explained(e):
                 raise
             raise MetadataFileNotFoundError(
                 f"Cannot read snapshot {target.snapshot.id} of {self.table.name}: {e.filename or e} is missing "

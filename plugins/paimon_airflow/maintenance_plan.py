@@ -165,7 +165,7 @@ def plan_pass(context: Mapping[str, Any], registry: Any) -> dict[str, Any]:
             plan = plan_table(state, settings, now_millis=now, last_success=last.get(name, {}))
         except UnsupportedTableKindError as e:  # a Paimon table kind we do not maintain: skipped, named
             log.info("Skipping %s: %s", name, e)
-            skipped.append({"table": name, "feature": str(getattr(e, "feature", "")), "reason": str(e)})
+            skipped.append({"table": name, "feature": e.feature, "reason": str(e)})
             continue
         except Exception as e:  # noqa: BLE001 - one unreadable table must not stop the pass
             log.error("Cannot plan %s: %s: %s", name, type(e).__name__, e)

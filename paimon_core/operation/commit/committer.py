@@ -31,7 +31,7 @@ from paimon_core.exceptions import (
     CommitStateUnknownError,
     FileIOError,
     InvalidArgumentError,
-    PaimonError,
+    is_explained,
 )
 from paimon_core.io.file_io import FileIO
 from paimon_core.manifest.entries import FileKind, IndexManifestEntry, ManifestEntry, ManifestFileMeta
@@ -272,8 +272,8 @@ class FileStoreCommit:
                     commit_user=self.commit_user,
                     commit_identifier=commit_identifier,
                     failed_kind=step_kind.value,
-                    snapshot_id=getattr(e, "snapshot_id", None),
-                    file_name=getattr(e, "file_name", None),
+                    snapshot_id=e.snapshot_id,
+                    file_name=e.file_name,
                 ) from e
             except CommitStateUnknownError:
                 raise
@@ -435,7 +435,7 @@ class FileStoreCommit:
             except FileNotFoundError as e:
                 # A file of `latest` is gone: it was superseded and expired while this attempt read
                 # it (a lost race: retry on the new latest), or the table is damaged (typed error).
-                if isinstance(e, PaimonError):
+                if is_explained(e):
                     raise
                 if latest is None:
                     raise FileIOError(f"Commit to {self.table_name}: {e}", path=missing_path(e)) from e

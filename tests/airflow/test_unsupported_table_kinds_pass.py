@@ -11,7 +11,6 @@ directories are byte-for-byte unchanged.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +19,11 @@ import pytest
 
 from paimon_core import FileSystemCatalog
 from tests.airflow.conftest import DAGS_FOLDER
-from tests.tools.table_kinds import DATABASE, UNSUPPORTED, build, identifier
+from tests.tools.table_kinds import DATABASE, UNSUPPORTED, build, identifier, tree_digest
 
 pytestmark = pytest.mark.integration
 
 
-def _digest(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +43,7 @@ def test_the_pass_skips_unsupported_kinds_with_the_reason(dag: Any, paimon_wareh
     for i in range(6):  # six level-0 runs: over num-sorted-run.compaction-trigger 5
         ok.write_arrow(pa.table({"id": pa.array([i, i + 1], pa.int64()), "v": pa.array([i, i], pa.int64())}))
     kinds_dir = Path(paimon_warehouse) / f"{DATABASE}.db"
-    before = _digest(kinds_dir)
+    before = tree_digest(kinds_dir)
 
     run = dag.test(
         logical_date=dt.datetime(2026, 11, 28, tzinfo=dt.UTC),
@@ -62,4 +59,4 @@ def test_the_pass_skips_unsupported_kinds_with_the_reason(dag: Any, paimon_wareh
         assert entry["feature"] == kind.refused_as and f"'{kind.refused_as}'" in entry["reason"], entry
     assert summary["planned"] == 1 and summary["by_action"].get("compact") == 1, summary
     assert catalog.get_table("db.ok").latest_snapshot().commit_kind.value == "COMPACT"  # type: ignore[union-attr]
-    assert _digest(kinds_dir) == before
+    assert tree_digest(kinds_dir) == before

@@ -18,15 +18,10 @@ No Spark session is needed for the refusals: the table is refused when it is ope
 from __future__ import annotations
 
 import argparse
-import contextlib
-import hashlib
 import importlib
-import io
 import json
 import re
-from functools import cache
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -39,7 +34,8 @@ from paimon_core.schema.schema_change import SetOption
 from paimon_core.schema.schema_manager import SchemaManager
 from paimon_core.table.table import FileStoreTable
 from spark_jobs import JOBS
-from tests.tools.table_kinds import DATABASE, UNSUPPORTED, TableKindSpec, build, identifier
+from tests.integration.test_job_bad_input_args import _help, _required, _run
+from tests.tools.table_kinds import DATABASE, UNSUPPORTED, TableKindSpec, build, identifier, tree_digest
 
 pytestmark = pytest.mark.integration
 
@@ -52,10 +48,6 @@ NOT_ON_A_TABLE: dict[str, str] = {
 VALUES = {"partitions": "dt=a", "timestamp": "1000"}
 
 
-def _digest(root: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()
-    }
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +75,7 @@ def test_the_kinds_cover_the_issue() -> None:
 @pytest.mark.parametrize("spec", UNSUPPORTED, ids=[k.refused_as for k in UNSUPPORTED])
 def test_the_python_api_refuses_the_table(warehouse: str, spec: TableKindSpec) -> None:
     root = _root(warehouse, spec)
-    before = _digest(root)
+    before = tree_digest(root)
     catalog = FileSystemCatalog(warehouse)
     assert identifier(spec).split(".")[1] in catalog.list_tables(DATABASE)  # listed, never hidden
     with pytest.raises(UnsupportedTableKindError) as info:
@@ -94,7 +86,7 @@ def test_the_python_api_refuses_the_table(warehouse: str, spec: TableKindSpec) -
     if spec.refused_as != "global index":  # the schema itself names the kind
         with pytest.raises(UnsupportedTableKindError):
             SchemaManager(catalog.file_io, PathFactory(str(root))).latest()
-    assert _digest(root) == before
+    assert tree_digest(root) == before
 
 
 def _option_kinds() -> list[tuple[str, str, str]]:
@@ -124,14 +116,14 @@ def test_each_refused_option_is_refused_at_create_alter_and_open(
 
     table = catalog.create_table("db.t", schema, primary_keys=["id"], options={"bucket": "1"})
     table.write_arrow(pa.table({"id": [1], "v": [1]}, schema=schema))
-    before = _digest(tmp_path / "wh")
+    before = tree_digest(tmp_path / "wh")
     with pytest.raises(UnsupportedTableKindError, match=feature):
         catalog.alter_table("db.t", [SetOption(key, value)])
     with pytest.raises(UnsupportedTableKindError, match=feature):  # a dynamic option makes the kind too
         table.copy({key: value})
     with pytest.raises(UnsupportedTableKindError, match=feature):  # every table object is made here
         FileStoreTable(table.file_io, table.path, table.schema.copy(options={**table.schema.options, key: value}))
-    assert _digest(tmp_path / "wh") == before
+    assert tree_digest(tmp_path / "wh") == before
 
 
 @pytest.mark.parametrize("type_name", sorted(UNSUPPORTED_TYPES))
@@ -170,7 +162,7 @@ def test_every_cli_command_refuses(warehouse: str, command: str, tmp_path: Path,
     pq.write_table(pa.table({"id": pa.array([9], pa.int64()), "v": pa.array([9], pa.int64())}), parquet)
     extra = {"write": [str(parquet)], "create-tag": ["t9"], "create-table": ["--schema-from", str(parquet)]}
     for spec in UNSUPPORTED:
-        before = _digest(_root(warehouse, spec))
+        before = tree_digest(_root(warehouse, spec))
         capsys.readouterr()
         rc = main([command, warehouse, identifier(spec), *extra.get(command, [])])
         err = capsys.readouterr().err
@@ -179,31 +171,14 @@ def test_every_cli_command_refuses(warehouse: str, command: str, tmp_path: Path,
             assert "already exists" in err, err
         else:
             assert f"'{spec.refused_as}'" in err and "Traceback" not in err, (command, err)
-        assert _digest(_root(warehouse, spec)) == before, (command, spec.refused_as)
+        assert tree_digest(_root(warehouse, spec)) == before, (command, spec.refused_as)
 
 
 # --- python -m spark_jobs -------------------------------------------------------------------------
 
 
-@cache
-def _help(job: str) -> str:
-    module = importlib.import_module(JOBS[job])
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
-        module.main(["--help"])
-    return out.getvalue()
-
-
 def _flags(job: str) -> set[str]:
     return set(re.findall(r"--[\w.-]+", _help(job)))
-
-
-def _required_flags(job: str) -> list[str]:
-    """Flags the usage line shows without brackets (argparse-required), but --warehouse/--table."""
-    usage = _help(job).split("\n\n", 1)[0]
-    while re.search(r"\[[^\[\]]*\]", usage):
-        usage = re.sub(r"\[[^\[\]]*\]", "", usage)
-    return [f for f in re.findall(r"(--[\w.-]+)", usage) if f not in ("--warehouse", "--table")]
 
 
 def _argv(job: str, wh: str, spec: TableKindSpec) -> list[str]:
@@ -219,7 +194,7 @@ def _argv(job: str, wh: str, spec: TableKindSpec) -> list[str]:
     if "--target_table" in flags:  # merge_into
         argv += ["--target_table", identifier(spec), "--source_table", "db.src", "--merge_condition", "t.id = s.id"]
         argv += ["--matched_delete_condition", "true"]
-    for flag in _required_flags(job):
+    for flag in _required(job):
         argv += [flag, "x1"]
     for p in getattr(module, "PARAMS", ()):
         if p.name == "database_or_table":  # repair: this table only
@@ -229,15 +204,6 @@ def _argv(job: str, wh: str, spec: TableKindSpec) -> list[str]:
     return argv
 
 
-def _run(job: str, argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
-    module = importlib.import_module(JOBS[job])
-    capsys.readouterr()
-    rc = module.main(argv)
-    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.strip()]
-    assert len(lines) == 1, (job, argv, lines)
-    return rc, json.loads(lines[0])
-
-
 def test_not_on_a_table_lists_only_jobs() -> None:
     assert set(NOT_ON_A_TABLE) <= set(JOBS)
 
@@ -245,7 +211,7 @@ def test_not_on_a_table_lists_only_jobs() -> None:
 @pytest.mark.parametrize("job", sorted(set(JOBS) - set(NOT_ON_A_TABLE)))
 def test_every_spark_job_refuses(warehouse: str, job: str, capsys: pytest.CaptureFixture[str]) -> None:
     for spec in UNSUPPORTED:
-        before = _digest(Path(warehouse) / f"{DATABASE}.db")
+        before = tree_digest(Path(warehouse) / f"{DATABASE}.db")
         rc, line = _run(job, _argv(job, warehouse, spec), capsys)
         assert rc != 0 and line["status"] == "error", (job, spec.refused_as, line)
         if job == "compact_database":  # every table of the warehouse, each refused with its reason
@@ -255,7 +221,7 @@ def test_every_spark_job_refuses(warehouse: str, job: str, capsys: pytest.Captur
         else:
             assert line["error_type"] == "UnsupportedTableKindError", (job, line)
             assert f"'{spec.refused_as}'" in line["error"] and line["retryable"] is False, (job, line)
-        assert _digest(Path(warehouse) / f"{DATABASE}.db") == before, (job, spec.refused_as)
+        assert tree_digest(Path(warehouse) / f"{DATABASE}.db") == before, (job, spec.refused_as)
 
 
 def test_orphan_clean_of_a_whole_database_names_each_refused_table(
@@ -263,7 +229,7 @@ def test_orphan_clean_of_a_whole_database_names_each_refused_table(
 ) -> None:
     """``remove_orphan_files --table DB.*``: the other tables would be cleaned; each refused one is
     named with its feature, and nothing of them changes."""
-    before = _digest(Path(warehouse) / f"{DATABASE}.db")
+    before = tree_digest(Path(warehouse) / f"{DATABASE}.db")
     rc, line = _run(
         "remove_orphan_files",
         ["--warehouse", warehouse, "--no-ledger", "--table", f"{DATABASE}.*", "--mode", "local"],
@@ -272,4 +238,4 @@ def test_orphan_clean_of_a_whole_database_names_each_refused_table(
     assert rc != 0 and line["status"] == "error", line
     for spec in UNSUPPORTED:
         assert identifier(spec) in line["error"] and f"'{spec.refused_as}'" in line["error"], (spec.refused_as, line)
-    assert _digest(Path(warehouse) / f"{DATABASE}.db") == before
+    assert tree_digest(Path(warehouse) / f"{DATABASE}.db") == before

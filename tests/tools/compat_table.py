@@ -18,7 +18,6 @@ fresh copy, through our Python API. A cell is
 from __future__ import annotations
 
 import argparse
-import hashlib
 import logging
 import os
 import re
@@ -35,7 +34,7 @@ import pyarrow as pa
 
 from paimon_core import FileSystemCatalog, PaimonError
 from paimon_core.table.table import FileStoreTable
-from tests.tools.table_kinds import DATABASE, KINDS, TableKindSpec, build, identifier
+from tests.tools.table_kinds import DATABASE, KINDS, TableKindSpec, build, identifier, tree_digest
 
 __all__ = ["END", "OPERATIONS", "README", "START", "Cell", "failures", "readme_section", "render", "run_matrix"]
 
@@ -91,12 +90,6 @@ OPERATIONS: dict[str, Callable[[FileStoreTable], None] | None] = {
 }
 
 
-def _digest(root: Path) -> dict[str, str]:
-    out = {}
-    for p in sorted(root.rglob("*")):
-        if p.is_file():
-            out[str(p.relative_to(root))] = hashlib.sha256(p.read_bytes()).hexdigest()
-    return out
 
 
 def _rows(table: pa.Table) -> list[tuple[Any, ...]]:
@@ -148,14 +141,14 @@ def run_matrix(workdir: str | None = None) -> dict[tuple[str, str], Cell]:
             for spec in KINDS:
                 root = _table_dir(wh, spec)
                 orphan = _plant_orphan(root) if op == "orphan clean" else None
-                before = _digest(root)
+                before = tree_digest(root)
                 try:
                     table = catalog.get_table(identifier(spec))
                     if action is not None:
                         action(table)
                     ours = _rows(catalog.get_table(identifier(spec)).to_arrow())
                 except PaimonError as e:
-                    changed = _digest(root) != before
+                    changed = tree_digest(root) != before
                     cells[(spec.name, op)] = (
                         Cell("FAIL", f"refused after changing files: {type(e).__name__}: {e}")
                         if changed

@@ -11,17 +11,19 @@ editing our own files into shape.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import pyarrow as pa
 
 from paimon_core import FileSystemCatalog
 
-__all__ = ["DATABASE", "KINDS", "UNSUPPORTED", "TableKindSpec", "build", "identifier"]
+__all__ = ["DATABASE", "KINDS", "UNSUPPORTED", "TableKindSpec", "build", "identifier", "tree_digest"]
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +67,13 @@ class TableKindSpec:
         while "__" in out:
             out = out.replace("__", "_")
         return out.strip("_")
+
+
+def tree_digest(root: Path) -> dict[str, str]:
+    """Every file under ``root`` -> its SHA-256: a directory compares byte for byte."""
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()
+    }
 
 
 def identifier(spec: TableKindSpec) -> str:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from paimon_core.append.row_tracking import data_evolution_enabled
 from paimon_core.data.row_kind import RETRACT_KINDS, SHORT_STRINGS
 from paimon_core.deletionvectors import DeletionFile
 from paimon_core.format.arrow_types import to_arrow_field
@@ -30,6 +31,7 @@ from paimon_core.io.data_file_reader import DataFileReader, partition_scalars
 from paimon_core.manifest.entries import DataFileMeta
 from paimon_core.predicate import Predicate
 from paimon_core.schema.data_types import DataField
+from paimon_core.table.data_evolution_read import DataEvolutionSplitRead
 from paimon_core.table.diff_split_read import diff_changes
 from paimon_core.table.source import DataSplit
 
@@ -77,6 +79,9 @@ class TableRead:
         self._files = DataFileReader(
             table.file_io, table.schema_manager_cached, table_name=table.name, batch_size=batch_size, paths=table.paths
         )
+        self._data_evolution: DataEvolutionSplitRead | None = None
+        if not self.key_fields and data_evolution_enabled({**schema.options, **table.dynamic_options}):
+            self._data_evolution = DataEvolutionSplitRead(table, batch_size=batch_size)
         if self.key_fields:
             from paimon_core.mergetree.merge_function import create_merge_function
             from paimon_core.mergetree.writer import sort_keys_for
@@ -145,6 +150,12 @@ class TableRead:
             return
         if self.key_fields and not split.raw_convertible:
             yield from self._merge_split(split)
+            return
+        if self._data_evolution is not None:  # columns of a row-id range merged from its files
+            for batch in self._data_evolution.read(
+                split, self.read_fields, partition_values=self._partition_values(split.partition)
+            ):
+                yield from self._finish(batch)
             return
         for i, f in enumerate(split.files):
             batches = self._read_file(

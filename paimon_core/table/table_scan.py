@@ -64,7 +64,9 @@ class TableScan:
             part_pred = part_pred.remap({f.name: i for i, f in enumerate(schema.partition_fields)})
         file_filter: EntryFilter | None = None
         buckets = None
-        if not schema.primary_keys:
+        if self._data_evolution():
+            pass  # a file's stats miss the columns it lacks, an updated column's are stale: no file pruning
+        elif not schema.primary_keys:
             # Append tables: every row is final, so value stats may prune files. (Primary-key
             # tables merge rows across files; pruning by value stats there could resurrect rows.)
             file_filter = ValueStatsFilter(self.predicate, list(schema.fields), self.table.schema_manager_cached)
@@ -104,6 +106,10 @@ class TableScan:
         assert target.snapshot is not None
         scan = self.table.new_file_store_scan()
         flt = self._filter()
+        if not target.incremental and self._data_evolution():
+            entries = scan.live_entries(target.snapshot, flt)
+            dvs = self._deletion_files(target.snapshot, entries)
+            return Plan(target.snapshot.id, self._splits(target.snapshot.id, entries, incremental=False, dvs=dvs))
         if not target.incremental:
             live = scan.live_entry_set(target.snapshot, flt)
             dvs = (
@@ -191,6 +197,11 @@ class TableScan:
             postpone_num_buckets=num_buckets,
         )
 
+    def _data_evolution(self) -> bool:
+        """``data-evolution.enabled`` on an append table: row-id groups of files are planned and
+        read together (:mod:`paimon_core.table.data_evolution_read`)."""
+        return not self.table.schema.primary_keys and _true(self.options, "data-evolution.enabled")
+
     def _deletion_vectors(self) -> bool:
         return _true(self.options, "deletion-vectors.enabled")
 
@@ -237,6 +248,12 @@ class TableScan:
     def _splits(
         self, snapshot_id: int, entries: Sequence[ManifestEntry], *, incremental: bool, dvs: _DvMap | None = None
     ) -> list[DataSplit]:
+        if self._data_evolution():
+            from paimon_core.table.data_evolution_read import data_evolution_splits
+
+            return data_evolution_splits(
+                self.table, snapshot_id, entries, options=self.options, incremental=incremental, dvs=dvs
+            )
         groups: dict[tuple[bytes, int], list[ManifestEntry]] = {}
         for e in entries:
             groups.setdefault((e.partition, e.bucket), []).append(e)

@@ -5,8 +5,11 @@ Unlike the metadata system tables, its columns are the table's: every column, th
 and ``_SEQUENCE_NUMBER`` (BIGINT NOT NULL; Java ``SpecialFields.rowTypeWithRowTracking``). It reads
 what the handle's scan reads (the latest snapshot, or ``scan.snapshot-id`` / ``scan.tag-name`` /
 ``scan.timestamp-millis`` set with ``table.copy(...)``), deletion vectors applied; the ids are
-computed as :mod:`paimon_core.append.row_tracking` describes. A table without
-``row-tracking.enabled`` is refused with Java's message.
+computed as :mod:`paimon_core.append.row_tracking` describes. A data-evolution table
+(``data-evolution.enabled``) is read merged by row-id range, each column, ``_ROW_ID`` and
+``_SEQUENCE_NUMBER`` from the newest file that wrote it (:mod:`paimon_core.table.data_evolution_read`,
+Java ``DataEvolutionSplitRead``). A table without ``row-tracking.enabled`` is refused with Java's
+message.
 """
 
 from __future__ import annotations
@@ -16,9 +19,11 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from paimon_core.append.row_tracking import (
+    data_evolution_enabled,
     read_with_row_tracking,
     row_tracking_arrow_schema,
     row_tracking_enabled,
+    row_tracking_fields,
 )
 from paimon_core.exceptions import InvalidArgumentError
 from paimon_core.table.table_scan import TableScan
@@ -45,6 +50,18 @@ def read(table: FileStoreTable) -> pa.Table:
     schema = row_tracking_arrow_schema(table)
     plan = TableScan(table, options=table.dynamic_options).plan()
     parts: list[pa.Table] = []
+    if data_evolution_enabled(options):
+        from paimon_core.io.data_file_reader import partition_scalars
+        from paimon_core.table.data_evolution_read import DataEvolutionSplitRead
+
+        reader = DataEvolutionSplitRead(table)
+        fields = row_tracking_fields(list(table.schema.fields))
+        part_fields = table.schema.partition_fields
+        for split in plan.splits:
+            values = partition_scalars(part_fields, table.partition_codec.decode(split.partition)) if part_fields else None
+            for batch in reader.read(split, fields, partition_values=values):
+                parts.append(pa.Table.from_arrays(batch.columns, schema=schema))
+        return pa.concat_tables(parts) if parts else schema.empty_table()
     for split in plan.splits:
         for i, f in enumerate(split.files):
             deletion = split.deletion_files[i] if split.deletion_files else None

@@ -1,0 +1,329 @@
+"""Reads of data-evolution tables (Java ``DataEvolutionSplitGenerator``, ``DataEvolutionSplitRead``,
+``DataEvolutionFileReader``).
+
+A table with ``data-evolution.enabled`` (append, ``row-tracking.enabled``) can update some
+columns of existing rows by ``_ROW_ID``: the update is a new file holding only those columns
+(``write_cols``) for the row-id range of the file it updates (same ``first_row_id``, same row
+count), with a higher sequence number. A row is the merge of every file covering its range:
+
+* **Planning** (:func:`data_evolution_splits`, Java ``DataEvolutionSplitGenerator.splitForBatch``):
+  a bucket's files are grouped by overlapping row-id range (Java ``RangeHelper
+  .mergeOverlappingRanges``: sorted by range, a group keeps the input order); groups are never cut
+  across splits and are packed in range order into splits of ``source.split.target-size`` (a
+  group weighs the sum of its file sizes, at least ``source.split.open-file-cost``; Java
+  ``BinPacking.packForOrdered``). Value statistics do not prune single files of such a table (a
+  file's statistics say nothing of the columns it lacks, and those of an updated column are
+  stale): the scan keeps every file of the partitions read, the filter runs after the merge.
+* **Reading** (:class:`DataEvolutionSplitRead`, Java ``DataEvolutionSplitRead.mergeRangesAndSort``
+  / ``createUnionReader``): in a group the files are taken newest first (max sequence number,
+  descending; all must span the same range); every read column comes from the first -- newest --
+  file that wrote it (``write_cols``, or all the columns of its schema when it has none), and so
+  do ``_ROW_ID`` (physical value, else ``first_row_id + position``) and ``_SEQUENCE_NUMBER``
+  (physical value, else that file's max sequence number), which every file holds. A column no
+  file wrote reads as null. Each file is read only for its columns, whole, aligned by position;
+  the merge is a column concatenation in Arrow.
+* **Deletion vectors** (Java ``DataEvolutionUtils.retrieveAnchorFile``): a group's deletion
+  vector is that of its anchor, the file with the smallest (max sequence number, file name); its
+  positions are taken relative to the anchor's range and drop rows from the merged group.
+* Blob and vector-store files (which cover sub-ranges of a group) are refused: paimon_core
+  refuses those tables (``UnsupportedTableKindError``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+
+from paimon_core.append.row_tracking import (
+    DATA_EVOLUTION_ENABLED,
+    ROW_ID,
+    SEQUENCE_NUMBER,
+    file_row_ids,
+    fill_sequence,
+    has_physical,
+)
+from paimon_core.deletionvectors import DeletionFile, read_deletion_vector
+from paimon_core.exceptions import CorruptFileError, SchemaMismatchError, UnsupportedTableKindError
+from paimon_core.format.arrow_types import to_arrow_type
+from paimon_core.format.file_format import file_format_from_name, read_file
+from paimon_core.io.data_file_reader import DataFileReader
+from paimon_core.manifest.entries import DataFileMeta, ManifestEntry
+from paimon_core.schema.data_types import DataField
+from paimon_core.table.source import DataSplit
+
+if TYPE_CHECKING:
+    from paimon_core.table.table import FileStoreTable
+
+__all__ = [
+    "DataEvolutionSplitRead",
+    "anchor_file",
+    "data_evolution_splits",
+    "merge_ranges_and_sort",
+    "row_id_groups",
+]
+
+logger = logging.getLogger(__name__)
+
+_SYSTEM_IDS = frozenset({ROW_ID.id, SEQUENCE_NUMBER.id})
+
+
+def _range(f: DataFileMeta) -> tuple[int, int]:
+    """``[first_row_id, last_row_id]`` of ``f`` (Java ``DataFileMeta.nonNullRowIdRange``)."""
+    if f.first_row_id is None:
+        raise UnsupportedTableKindError(
+            f"Data file {f.file_name} of a data-evolution table has no first_row_id: it was committed without row "
+            "tracking, so the rows it holds cannot be matched with the other files of their row-id range",
+            feature="data evolution",
+            key=DATA_EVOLUTION_ENABLED,
+            file=f.file_name,
+            action="read",
+        )
+    return f.first_row_id, f.first_row_id + f.row_count - 1
+
+
+def _check_plain(f: DataFileMeta) -> None:
+    fmt = f.file_name.rsplit(".", 1)[-1].lower()
+    if fmt in ("blob", "vector") or ".vector." in f.file_name:
+        raise UnsupportedTableKindError(
+            f"Data file {f.file_name} is a blob or vector-store file of a data-evolution table: paimon_core does not "
+            "read blob or vector columns",
+            feature="blob columns" if fmt == "blob" else "vector columns",
+            key=DATA_EVOLUTION_ENABLED,
+            file=f.file_name,
+            action="read",
+        )
+
+
+def row_id_groups(files: Sequence[DataFileMeta]) -> list[list[DataFileMeta]]:
+    """``files`` grouped by overlapping row-id range, groups in range order, each in input order
+    (Java ``RangeHelper.mergeOverlappingRanges``)."""
+    if not files:
+        return []
+    ranges = [_range(f) for f in files]
+    order = sorted(range(len(files)), key=lambda i: ranges[i])
+    groups: list[list[int]] = [[order[0]]]
+    end = ranges[order[0]][1]
+    for i in order[1:]:
+        start, stop = ranges[i]
+        if start <= end:
+            groups[-1].append(i)
+            end = max(end, stop)
+        else:
+            groups.append([i])
+            end = stop
+    return [[files[i] for i in sorted(g)] for g in groups]
+
+
+def merge_ranges_and_sort(files: Sequence[DataFileMeta]) -> list[list[DataFileMeta]]:
+    """Row-id groups, each newest file first (Java ``DataEvolutionSplitRead.mergeRangesAndSort``).
+
+    Raises:
+        UnsupportedTableKindError: a blob or vector-store file, or a file without ``first_row_id``.
+        CorruptFileError: the files of a group do not all span the same row-id range.
+    """
+    out: list[list[DataFileMeta]] = []
+    for group in row_id_groups(files):
+        for f in group:
+            _check_plain(f)
+        group = sorted(group, key=lambda f: -f.max_sequence_number)  # stable: Java's List.sort
+        first = _range(group[0])
+        if any(_range(f) != first for f in group[1:]):
+            raise CorruptFileError(
+                "Data files "
+                + ", ".join(f"{f.file_name} (rows {_range(f)[0]}..{_range(f)[1]})" for f in group)
+                + " of a data-evolution table overlap without spanning the same row-id range: they cannot be merged"
+            )
+        out.append(group)
+    return out
+
+
+def anchor_file(group: Sequence[DataFileMeta]) -> DataFileMeta:
+    """The file whose deletion vector is the group's: the smallest (max sequence number, file
+    name) (Java ``DataEvolutionUtils.retrieveAnchorFile``)."""
+    return min(group, key=lambda f: (f.max_sequence_number, f.file_name))
+
+
+def _pack_groups(groups: Sequence[list[ManifestEntry]], target_size: int, open_cost: int) -> list[list[ManifestEntry]]:
+    """Consecutive groups packed while the pack stays within ``target_size`` (Java
+    ``BinPacking.packForOrdered``: a pack always takes at least one group)."""
+    packs: list[list[ManifestEntry]] = []
+    pack: list[ManifestEntry] = []
+    weight = 0
+    for group in groups:
+        w = max(sum(e.file.file_size for e in group), open_cost)
+        if pack and weight + w > target_size:
+            packs.append(pack)
+            pack, weight = [], 0
+        pack.extend(group)
+        weight += w
+    if pack:
+        packs.append(pack)
+    return packs
+
+
+def data_evolution_splits(
+    table: FileStoreTable,
+    snapshot_id: int,
+    entries: Sequence[ManifestEntry],
+    *,
+    options: Mapping[str, str],
+    incremental: bool,
+    dvs: Mapping[tuple[bytes, int], Mapping[str, DeletionFile]] | None = None,
+) -> list[DataSplit]:
+    """The splits of ``entries`` (live files, or an incremental read's added files): per
+    (partition, bucket), row-id groups packed in range order (see the module docstring)."""
+    from paimon_core.options import parse_memory_size
+    from paimon_core.table.table_scan import SPLIT_OPEN_FILE_COST, SPLIT_TARGET_SIZE
+
+    target_size = parse_memory_size(options.get(SPLIT_TARGET_SIZE, "128 mb"))
+    open_cost = parse_memory_size(options.get(SPLIT_OPEN_FILE_COST, "4 mb"))
+    buckets: dict[tuple[bytes, int], list[ManifestEntry]] = {}
+    for e in entries:
+        buckets.setdefault((e.partition, e.bucket), []).append(e)
+    splits: list[DataSplit] = []
+    for (partition, bucket), es in buckets.items():
+        by_file = {id(e.file): e for e in es}
+        groups = [[by_file[id(f)] for f in g] for g in row_id_groups([e.file for e in es])]
+        bucket_path = table.bucket_path(partition, bucket)
+        by_name = (dvs or {}).get((partition, bucket))
+        for pack in _pack_groups(groups, target_size, open_cost):
+            files = tuple(e.file for e in pack)
+            dfs = tuple(by_name.get(f.file_name) for f in files) if by_name else ()
+            if dfs and not any(dfs):
+                dfs = ()
+            splits.append(DataSplit(snapshot_id, partition, bucket, bucket_path, files, False, incremental, dfs))
+    return splits
+
+
+class DataEvolutionSplitRead:
+    """Reads the splits of a data-evolution table, merging the columns of each row-id group."""
+
+    def __init__(self, table: FileStoreTable, *, batch_size: int = 65536) -> None:
+        self.table = table
+        self.batch_size = batch_size
+        self._files = DataFileReader(
+            table.file_io, table.schema_manager_cached, table_name=table.name, batch_size=batch_size, paths=table.paths
+        )
+        self._ids_cache: dict[tuple[int, tuple[str, ...] | None], frozenset[int]] = {}
+
+    def _field_ids(self, f: DataFileMeta) -> frozenset[int]:
+        """Ids of the fields ``f`` holds: its ``write_cols`` in its schema (all of its schema's
+        fields without them), and the two system fields (Java ``rowTypeWithRowTracking`` of
+        ``schema.project(writeCols)``)."""
+        key = (f.schema_id, tuple(f.write_cols) if f.write_cols is not None else None)
+        got = self._ids_cache.get(key)
+        if got is None:
+            fields = self._files.schema_of(f.schema_id).fields
+            if f.write_cols is None:
+                ids = {x.id for x in fields}
+            else:
+                names = set(f.write_cols)
+                ids = {x.id for x in fields if x.name in names}
+            got = frozenset(ids | _SYSTEM_IDS)
+            self._ids_cache[key] = got
+        return got
+
+    def read(
+        self,
+        split: DataSplit,
+        fields: Sequence[DataField],
+        *,
+        partition_values: Mapping[int, pa.Scalar] | None = None,
+    ) -> Iterator[pa.RecordBatch]:
+        """Batches of ``fields`` (table fields, and ``_ROW_ID``/``_SEQUENCE_NUMBER`` by their
+        system ids) of every row of ``split``, merged by row-id group, deletion vectors applied."""
+        dv_of = {f.file_name: split.deletion_file(i) for i, f in enumerate(split.files)} if split.deletion_files else {}
+        for group in merge_ranges_and_sort(split.files):
+            deletion = dv_of.get(anchor_file(group).file_name) if dv_of else None
+            merged = self._read_group(split, group, fields, deletion, partition_values)
+            if merged is not None and merged.num_rows:
+                yield from merged.to_batches(max_chunksize=self.batch_size)
+
+    def _read_group(
+        self,
+        split: DataSplit,
+        group: Sequence[DataFileMeta],
+        fields: Sequence[DataField],
+        deletion: DeletionFile | None,
+        partition_values: Mapping[int, pa.Scalar] | None,
+    ) -> pa.Table | None:
+        n = group[0].row_count
+        dv = read_deletion_vector(self.table.file_io, deletion) if deletion is not None else None
+        if dv is not None and dv.deletes_all(n):
+            return None
+        owner: list[int] = []  # for each read field, the index in ``group`` of the file it comes from
+        for fld in fields:
+            owner.append(next((i for i, f in enumerate(group) if fld.id in self._field_ids(f)), -1))
+        columns: dict[int, pa.Array | pa.ChunkedArray] = {}
+        for i, f in enumerate(group):
+            mine = [j for j, o in enumerate(owner) if o == i]
+            if not mine:
+                continue
+            data = [fields[j] for j in mine if fields[j].id not in _SYSTEM_IDS]
+            system = [fields[j] for j in mine if fields[j].id in _SYSTEM_IDS]
+            if data:
+                table = self._read_file(split, f, data, partition_values)
+                if table.num_rows != n:
+                    raise CorruptFileError(
+                        f"Data file {f.file_name} holds {table.num_rows} rows, its metadata says {n}: the files of "
+                        "its row-id range cannot be merged"
+                    )
+                for fld in data:
+                    columns[fld.id] = table.column(fld.name)
+            if system:
+                columns.update(self._system_columns(split, f, system))
+        arrays = []
+        for fld in fields:
+            col = columns.get(fld.id)
+            if col is None:
+                col = pa.nulls(n, to_arrow_type(fld.type))
+            arrays.append(col)
+        out = pa.Table.from_arrays(arrays, names=[f.name for f in fields])
+        if dv is not None:
+            deleted = dv.deleted_mask(n, 0)  # the group's files all span the anchor's range
+            if deleted.any():
+                out = out.filter(pa.array(np.logical_not(deleted)))
+        return out
+
+    def _read_file(
+        self,
+        split: DataSplit,
+        f: DataFileMeta,
+        fields: Sequence[DataField],
+        partition_values: Mapping[int, pa.Scalar] | None,
+    ) -> pa.Table:
+        batches = list(
+            self._files.read(
+                split.bucket_path, f, fields, snapshot_id=split.snapshot_id, partition_values=partition_values
+            )
+        )
+        schema = pa.schema([pa.field(x.name, to_arrow_type(x.type)) for x in fields])
+        return pa.Table.from_batches(batches, schema=schema) if batches else schema.empty_table()
+
+    def _system_columns(
+        self, split: DataSplit, f: DataFileMeta, system: Sequence[DataField]
+    ) -> dict[int, pa.Array | pa.ChunkedArray]:
+        """``_ROW_ID`` / ``_SEQUENCE_NUMBER`` of every row of ``f``: the physical column where the
+        file lists it in ``write_cols``, else from the file's metadata."""
+        wanted = [s for s in (ROW_ID, SEQUENCE_NUMBER) if any(x.id == s.id for x in system)]
+        physical: dict[int, pa.ChunkedArray] = {}
+        stored = [s for s in wanted if has_physical(f, s)]
+        if stored:
+            path = self._files.path_of(split.bucket_path, f)
+            try:
+                table = pa.Table.from_batches(
+                    list(read_file(self.table.file_io, path, file_format_from_name(f.file_name), columns=[s.name for s in stored]))
+                )
+                physical = {s.id: table.column(s.name) for s in stored}
+            except SchemaMismatchError:
+                physical = {}
+        out: dict[int, pa.Array | pa.ChunkedArray] = {}
+        if any(s.id == ROW_ID.id for s in wanted):
+            out[ROW_ID.id] = pa.array(file_row_ids(f, physical.get(ROW_ID.id)), pa.int64())
+        if any(s.id == SEQUENCE_NUMBER.id for s in wanted):
+            out[SEQUENCE_NUMBER.id] = fill_sequence(f, physical.get(SEQUENCE_NUMBER.id), f.row_count)
+        return out

@@ -28,6 +28,7 @@ import pytest
 
 from paimon_core import FileSystemCatalog
 from paimon_core.exceptions import UnsupportedTableKindError
+from paimon_core.options_catalog import OPTION_KINDS
 from paimon_core.options_support import UNSUPPORTED_TABLE_KINDS, UNSUPPORTED_TYPES
 from paimon_core.paths import PathFactory
 from paimon_core.schema.schema_change import SetOption
@@ -94,15 +95,16 @@ def _option_kinds() -> list[tuple[str, str, str]]:
     out = []
     for kind in UNSUPPORTED_TABLE_KINDS:
         for key in kind.options:
-            value = next(v for v in ("true", "format-table", "v") if kind.applies(v))
+            enum = OPTION_KINDS.get(key, ("", ()))[1]  # a value Paimon accepts for the key
+            value = next(v for v in (*enum, "true", "format-table", "v") if kind.applies(v))
             out.append((kind.feature, key, value))
     return out
 
 
-OPTION_KINDS = _option_kinds()
+REFUSED_OPTIONS = _option_kinds()
 
 
-@pytest.mark.parametrize(("feature", "key", "value"), OPTION_KINDS, ids=[k for _, k, _ in OPTION_KINDS])
+@pytest.mark.parametrize(("feature", "key", "value"), REFUSED_OPTIONS, ids=[k for _, k, _ in REFUSED_OPTIONS])
 def test_each_refused_option_is_refused_at_create_alter_and_open(
     tmp_path: Path, feature: str, key: str, value: str
 ) -> None:

@@ -138,6 +138,20 @@ KINDS: tuple[TableKindSpec, ...] = (
     TableKindSpec("manifest sort", "manifest-sort.enabled", "ours", options=_pk(**{"manifest-sort.enabled": "true"})),
     TableKindSpec("branches", "a branch (db.t$branch_b1)", "ours", options=_pk(), extra="branch"),
     TableKindSpec(
+        "bucket mode",
+        "bucket-function.type = mod",
+        "pypaimon",
+        options=_pk(**{"bucket-function.type": "mod"}),
+        refused_as="bucket function",
+    ),
+    TableKindSpec(
+        "data file path directory",
+        "data-file.path-directory",
+        "pypaimon",
+        options=_pk(**{"data-file.path-directory": "data"}),
+        refused_as="data file path directory",
+    ),
+    TableKindSpec(
         "chain table",
         "chain-table.enabled",
         "pypaimon",

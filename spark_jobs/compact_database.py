@@ -32,7 +32,7 @@ from paimon_core.operation.compact.table_compact import TableCompact, local_exec
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
 from spark_jobs.common.args import EXIT_FAILURE, EXIT_USAGE, UsageError
 from spark_jobs.common.ledger import job_recording
-from spark_jobs.common.output import configure_logging, emit, emit_error
+from spark_jobs.common.output import configure_logging, emit, emit_error, exit_code_for
 from spark_jobs.common.procedure import Param, ProcedureArgs, parse_procedure_args
 from spark_jobs.compact import _options, request_of, spark_executor
 
@@ -146,7 +146,7 @@ _SUMMARY = (
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: 0 when every table succeeded, 1 when one failed (all are still reported), 2 bad arguments."""
+    """Entry point: 0 when every table succeeded, 75 (retryable) when one failed (all are still reported), 2 bad arguments."""
     configure_logging()
     try:
         args = parse_args(list(sys.argv[1:] if argv is None else argv))
@@ -172,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as e:  # noqa: BLE001 - Spark errors become the JSON line
         return emit_error(JOB, e, exit_code=EXIT_FAILURE)
     emit(payload)
-    return 0 if ok else EXIT_FAILURE
+    return 0 if ok else exit_code_for(bool(payload["retryable"]))
 
 
 if __name__ == "__main__":

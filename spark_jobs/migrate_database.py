@@ -32,7 +32,7 @@ from paimon_core import FileSystemCatalog, PaimonError
 from paimon_core.migrate.database_migrator import migrate_database
 from spark_jobs.common.args import EXIT_FAILURE, EXIT_USAGE, UsageError
 from spark_jobs.common.ledger import job_catalog, job_recording
-from spark_jobs.common.output import configure_logging, emit, emit_error
+from spark_jobs.common.output import EXIT_TERMINAL, configure_logging, emit, emit_error
 from spark_jobs.common.procedure import Param, ProcedureArgs, parse_procedure_args
 from spark_jobs.migrate_table import _options
 
@@ -99,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "retryable": False,
         }
     )
-    return EXIT_FAILURE if failed else 0
+    return EXIT_TERMINAL if failed else 0  # the line says retryable: false
 
 
 class _TableFailed(Exception):

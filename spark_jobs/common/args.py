@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NoReturn
 
-from spark_jobs.common.output import ResultFile, set_result_file
+from spark_jobs.common.output import EXIT_TERMINAL, EXIT_USAGE, ResultFile, set_result_file
 from spark_jobs.common.session import SessionConfig, parse_conf_pairs, s3_executor_env
 
 __all__ = [
@@ -47,8 +47,9 @@ __all__ = [
     "use_result_file",
 ]
 
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
+#: a job that failed (terminal; :func:`~spark_jobs.common.output.emit_error` returns
+#: ``EXIT_TRANSIENT`` instead when the error is retryable); the codes live in :mod:`.output`
+EXIT_FAILURE = EXIT_TERMINAL
 #: Java's ``Long.MAX_VALUE``: the largest commit identifier a snapshot can hold.
 LONG_MAX = 2**63 - 1
 

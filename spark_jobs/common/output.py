@@ -19,6 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 __all__ = [
+    "EXIT_OK",
+    "EXIT_TERMINAL",
+    "EXIT_TRANSIENT",
+    "EXIT_USAGE",
     "TERMINAL_SQL_STATE_CLASSES",
     "TRANSIENT_SQL_STATE_CLASSES",
     "ErrorCause",
@@ -26,10 +30,29 @@ __all__ = [
     "configure_logging",
     "emit",
     "emit_error",
+    "exit_code_for",
     "is_retryable",
     "root_cause",
     "set_result_file",
 ]
+
+
+#: Exit codes of every job (``python -m spark_jobs <job>``); a failed job's code agrees with the
+#: ``retryable`` field of its JSON line, so a caller without the line (spark-submit in cluster
+#: mode, a shell) can still tell a retry from a fix. 1 stays what Python and spark-submit exit
+#: with when a job crashed before reporting (no verdict: retried).
+EXIT_OK = 0
+#: bad arguments (``retryable: false``)
+EXIT_USAGE = 2
+#: failed, and the same input fails again: fix the input or the table first (``retryable: false``)
+EXIT_TERMINAL = 3
+#: failed, and a retry may succeed (``retryable: true``); sysexits.h ``EX_TEMPFAIL``
+EXIT_TRANSIENT = 75
+
+
+def exit_code_for(retryable: bool) -> int:
+    """The exit code of a failed job whose JSON line says ``retryable``."""
+    return EXIT_TRANSIENT if retryable else EXIT_TERMINAL
 
 
 def configure_logging() -> None:
@@ -354,11 +377,11 @@ def emit_error(
     job: str,
     error: BaseException | str,
     *,
-    exit_code: int,
+    exit_code: int | None = None,
     retryable: bool | None = None,
     stream: TextIO | None = None,
 ) -> int:
-    """Print the error as the job's JSON line, repeat the message on stderr; return ``exit_code``.
+    """Print the error as the job's JSON line, repeat the message on stderr; return the exit code.
 
     ``error`` is the root cause (:func:`root_cause`): for a Spark error, the Python worker's
     exception (``SchemaMismatchError: Column 'id' is NOT NULL ...``) or Spark's first message
@@ -366,7 +389,9 @@ def emit_error(
     ``error_type`` is the class of the error raised in this process. The line carries
     ``retryable`` (from the error unless given; see :func:`is_retryable`), which Airflow
     operators turn into a retry or an immediate failure; it goes to the result file too, as
-    every :func:`emit`. Exit codes are unchanged (1 failed, 2 bad arguments).
+    every :func:`emit`. The exit code agrees with ``retryable``: :data:`EXIT_USAGE` when
+    ``exit_code`` says bad arguments (and the line is not retryable), else
+    :func:`exit_code_for` (:data:`EXIT_TERMINAL` or :data:`EXIT_TRANSIENT`).
     """
     if isinstance(error, BaseException):
         cause = root_cause(error)
@@ -376,15 +401,16 @@ def emit_error(
         error_type = type(error).__name__
     else:
         message, error_type = error, "UsageError"
+    verdict = is_retryable(error) if retryable is None else retryable
     emit(
         {
             "job": job,
             "status": "error",
             "error_type": error_type,
             "error": message,
-            "retryable": is_retryable(error) if retryable is None else retryable,
+            "retryable": verdict,
         },
         stream=stream,
     )
     print(f"error: {message}", file=sys.stderr)
-    return exit_code
+    return EXIT_USAGE if exit_code == EXIT_USAGE and not verdict else exit_code_for(verdict)

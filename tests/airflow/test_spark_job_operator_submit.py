@@ -110,7 +110,7 @@ def test_a_job_error_comes_from_the_result_file(paimon_warehouse: str, fake_spar
         use_spark_submit=True,
         env_vars=fake_spark_submit["env_vars"],
     )
-    with pytest.raises(AirflowFailException, match=r"exit 1\): TableNotFoundError"):  # terminal: no retry
+    with pytest.raises(AirflowFailException, match=r"exit 3\): TableNotFoundError"):  # terminal: no retry
         render_and_execute(op, task_context())
     assert len(_submits(fake_spark_submit)) == 1 and _result_files(paimon_warehouse) == []
 

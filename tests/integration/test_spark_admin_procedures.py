@@ -4,7 +4,7 @@ create_tag_from_watermark, rollback_to_watermark, drop_partition, remove_unexist
 rewrite_file_index.
 
 Each: Java's behaviour (the cases Java's procedure and its core call decide), its bad inputs (a
-clear error naming the problem, exit 1 for a failed check and 2 for a bad argument, every file of
+clear error naming the problem, exit 3 for a failed check and 2 for a bad argument, every file of
 the table unchanged), and pypaimon 2.1.0 reading the table afterwards where the job changes rows.
 Driver-only jobs run in-process through their ``main``.
 """

@@ -15,6 +15,7 @@ from paimon_core import FileSystemCatalog
 from paimon_core.snapshot.snapshot import CommitKind
 from paimon_core.table.table import FileStoreTable
 from spark_jobs import compact as job
+from spark_jobs.common.output import EXIT_TERMINAL, EXIT_USAGE, exit_code_for
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("dt", pa.string(), nullable=False), ("v", pa.int64())])
 
@@ -79,10 +80,10 @@ def test_bad_arguments_exit_2_and_change_nothing(wh: str, capsys: pytest.Capture
         (["--commit_identifier", "3"], "needs --commit_user"),
     ]:
         code, out = _run(capsys, "--warehouse", wh, "--table", "db.t", "--mode", "local", *args)
-        assert code in (1, 2) and out["status"] == "error" and message in out["error"], (args, out)
+        assert code in (EXIT_TERMINAL, EXIT_USAGE) and out["status"] == "error" and message in out["error"], (args, out)
         assert out["retryable"] is False
     code, out = _run(capsys, "--warehouse", wh, "--table", "db.missing", "--mode", "local")
-    assert code == 1 and "does not exist" in out["error"] and out["retryable"] is False
+    assert code == EXIT_TERMINAL and "does not exist" in out["error"] and out["retryable"] is False
     assert FileSystemCatalog(wh).get_table("db.t").latest_snapshot() == latest
 
 
@@ -116,7 +117,7 @@ def test_compact_database_reports_a_failing_table_and_compacts_the_rest(
          "--commit_user", "af"]
     )
     out = json.loads(capsys.readouterr().out.strip())
-    assert code == 1 and out["status"] == "error" and out["failed_tables"] == ["db.dv"]
+    assert code == exit_code_for(out["retryable"]) and out["status"] == "error" and out["failed_tables"] == ["db.dv"]
     assert "does not exist" in next(t["error"] for t in out["tables"] if t["table"] == "db.dv")
     assert [t["table"] for t in out["tables"]] == ["db.a", "db.dv"] and out["compacted_tables"] == 1
     assert cat.get_table("db.a").latest_snapshot().commit_kind == CommitKind.COMPACT  # type: ignore[union-attr]

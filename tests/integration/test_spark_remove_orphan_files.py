@@ -20,6 +20,7 @@ from paimon_core.exceptions import OrphanCleanAbortedError
 from paimon_core.table.table import FileStoreTable
 from spark_jobs import remove_orphan_files as job
 from spark_jobs.common.args import UsageError
+from spark_jobs.common.output import EXIT_TERMINAL
 
 DAY = 86_400_000
 
@@ -214,7 +215,7 @@ def test_missing_database_is_one_json_line_and_one_log_line(wh: str, mode: str, 
         [sys.executable, "-m", "spark_jobs", "remove_orphan_files", "--warehouse", wh, "--table", table, "--mode", mode],
         capture_output=True, text=True, timeout=120, cwd="/",
     )  # fmt: skip
-    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert proc.returncode == EXIT_TERMINAL, proc.stderr[-2000:]
     lines = proc.stdout.strip().splitlines()
     assert len(lines) == 1, proc.stdout
     out = json.loads(lines[0])

@@ -16,6 +16,7 @@ from paimon_core import FileSystemCatalog
 from paimon_core.snapshot.snapshot import CommitKind
 from paimon_core.table.table import FileStoreTable
 from spark_jobs import compact as job
+from spark_jobs.common.output import EXIT_TERMINAL
 
 
 def _table(wh: str) -> FileStoreTable:
@@ -105,4 +106,4 @@ def test_local_mode_sorts_and_clusters_incrementally(wh: str, capsys: pytest.Cap
     assert levels == {2}  # num-levels = trigger + 1 = 3: the max level
     code, err = _run(capsys, "--warehouse", wh, "--table", "db.c", "--mode", "local", "--order_strategy", "zorder",
                      "--order_by", "a,b")  # fmt: skip
-    assert code == 1 and "incremental clustering" in json.dumps(err)
+    assert code == EXIT_TERMINAL and "incremental clustering" in json.dumps(err)

@@ -6,6 +6,9 @@
   metadata): :class:`~airflow.sdk.exceptions.AirflowFailException`, failing the task at once with
   no retries (the same input would fail again).
 * A job's JSON error line carries ``retryable``; :func:`raise_for_job_error` maps it the same way.
+  The job's exit code agrees with it (:data:`~spark_jobs.common.output.EXIT_TERMINAL` 3 and
+  ``EXIT_USAGE`` 2: fail; :data:`~spark_jobs.common.output.EXIT_TRANSIENT` 75: retry) and decides
+  for a line without the field; any other code (1: the job crashed before reporting) retries.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
 # the jobs' own classification: one rule for in-process operators and job error lines
-from spark_jobs.common.output import is_retryable
+from spark_jobs.common.output import EXIT_TERMINAL, EXIT_USAGE, is_retryable
 
 __all__ = ["PaimonTerminalFailure", "is_retryable", "paimon_errors", "raise_for_job_error"]
 
@@ -40,10 +43,12 @@ def paimon_errors(what: str) -> Iterator[None]:
 
 
 def raise_for_job_error(job: str, result: Mapping[str, Any], *, returncode: int) -> None:
-    """Raise for a job's error line: terminal (``retryable: false``) fails, anything else retries."""
+    """Raise for a job's error line: terminal (``retryable: false``; without the field, exit code
+    3 or 2) fails, anything else retries."""
     message = (
         f"spark_jobs {job} failed (exit {returncode}): {result.get('error_type')}: {result.get('error')}"
     )
-    if result.get("retryable") is False:
+    retryable = result.get("retryable")
+    if retryable is False or (retryable is None and returncode in (EXIT_TERMINAL, EXIT_USAGE)):
         raise PaimonTerminalFailure(message)
     raise AirflowException(message)

@@ -18,6 +18,7 @@ import pytest
 from paimon_core import FileSystemCatalog
 from spark_jobs import JOBS
 from spark_jobs.__main__ import main as dispatch
+from spark_jobs.common.output import EXIT_TERMINAL, exit_code_for
 from tests.unit.paimon_core.ledger.job_scenarios import SCENARIOS, prepare
 
 LOCAL_JOBS = sorted(j for j in JOBS if not SCENARIOS[j].spark)
@@ -62,7 +63,8 @@ def test_a_failed_job_writes_its_result_file(job: str, tmp_path: Path, capsys: p
     argv = ["--warehouse", str(wh), "--table", "db.missing", *scenario.args(str(wh))]
     rc, line = _run(job, argv, results / "missing.json", capsys)
     error = json.loads(line)
-    assert rc == 1 and error["status"] == "error" and error["error_type"] != "UsageError", line
+    assert rc == EXIT_TERMINAL and error["status"] == "error" and error["error_type"] != "UsageError", line
+    assert error["retryable"] is False and rc == exit_code_for(error["retryable"]), line  # the code agrees
     assert (results / "missing.json").read_text() == line + "\n"
 
 

@@ -15,6 +15,7 @@ from paimon_core.ledger.metrics import metrics_of
 from spark_jobs import JOBS
 from spark_jobs.__main__ import main
 from spark_jobs.common.ledger import UNRECORDED_JOBS
+from spark_jobs.common.output import EXIT_TERMINAL
 from tests.unit.paimon_core.ledger.helpers import ledger_rows, small_table
 from tests.unit.paimon_core.ledger.job_scenarios import SCENARIOS, prepare
 
@@ -61,9 +62,9 @@ def test_a_failed_job_records_its_error(tmp_path: Path, capsys: pytest.CaptureFi
     wh = str(tmp_path / "wh")
     small_table(FileSystemCatalog(wh))
     rc, out = run_job(["rollback_to", "--warehouse", wh, "--table", "db.t", "--snapshot", "99"], capsys)
-    assert rc == 1 and out["error_type"] == "SnapshotNotFoundError"
+    assert rc == EXIT_TERMINAL and out["error_type"] == "SnapshotNotFoundError"
     rc, _ = run_job(["create_tag", "--warehouse", wh, "--table", "db.missing", "--tag", "x"], capsys)
-    assert rc == 1
+    assert rc == EXIT_TERMINAL
     rows = ledger_rows(FileSystemCatalog(wh))
     assert [(r["table_name"], r["action"], r["status"]) for r in rows] == [
         ("db.t", "rollback_to", "failed"),

@@ -13,6 +13,7 @@ import pytest
 from paimon_core import FileSystemCatalog
 from paimon_core.exceptions import InvalidArgumentError
 from paimon_core.migrate import migrate_directory
+from spark_jobs.common.output import EXIT_TERMINAL
 
 from .hostile import commit, diff, make_table, rows, tree_state
 
@@ -41,7 +42,7 @@ def test_a_source_inside_another_table_is_refused(
     pathlib.Path(ledger[0]).mkdir(exist_ok=True)
     before = tree_state([str(tmp_path)], exclude=ledger)
     code, out = _job(wh, str(source), capsys)
-    assert code == 1 and out["status"] != "ok"
+    assert code == EXIT_TERMINAL and out["status"] != "ok"
     assert "Paimon table" in str(out["error"]), out
     assert diff(before, tree_state([str(tmp_path)], exclude=ledger)) == []
     if not where.startswith("branch/"):

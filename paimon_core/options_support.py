@@ -34,6 +34,7 @@ __all__ = [
     "UNSUPPORTED_TABLE_KINDS",
     "UNSUPPORTED_TYPES",
     "TableKind",
+    "check_batch_read",
     "check_global_index",
     "check_lookup_merge_engine",
     "check_supported_options",
@@ -263,6 +264,23 @@ def unsupported_type_error(type_name: str, *, column: str | None = None) -> Unsu
     feature = UNSUPPORTED_TYPES[type_name]
     what = f"column '{column}' of type {type_name}" if column else f"type {type_name}"
     return _kind_error(feature, what, action="open the table", table=None, key=None, type_name=type_name)
+
+
+#: Options by which Java's batch reads take partitions from another branch
+#: (``FallbackReadFileStoreTable``), which paimon_core's reads do not.
+FALLBACK_READ_OPTIONS = ("scan.fallback-branch", "scan.primary-branch")
+
+
+def check_batch_read(options: Mapping[str, str], *, table: str | None = None) -> None:
+    """Refuse a batch read of a table whose reads fall back to another branch (Java reads the
+    partitions the current branch lacks, or has elsewhere, from that branch; a read of the current
+    branch alone would miss or misplace rows). Writes and maintenance of the branch are unaffected."""
+    for key in FALLBACK_READ_OPTIONS:
+        value = options.get(key)
+        if value is not None and _set(value):
+            raise _kind_error(
+                "fallback branch", f"{key} = '{value}'", action="read the table", table=table, key=key
+            )
 
 
 #: Index types of Paimon's vector global indexes (vindex: IVF and DiskANN; Lumina).

@@ -19,7 +19,7 @@ from paimon_core.operation.commit.commit_guard import added_file_paths
 from paimon_core.operation.commit.committer import FileStoreCommit
 from paimon_core.operation.scan import FileStoreScan
 from paimon_core.options import CoreOptions, validate_options
-from paimon_core.options_support import check_table_kind
+from paimon_core.options_support import check_batch_read, check_table_kind
 from paimon_core.path_confinement import external_roots
 from paimon_core.paths import PathFactory, partition_dir
 from paimon_core.predicate import Predicate
@@ -230,6 +230,7 @@ class FileStoreTable(TableMaintenance, TableBranches):
         return StreamWriteBuilder(self, commit_user)
 
     def new_read_builder(self) -> ReadBuilder:
+        check_batch_read(self.options.options, table=self.name)  # scan.fallback-branch: not followed
         return ReadBuilder(self)
 
     # --- conveniences ------------------------------------------------------------------

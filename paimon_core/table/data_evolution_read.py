@@ -20,8 +20,11 @@ count), with a higher sequence number. A row is the merge of every file covering
   file that wrote it (``write_cols``, or all the columns of its schema when it has none), and so
   do ``_ROW_ID`` (physical value, else ``first_row_id + position``) and ``_SEQUENCE_NUMBER``
   (physical value, else that file's max sequence number), which every file holds. A column no
-  file wrote reads as null. Each file is read only for its columns, whole, aligned by position;
-  the merge is a column concatenation in Arrow.
+  file wrote reads as null. Each file is read only for the columns it wins, the files of a group
+  decoded batch by batch in step and sliced to a common length (aligned by position, as Java's
+  ``DataEvolutionFileReader``); the merge is a column concatenation in Arrow.
+* **Filters** are not pushed into files (Java pushes down only where no merge happens, and only
+  filters on columns a file wrote): the read evaluates them on the merged rows.
 * **Deletion vectors** (Java ``DataEvolutionUtils.retrieveAnchorFile``): a group's deletion
   vector is that of its anchor, the file with the smallest (max sequence number, file name); its
   positions are taken relative to the anchor's range and drop rows from the merged group.
@@ -239,9 +242,7 @@ class DataEvolutionSplitRead:
         dv_of = {f.file_name: split.deletion_file(i) for i, f in enumerate(split.files)} if split.deletion_files else {}
         for group in merge_ranges_and_sort(split.files):
             deletion = dv_of.get(anchor_file(group).file_name) if dv_of else None
-            merged = self._read_group(split, group, fields, deletion, partition_values)
-            if merged is not None and merged.num_rows:
-                yield from merged.to_batches(max_chunksize=self.batch_size)
+            yield from self._read_group(split, group, fields, deletion, partition_values)
 
     def _read_group(
         self,
@@ -250,63 +251,62 @@ class DataEvolutionSplitRead:
         fields: Sequence[DataField],
         deletion: DeletionFile | None,
         partition_values: Mapping[int, pa.Scalar] | None,
-    ) -> pa.Table | None:
+    ) -> Iterator[pa.RecordBatch]:
+        """The merged rows of one row-id group, streaming: the owning files are decoded batch by
+        batch in step (sliced to a common length), so a group holds about a batch per file."""
         n = group[0].row_count
         dv = read_deletion_vector(self.table.file_io, deletion) if deletion is not None else None
         if dv is not None and dv.deletes_all(n):
-            return None
+            return
         owner: list[int] = []  # for each read field, the index in ``group`` of the file it comes from
         for fld in fields:
             owner.append(next((i for i, f in enumerate(group) if fld.id in self._field_ids(f)), -1))
-        columns: dict[int, pa.Array | pa.ChunkedArray] = {}
+        sources: list[Iterator[pa.RecordBatch]] = []
+        slots: dict[int, tuple[int, int]] = {}  # field id -> (source, column) of its values
+        system: dict[int, pa.Array] = {}  # field id -> the whole group's values
         for i, f in enumerate(group):
-            mine = [j for j, o in enumerate(owner) if o == i]
-            if not mine:
-                continue
-            data = [fields[j] for j in mine if fields[j].id not in _SYSTEM_IDS]
-            system = [fields[j] for j in mine if fields[j].id in _SYSTEM_IDS]
+            mine = [fields[j] for j, o in enumerate(owner) if o == i]
+            data = [x for x in mine if x.id not in _SYSTEM_IDS]
             if data:
-                table = self._read_file(split, f, data, partition_values)
-                if table.num_rows != n:
-                    raise CorruptFileError(
-                        f"Data file {f.file_name} holds {table.num_rows} rows, its metadata says {n}: the files of "
-                        "its row-id range cannot be merged"
+                for c, x in enumerate(data):
+                    slots[x.id] = (len(sources), c)
+                sources.append(
+                    self._files.read(
+                        split.bucket_path,
+                        f,
+                        data,
+                        snapshot_id=split.snapshot_id,
+                        streaming=True,
+                        partition_values=partition_values,
                     )
-                for fld in data:
-                    columns[fld.id] = table.column(fld.name)
-            if system:
-                columns.update(self._system_columns(split, f, system))
-        arrays = []
-        for fld in fields:
-            col = columns.get(fld.id)
-            if col is None:
-                col = pa.nulls(n, to_arrow_type(fld.type))
-            arrays.append(col)
-        out = pa.Table.from_arrays(arrays, names=[f.name for f in fields])
-        if dv is not None:
-            deleted = dv.deleted_mask(n, 0)  # the group's files all span the anchor's range
-            if deleted.any():
-                out = out.filter(pa.array(np.logical_not(deleted)))
-        return out
-
-    def _read_file(
-        self,
-        split: DataSplit,
-        f: DataFileMeta,
-        fields: Sequence[DataField],
-        partition_values: Mapping[int, pa.Scalar] | None,
-    ) -> pa.Table:
-        batches = list(
-            self._files.read(
-                split.bucket_path, f, fields, snapshot_id=split.snapshot_id, partition_values=partition_values
-            )
-        )
-        schema = pa.schema([pa.field(x.name, to_arrow_type(x.type)) for x in fields])
-        return pa.Table.from_batches(batches, schema=schema) if batches else schema.empty_table()
+                )
+            if len(data) < len(mine):
+                system.update(self._system_columns(split, f, [x for x in mine if x.id in _SYSTEM_IDS]))
+        names = [x.name for x in fields]
+        types = [to_arrow_type(x.type) for x in fields]
+        position = 0
+        for chunk, m in _in_step(sources, n, self.batch_size, group):
+            arrays: list[pa.Array] = []
+            for x, typ in zip(fields, types, strict=True):
+                slot = slots.get(x.id)
+                if slot is not None:
+                    arrays.append(chunk[slot[0]].column(slot[1]))
+                elif x.id in system:
+                    arrays.append(system[x.id].slice(position, m))
+                else:
+                    arrays.append(pa.nulls(m, typ))  # no file of the range wrote the column
+            batch = pa.RecordBatch.from_arrays(arrays, names=names)
+            if dv is not None:  # the group's files all span the anchor's range: same positions
+                deleted = dv.deleted_mask(m, position)
+                if deleted.any():
+                    batch = batch.filter(pa.array(np.logical_not(deleted)))
+            position += m
+            if batch.num_rows:
+                yield batch
 
     def _system_columns(
         self, split: DataSplit, f: DataFileMeta, system: Sequence[DataField]
-    ) -> dict[int, pa.Array | pa.ChunkedArray]:
+    ) -> dict[int, pa.Array]:
         """``_ROW_ID`` / ``_SEQUENCE_NUMBER`` of every row of ``f``: the physical column where the
         file lists it in ``write_cols``, else from the file's metadata."""
         wanted = [s for s in (ROW_ID, SEQUENCE_NUMBER) if any(x.id == s.id for x in system)]
@@ -321,9 +321,50 @@ class DataEvolutionSplitRead:
                 physical = {s.id: table.column(s.name) for s in stored}
             except SchemaMismatchError:
                 physical = {}
-        out: dict[int, pa.Array | pa.ChunkedArray] = {}
+        out: dict[int, pa.Array] = {}
         if any(s.id == ROW_ID.id for s in wanted):
             out[ROW_ID.id] = pa.array(file_row_ids(f, physical.get(ROW_ID.id)), pa.int64())
         if any(s.id == SEQUENCE_NUMBER.id for s in wanted):
             out[SEQUENCE_NUMBER.id] = fill_sequence(f, physical.get(SEQUENCE_NUMBER.id), f.row_count)
         return out
+
+
+def _in_step(
+    sources: Sequence[Iterator[pa.RecordBatch]], n: int, batch_size: int, group: Sequence[DataFileMeta]
+) -> Iterator[tuple[list[pa.RecordBatch], int]]:
+    """Slices of the same rows from every source, and their length: the row-position alignment
+    of Java's ``DataEvolutionFileReader``. Without sources, lengths of up to ``batch_size`` over
+    ``n`` rows.
+
+    Raises:
+        CorruptFileError: the sources do not all hold ``n`` rows.
+    """
+    if not sources:
+        for start in range(0, n, batch_size):
+            yield [], min(batch_size, n - start)
+        return
+    current: list[pa.RecordBatch | None] = [None] * len(sources)
+    offsets = [0] * len(sources)
+    produced = 0
+    while True:
+        for i, it in enumerate(sources):
+            batch = current[i]
+            while batch is None or offsets[i] >= batch.num_rows:
+                batch = next(it, None)
+                offsets[i] = 0
+                if batch is None:
+                    break
+            current[i] = batch
+        ended = [b is None for b in current]
+        if any(ended):
+            if not all(ended) or produced != n:
+                raise CorruptFileError(
+                    "The files " + ", ".join(f.file_name for f in group) + f" of row-id range "
+                    f"{_range(group[0])[0]}..{_range(group[0])[1]} do not all hold its {n} rows: they cannot be merged"
+                )
+            return
+        live = [b for b in current if b is not None]
+        m = min(b.num_rows - o for b, o in zip(live, offsets, strict=True))
+        yield [b.slice(o, m) for b, o in zip(live, offsets, strict=True)], m
+        offsets = [o + m for o in offsets]
+        produced += m

@@ -63,6 +63,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DataEvolutionSplitRead",
+    "aligned_slices",
     "anchor_file",
     "data_evolution_splits",
     "merge_ranges_and_sort",
@@ -285,7 +286,7 @@ class DataEvolutionSplitRead:
         names = [x.name for x in fields]
         types = [to_arrow_type(x.type) for x in fields]
         position = 0
-        for chunk, m in _in_step(sources, n, self.batch_size, group):
+        for chunk, m in aligned_slices(sources, n, self.batch_size, group):
             arrays: list[pa.Array] = []
             for x, typ in zip(fields, types, strict=True):
                 slot = slots.get(x.id)
@@ -329,7 +330,7 @@ class DataEvolutionSplitRead:
         return out
 
 
-def _in_step(
+def aligned_slices(
     sources: Sequence[Iterator[pa.RecordBatch]], n: int, batch_size: int, group: Sequence[DataFileMeta]
 ) -> Iterator[tuple[list[pa.RecordBatch], int]]:
     """Slices of the same rows from every source, and their length: the row-position alignment

@@ -195,16 +195,29 @@ class FileStoreCommit:
                 changes, commit_identifier, overwrite, properties, watermark, check_append_conflicts
             )
             if result.snapshot_ids:
-                check_files_after_publish(
-                    self.file_io,
-                    added,
-                    announcement=announcement,
-                    roots=(self.paths.table_path,),
-                    table=self.table_name,
-                    snapshot_ids=result.snapshot_ids,
-                    commit_user=self.commit_user,
-                    identifier=commit_identifier,
-                )
+                try:
+                    check_files_after_publish(
+                        self.file_io,
+                        added,
+                        announcement=announcement,
+                        roots=(self.paths.table_path,),
+                        table=self.table_name,
+                        snapshot_ids=result.snapshot_ids,
+                        commit_user=self.commit_user,
+                        identifier=commit_identifier,
+                    )
+                except CommitStateUnknownError:
+                    raise
+                except Exception as e:  # published: a failed check must not read as "nothing landed"
+                    raise CommitStateUnknownError(
+                        f"Snapshots {list(result.snapshot_ids)} of {self.table_name} were published, but checking "
+                        f"that the files they add are still there failed ({type(e).__name__}: {e}): keep the "
+                        "commit's files; a retry with the same commit user and identifier commits nothing twice",
+                        snapshot_id=result.snapshot_ids[-1],
+                        landed_snapshot_ids=result.snapshot_ids,
+                        commit_user=self.commit_user,
+                        commit_identifier=commit_identifier,
+                    ) from e
             return result
         finally:
             withdraw(self.file_io, announcement)
@@ -595,15 +608,24 @@ class FileStoreCommit:
             logger.debug("Snapshot %d of %s taken by another commit; retrying", new_id, self.table_name)
             self._cleanup(written)
             return None
-        if is_ghost(
-            self.snapshot_manager,
-            self.scan,
-            new_id=new_id,
-            base=latest,
-            delta_manifests=[m.file_name for m in delta_metas],
-            entries=changes,
-            table=self.table_name,
-        ):
+        try:
+            ghost = is_ghost(
+                self.snapshot_manager,
+                self.scan,
+                new_id=new_id,
+                base=latest,
+                delta_manifests=[m.file_name for m in delta_metas],
+                entries=changes,
+                table=self.table_name,
+            )
+        except Exception as e:  # published: a failed check must not read as "nothing landed"
+            raise CommitStateUnknownError(
+                f"Snapshot {new_id} of {self.table_name} was published, but checking that it does not re-create "
+                f"an expired snapshot id failed ({type(e).__name__}: {e}): keep the commit's files; a retry with "
+                "the same commit user and identifier commits nothing twice",
+                snapshot_id=new_id,
+            ) from e
+        if ghost:
             logger.warning("Snapshot %d of %s re-created an expired id; deleted it, retrying", new_id, self.table_name)
             self.file_io.delete(self.snapshot_manager.snapshot_path(new_id))
             self._cleanup(written)

@@ -1,5 +1,6 @@
 """A compaction killed at any file write (SIGKILL-like: ``os._exit``, no cleanup runs) leaves a
-readable table with the same rows; a re-run completes it; orphan cleanup removes the leftovers."""
+readable table with the same rows; a re-run completes it; orphan cleanup removes the leftovers.
+The kill comes from :class:`~tests.fixtures.failing_file_io.FailingFileIO` (its N-th write)."""
 
 from __future__ import annotations
 
@@ -18,28 +19,23 @@ from tests.unit.paimon_core.maintenance.expiry_helpers import unreferenced_files
 _KILLER = textwrap.dedent(
     """
     import os, sys
-    from paimon_core.io.local_io import LocalFileIO
     from paimon_core import FileSystemCatalog
+    from tests.fixtures.failing_file_io import FailingFileIO
 
     wh, table, kill_at = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    count = [0]
 
-    def counted(name):
-        original = getattr(LocalFileIO, name)
-        def wrapper(self, *args, **kwargs):
-            count[0] += 1
-            if count[0] == kill_at:
-                os._exit(9)
-            return original(self, *args, **kwargs)
-        setattr(LocalFileIO, name, wrapper)
+    def kill(op, path):
+        os._exit(9)  # SIGKILL-like: no cleanup runs
 
-    for name in ("open_output", "write_bytes", "try_write_atomic", "delete"):
-        counted(name)
-    t = FileSystemCatalog(wh).get_table(table)
+    file_io = FailingFileIO(
+        wh, fail_at=kill_at, ops=("open_output", "write_bytes", "try_write_atomic", "delete"), error=kill
+    )
+    t = FileSystemCatalog(wh, file_io=file_io).get_table(table)
     t.compact(parallelism=1)
-    print(count[0])
+    print(file_io.count)
     """
 )
+ROOT = Path(__file__).resolve().parents[4]
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("dt", pa.string(), nullable=False), ("v", pa.int64())])
 
@@ -63,7 +59,9 @@ def _rows(t: FileStoreTable) -> list[tuple[int, str, int]]:
 
 
 def _kill(wh: str, name: str, at: int) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", _KILLER, wh, name, str(at)], capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", _KILLER, wh, name, str(at)], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
 
 
 def test_kill_at_every_write_leaves_a_readable_table(tmp_path: Path) -> None:

@@ -12,12 +12,12 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from paimon_core import InvalidArgumentError, InvalidOptionError, SnapshotNotFoundError
+from paimon_core import FileSystemCatalog, InvalidArgumentError, InvalidOptionError, SnapshotNotFoundError
 from paimon_core.consumer.consumer_manager import Consumer
-from paimon_core.io.local_io import LocalFileIO
 from paimon_core.operation.expire_snapshots import ExpireSnapshots, ExpireSnapshotsResult
 from paimon_core.table.table import FileStoreTable
 from paimon_core.utils.clock import ManualClock
+from tests.fixtures.failing_file_io import FailingFileIO
 
 from .expiry_helpers import (
     HOUR,
@@ -351,20 +351,14 @@ class _Crash(Exception):
     pass
 
 
-def _crashing_delete(monkeypatch: pytest.MonkeyPatch, after: int) -> list[int]:
-    real = LocalFileIO.delete
-    done = [0]
-    lock = threading.Lock()
-
-    def delete(self: LocalFileIO, path: str, *, recursive: bool = False) -> bool:
-        with lock:
-            if done[0] >= after:
-                raise _Crash(f"crash after {after} deletes")
-            done[0] += 1
-        return real(self, path, recursive=recursive)
-
-    monkeypatch.setattr(LocalFileIO, "delete", delete)
-    return done
+def _crashing(t: FileStoreTable, after: int) -> FileStoreTable:
+    """``t`` opened through a :class:`FailingFileIO` whose deletes fail from the ``after + 1``-th
+    on: the process crashed there, nothing after it reaches the store."""
+    warehouse = str(Path(t.path).parents[1])
+    file_io = FailingFileIO(
+        warehouse, fail_from=after + 1, ops={"delete"}, error=lambda op, path: _Crash(f"crash after {after} deletes")
+    )
+    return FileSystemCatalog(warehouse, file_io=file_io, clock=t.clock).get_table(t.name)
 
 
 def _crash_table(
@@ -385,9 +379,7 @@ def _crash_table(
 
 
 @pytest.mark.parametrize("pk", [False, True])
-def test_crash_at_any_delete_leaves_retained_state_readable_and_rerun_finishes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pk: bool
-) -> None:
+def test_crash_at_any_delete_leaves_retained_state_readable_and_rerun_finishes(tmp_path: Path, pk: bool) -> None:
     probe, _, _ = _crash_table(str(tmp_path / "probe"), pk)
     dry = probe.expire_snapshots(retain_min=3, dry_run=True)
     total = sum(
@@ -402,10 +394,8 @@ def test_crash_at_any_delete_leaves_retained_state_readable_and_rerun_finishes(
     assert dry.expired_snapshot_ids == tuple(range(1, 7)) and total > 15
     for after in sorted({0, 1, 2, 3, total // 3, total // 2, total - 7, total - 3, total - 1}):
         t, want, tagged = _crash_table(str(tmp_path / f"crash{after}"), pk)
-        with monkeypatch.context() as m:
-            _crashing_delete(m, after)
-            with pytest.raises(_Crash):
-                t.expire_snapshots(retain_min=3)
+        with pytest.raises(_Crash):
+            _crashing(t, after).expire_snapshots(retain_min=3)
         for sid, expected in want.items():
             assert read(t, snapshot_id=sid) == expected, (after, sid)
         assert read(t, tag="t4") == tagged, after

@@ -13,7 +13,8 @@ count), with a higher sequence number. A row is the merge of every file covering
   group weighs the sum of its file sizes, at least ``source.split.open-file-cost``; Java
   ``BinPacking.packForOrdered``). Value statistics do not prune single files of such a table (a
   file's statistics say nothing of the columns it lacks, and those of an updated column are
-  stale): the scan keeps every file of the partitions read, the filter runs after the merge.
+  stale); :class:`EvolutionStatsFilter` prunes whole row-id groups instead, on each column's
+  statistics from the newest file that wrote it (Java ``DataEvolutionFileStoreScan.evolutionStats``).
 * **Reading** (:class:`DataEvolutionSplitRead`, Java ``DataEvolutionSplitRead.mergeRangesAndSort``
   / ``createUnionReader``): in a group the files are taken newest first (max sequence number,
   descending; all must span the same range); every read column comes from the first -- newest --
@@ -35,7 +36,7 @@ count), with a higher sequence number. A row is the merge of every file covering
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -49,13 +50,16 @@ from paimon_core.append.row_tracking import (
     fill_sequence,
     has_physical,
 )
+from paimon_core.data.binary_row import deserialize_binary_row
 from paimon_core.deletionvectors import DeletionFile, read_deletion_vector
 from paimon_core.exceptions import CorruptFileError, SchemaMismatchError, UnsupportedTableKindError
 from paimon_core.format.arrow_types import to_arrow_type
 from paimon_core.format.file_format import file_format_from_name, read_file
 from paimon_core.io.data_file_reader import DataFileReader
 from paimon_core.manifest.entries import DataFileMeta, ManifestEntry
-from paimon_core.schema.data_types import DataField
+from paimon_core.predicate import Predicate
+from paimon_core.schema.data_types import DataField, DataType
+from paimon_core.schema.table_schema import TableSchema
 from paimon_core.table.source import DataSplit
 
 if TYPE_CHECKING:
@@ -63,6 +67,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DataEvolutionSplitRead",
+    "EvolutionStatsFilter",
     "aligned_slices",
     "anchor_file",
     "data_evolution_splits",
@@ -369,3 +374,124 @@ def aligned_slices(
         yield [b.slice(o, m) for b, o in zip(live, offsets, strict=True)], m
         offsets = [o + m for o in offsets]
         produced += m
+
+
+class EvolutionStatsFilter:
+    """Drops the row-id groups whose merged statistics prove no row matches ``predicate``
+    (Java ``DataEvolutionFileStoreScan.filterByStats``/``evolutionStats``).
+
+    A column's statistics are those of the newest file (max sequence number) that wrote it, used
+    only when that file is the only newest one, spans the whole group, has statistics for the
+    column in the column's current type, and they are consistent (null count within the row
+    count, min and max both set, min <= max); otherwise the column is unknown, which prunes
+    nothing. A column no file of the group wrote is null in every row.
+    """
+
+    def __init__(self, predicate: Predicate, fields: Sequence[DataField], schema_of: Callable[[int], TableSchema]) -> None:
+        self.predicate = predicate
+        self.fields = list(fields)
+        self.schema_of = schema_of
+        self._layouts: dict[tuple[int, tuple[str, ...] | None, tuple[str, ...] | None], _StatsLayout] = {}
+
+    def _layout(self, f: DataFileMeta) -> _StatsLayout:
+        wc = tuple(f.write_cols) if f.write_cols is not None else None
+        sc = tuple(f.value_stats_cols) if f.value_stats_cols is not None else None
+        key = (f.schema_id, wc, sc)
+        got = self._layouts.get(key)
+        if got is None:
+            fields = list(self.schema_of(f.schema_id).fields)
+            if wc is not None:
+                fields = [x for x in fields if x.name in set(wc)]
+            stats = fields if sc is None else [x for x in fields if x.name in set(sc)]
+            got = _StatsLayout({x.id for x in fields}, {x.id: (i, x) for i, x in enumerate(stats)}, [x.type for x in stats])
+            self._layouts[key] = got
+        return got
+
+    def filter(self, entries: Sequence[ManifestEntry]) -> list[ManifestEntry]:
+        """``entries`` without the files of the groups that cannot match, in their order."""
+        buckets: dict[tuple[bytes, int], list[ManifestEntry]] = {}
+        for e in entries:
+            buckets.setdefault((e.partition, e.bucket), []).append(e)
+        dropped: set[int] = set()
+        for es in buckets.values():
+            by_file = {id(e.file): e for e in es}
+            for group in row_id_groups([e.file for e in es]):
+                if not self._may_match(group):
+                    dropped.update(id(by_file[id(f)]) for f in group)
+        if dropped:
+            logger.debug("data-evolution stats pruned %d of %d files", len(dropped), len(entries))
+        return [e for e in entries if id(e) not in dropped]
+
+    def _may_match(self, group: Sequence[DataFileMeta]) -> bool:
+        lo, hi = min(_range(f)[0] for f in group), max(_range(f)[1] for f in group)
+        rows = hi - lo + 1
+        mins: list[object | None] = []
+        maxs: list[object | None] = []
+        nulls: list[int | None] = []
+        decoded: dict[int, tuple[tuple[object | None, ...], tuple[object | None, ...]] | None] = {}
+        for fld in self.fields:
+            providers = [f for f in group if fld.id in self._layout(f).fields]
+            if not providers:  # no file wrote it: null in every row
+                mins.append(None)
+                maxs.append(None)
+                nulls.append(rows)
+                continue
+            top = max(f.max_sequence_number for f in providers)
+            winners = [f for f in providers if f.max_sequence_number == top]
+            value = self._stats(winners[0], fld, rows, decoded) if len(winners) == 1 and _range(winners[0]) == (lo, hi) else None
+            lo_v, hi_v, n = value if value is not None else (None, None, None)
+            mins.append(lo_v)
+            maxs.append(hi_v)
+            nulls.append(n)
+        try:
+            return self.predicate.test_stats(rows, mins, maxs, nulls)
+        except Exception:  # noqa: BLE001 - stats we cannot compare never prune
+            return True
+
+    def _stats(
+        self,
+        f: DataFileMeta,
+        fld: DataField,
+        rows: int,
+        decoded: dict[int, tuple[tuple[object | None, ...], tuple[object | None, ...]] | None],
+    ) -> tuple[object | None, object | None, int | None] | None:
+        layout = self._layout(f)
+        slot = layout.stats.get(fld.id)
+        if slot is None or slot[1].type.copy(nullable=True) != fld.type.copy(nullable=True):
+            return None
+        index = slot[0]
+        if id(f) not in decoded:
+            try:
+                mins = deserialize_binary_row(f.value_stats.min_values, layout.types)
+                maxs = deserialize_binary_row(f.value_stats.max_values, layout.types)
+                ok = len(mins) == len(layout.types) == len(maxs)
+                decoded[id(f)] = (mins, maxs) if ok else None
+            except Exception:  # noqa: BLE001 - unreadable stats never prune
+                decoded[id(f)] = None
+        got = decoded[id(f)]
+        counts = f.value_stats.null_counts
+        if got is None or counts is None or len(counts) != len(layout.types):
+            return None
+        lo, hi, n = got[0][index], got[1][index], counts[index]
+        if n is not None and not 0 <= n <= rows:
+            return None
+        if (lo is None) != (hi is None):
+            return None
+        if lo is not None:
+            try:
+                if n == rows or hi < lo:  # type: ignore[operator]
+                    return None
+            except TypeError:
+                return None
+        return lo, hi, n
+
+
+class _StatsLayout:
+    """A file's columns (ids) and where each column's statistics are (id -> (index, field))."""
+
+    __slots__ = ("fields", "stats", "types")
+
+    def __init__(self, fields: set[int], stats: dict[int, tuple[int, DataField]], types: list[DataType]) -> None:
+        self.fields = fields
+        self.stats = stats
+        self.types = types

@@ -108,6 +108,13 @@ class TableScan:
         flt = self._filter()
         if not target.incremental and self._data_evolution():
             entries = scan.live_entries(target.snapshot, flt)
+            if self.predicate is not None:  # whole row-id groups, on each column's newest stats
+                from paimon_core.table.data_evolution_read import EvolutionStatsFilter
+
+                schema = self.table.schema
+                entries = EvolutionStatsFilter(self.predicate, schema.fields, self.table.schema_manager_cached).filter(
+                    entries
+                )
             dvs = self._deletion_files(target.snapshot, entries)
             return Plan(target.snapshot.id, self._splits(target.snapshot.id, entries, incremental=False, dvs=dvs))
         if not target.incremental:

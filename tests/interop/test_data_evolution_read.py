@@ -218,3 +218,34 @@ def test_deletion_vectors_of_updated_rows(pypaimon_peer: Peer, rust_peer: Peer, 
     ours = t.to_arrow()
     assert sorted(ours.column("id").to_pylist()) == [i for i in range(2 * ROWS) if i != 3 and not 41 <= i < 50]
     assert rows(rust_peer.read(wh, "db.t")) == rows(ours)
+
+
+def test_group_stats_prune_on_the_newest_file_of_each_column(
+    pypaimon_peer: Peer, peer_python: str, warehouse: str
+) -> None:
+    """Our writer writes value statistics (pypaimon 2.1.0 writes none on these tables): a filter
+    prunes whole row-id groups on the statistics of the newest file of each column (Java
+    ``DataEvolutionFileStoreScan.evolutionStats``), never on the stale statistics of a column a
+    later file updated (a per-file stats filter would drop the group where ``a`` became 1000+)."""
+    wh = warehouse
+    opts = {"row-tracking.enabled": "true", "data-evolution.enabled": "true", "bucket": "-1"}
+    pypaimon_peer.create_table(wh, "db.t", SCHEMA, options=opts)
+    t = FileSystemCatalog(wh).get_table("db.t")
+    t.write_arrow(batch(0))
+    t.write_arrow(batch(ROWS))
+    update(peer_python, wh, {"cols": ["a"], "row_ids": list(range(5)), "values": {"a": [1000 + i for i in range(5)]}})
+    t = FileSystemCatalog(wh).get_table("db.t")
+    pb = PredicateBuilder(t.schema.fields)
+
+    def read(pred: Any) -> tuple[int, pa.Table]:
+        rb = t.new_read_builder().with_filter(pred)
+        splits = rb.plan().splits
+        return sum(len(s.files) for s in splits), rb.new_read().to_arrow(splits)
+
+    files, got = read(pb.greater_or_equal("a", 1000))  # base stats of group 0 say a <= 29: stale
+    theirs = pypaimon_peer.read(wh, "db.t", filter={"op": ">=", "field": "a", "value": 1000})
+    assert files == 2 and rows(got) == rows(theirs) and got.num_rows == 5
+    files, got = read(pb.greater_or_equal("id", ROWS))  # id's newest file is the base: group 0 pruned
+    assert files == 1 and sorted(got.column("id").to_pylist()) == list(range(ROWS, 2 * ROWS))
+    files, got = read(pb.greater_or_equal("a", 2000))  # a's newest file in group 0 has no stats: kept
+    assert files == 2 and got.num_rows == 0

@@ -267,6 +267,13 @@ class DataEvolutionSplitRead:
         owner: list[int] = []  # for each read field, the index in ``group`` of the file it comes from
         for fld in fields:
             owner.append(next((i for i, f in enumerate(group) if fld.id in self._field_ids(f)), -1))
+            if owner[-1] < 0 and not fld.type.nullable:
+                raise SchemaMismatchError(
+                    f"Field {fld.name} ({fld.type.as_sql_string()}) is not null "
+                    "but no file of row-id range "
+                    f"{_range(group[0])[0]}..{_range(group[0])[1]} ({', '.join(f.file_name for f in group)}) holds it",
+                    column=fld.name,
+                )
         sources: list[Iterator[pa.RecordBatch]] = []
         slots: dict[int, tuple[int, int]] = {}  # field id -> (source, column) of its values
         system: dict[int, pa.Array] = {}  # field id -> the whole group's values

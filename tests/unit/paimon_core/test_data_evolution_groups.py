@@ -76,3 +76,28 @@ def test_sources_are_slicedaligned_slices() -> None:
         list(aligned_slices([iter(_batches([3, 4, 3])), iter(_batches([5, 4]))], 10, 4, group))
     with pytest.raises(CorruptFileError, match="do not all hold its 10 rows"):
         list(aligned_slices([iter(_batches([3, 4])), iter(_batches([3, 4]))], 10, 4, group))
+
+
+def test_not_null_column_no_file_holds_is_refused(tmp_path: object) -> None:
+    """Java ``createUnionReader``: "Field ... is not null but can't find any file contains it"."""
+    import pyarrow.parquet as pq
+
+    from paimon_core import FileSystemCatalog
+    from paimon_core.exceptions import SchemaMismatchError
+    from paimon_core.table.data_evolution_read import DataEvolutionSplitRead
+    from paimon_core.table.source import DataSplit
+
+    cat = FileSystemCatalog(str(tmp_path))
+    cat.create_database("db", ignore_if_exists=True)
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("a", pa.int64())])
+    cat.create_table("db.t", schema, options={"row-tracking.enabled": "true", "data-evolution.enabled": "true", "bucket": "-1"})
+    t = cat.get_table("db.t")
+    bucket = t.bucket_path(t.partition_codec.encode([]), 0)
+    t.file_io.mkdirs(bucket)
+    pq.write_table(pa.table({"a": [1, 2]}), f"{bucket}/data-a.parquet")
+    only_a = meta("data-a.parquet", 0, 2, 2, ("a",))
+    split = DataSplit(1, t.partition_codec.encode([]), 0, bucket, (only_a,), False)
+    reader = DataEvolutionSplitRead(t)
+    assert reader.read(split, [t.schema.fields[1]]).__next__().column(0).to_pylist() == [1, 2]
+    with pytest.raises(SchemaMismatchError, match="Field id \\(BIGINT NOT NULL\\) is not null"):
+        list(reader.read(split, [t.schema.fields[0]]))

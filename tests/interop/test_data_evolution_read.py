@@ -7,8 +7,9 @@ file it updates. Before paimon_core merged such files, every read raised ``Schem
 ("Columns [...] are not in data file ..."). At every snapshot our ``to_arrow`` equals pypaimon's
 read and ``$row_tracking`` gives the same ``_ROW_ID`` -> (row, ``_SEQUENCE_NUMBER``) mapping; with
 projections and filters on updated columns; after a column added by schema evolution and updated
-by row id; with deletion vectors (``delete_by_predicate``); through ``python -m paimon_core read``.
-pypaimon-rust 0.4.0 reads the same rows.
+by row id; with deletion vectors (``delete_by_predicate``); through ``python -m paimon_core read``;
+an incremental read of an update. pypaimon-rust 0.4.0 reads the same rows. A filter prunes whole
+row-id groups on each column's newest statistics, never on an updated column's stale ones.
 """
 
 from __future__ import annotations

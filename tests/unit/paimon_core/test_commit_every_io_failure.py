@@ -115,3 +115,31 @@ def test_a_commit_failing_at_every_io_call(base: Path, tmp_path: Path, after: bo
         assert _ids(table) == new, where  # exactly once
         shutil.rmtree(copy)
     assert outcomes.get("ok", 0) < calls, outcomes  # the failures were felt
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_task_retried_through_random_failures_commits_once(base: Path, tmp_path: Path, seed: int) -> None:
+    """Java's random ``FailingFileIO``: every call fails with a probability, under a seed; the
+    task is retried until it succeeds (at most 3 failures, Java's ``maxFails``) and its rows land
+    exactly once. The same seed fails the same first call (the harness is deterministic)."""
+    firsts = []
+    for run in range(2):
+        copy = tmp_path / f"run{run}"
+        shutil.copytree(base, copy)
+        table, file_io = _open(copy)
+        file_io.reset(probability=0.05, seed=seed, max_failures=3)  # Java's maxFails
+        for _attempt in range(4):  # at most 3 fail
+            try:
+                _write_as_task(table)
+                break
+            except PaimonError as e:
+                assert not isinstance(e, CommitStateUnknownError) or is_retryable(e), e
+        else:
+            pytest.fail(f"no attempt succeeded: {file_io.failures}")
+        firsts.append((file_io.failures[0].index, file_io.failures[0].op) if file_io.failures else None)
+        file_io.reset()
+        assert _ids(table) == sorted([*OLD.column("id").to_pylist(), *NEW.column("id").to_pylist()])
+        assert [(s.commit_user, s.commit_identifier) for s in table.snapshot_manager.snapshots()].count(
+            (USER, IDENTIFIER)
+        ) == 1
+    assert firsts[0] == firsts[1]

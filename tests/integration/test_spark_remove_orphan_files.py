@@ -180,7 +180,7 @@ def test_main_prints_one_json_line(spark: SparkSession, wh: str, capsys: pytest.
         assert job.main(["--warehouse", wh, "--table", "db.ev", *args]) == 2
         err = json.loads(capsys.readouterr().out.strip())
         assert err["status"] == "error" and message in err["error"], (args, err)
-    assert job.main(["--warehouse", wh, "--table", "db.nope", "--mode", "local"]) == 1
+    assert job.main(["--warehouse", wh, "--table", "db.nope", "--mode", "local"]) == EXIT_TERMINAL
     assert "does not exist" in json.loads(capsys.readouterr().out.strip())["error"]
 
 

@@ -17,6 +17,7 @@ import pytest
 from paimon_core import FileSystemCatalog
 from paimon_core.exceptions import CorruptFileError, InvalidArgumentError, PaimonError, SchemaMismatchError
 from paimon_core.migrate import migrate_directory
+from spark_jobs.common.output import EXIT_TERMINAL
 
 N = 300
 
@@ -171,7 +172,7 @@ def test_migrate_table_job(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     common = ["migrate_table", "--warehouse", wh, "--table", "db.t"]
     assert main([*common, "--source_type", "hive", "--source_path", str(src)]) == 2
     assert "metastore" in capsys.readouterr().out
-    assert main([*common, "parquet", str(src), "bucket=4"]) == 1  # positional, Paimon's order
+    assert main([*common, "parquet", str(src), "bucket=4"]) == EXIT_TERMINAL  # positional, Paimon's order
     assert "bucket" in json.loads(capsys.readouterr().out.strip().splitlines()[-1])["error"]
     assert main([*common, "--source-path", str(src), "--dry-run"]) == 0
     dry = json.loads(capsys.readouterr().out.strip().splitlines()[-1])

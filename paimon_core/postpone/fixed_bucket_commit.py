@@ -195,7 +195,7 @@ class PostponeFixedBucketCommit:
         # the postpone table itself (Java's fixedWriteTable): an INSERT OVERWRITE also removes the
         # partitions' pending bucket-postpone rows
         committer = self.table.copy({STRICT_MODE_LAST_SAFE_SNAPSHOT: str(base)}).new_file_store_commit(self.commit_user)
-        from paimon_core.table.builders import commit_keeping_landed_append
+        from paimon_core.table.table_commit import commit_keeping_landed_append
 
         out = [*written, *rest]
         try:

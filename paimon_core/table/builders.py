@@ -13,11 +13,7 @@ from paimon_core.results import CommitResult
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
 from paimon_core.table.commit_message import CommitMessage
 from paimon_core.table.source import Plan
-from paimon_core.table.table_commit import (  # noqa: F401 - commit_keeping_landed_append: re-exported
-    TableCommit,
-    commit_keeping_landed_append,
-    delete_uncommitted,
-)
+from paimon_core.table.table_commit import TableCommit, delete_uncommitted
 from paimon_core.table.table_read import TableRead
 from paimon_core.table.table_scan import TableScan
 from paimon_core.table.table_write import TableWrite

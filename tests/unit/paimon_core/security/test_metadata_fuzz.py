@@ -205,6 +205,7 @@ _WRITER_OWN = "exempt: deletes files this writer or job wrote in this call (neve
 #: Each deleting caller -> the operation of OPERATIONS that runs it, or an exemption and its reason.
 CALLERS: dict[str, str] = {
     "paimon_core/append/append_compact_rewriter.py:rewrite_append_files": "compact",
+    "paimon_core/append/append_compact_rewriter.py:_rewrite_row_tracking": "compact",
     "paimon_core/append/append_deletion_index.py:DeletionIndex.remove": "compact",
     "paimon_core/append/append_pre_commit_compact.py:_delete": "write",
     "paimon_core/branch/branch_manager.py:BranchManager.delete_branch": "delete_branch",
@@ -239,6 +240,7 @@ CALLERS: dict[str, str] = {
     "paimon_core/operation/orphan_trash.py:_remove_if_empty": "remove_orphan_files",
     "paimon_core/operation/orphan_trash.py:move_to_trash": "remove_orphan_files",
     "paimon_core/operation/orphan_trash.py:purge": "remove_orphan_files",
+    "paimon_core/operation/orphan_trash.py:purge_run": "remove_orphan_files",
     "paimon_core/operation/orphan_trash.py:restore": "remove_orphan_files",
     "paimon_core/operation/purge_files.py:PurgeFiles.run": "purge_files",
     "paimon_core/operation/remove_unexisting_manifests.py:RemoveUnexistingManifests._cleanup": (
@@ -248,8 +250,9 @@ CALLERS: dict[str, str] = {
     "paimon_core/postpone/fixed_bucket_commit.py:_abort": _WRITER_OWN,
     "paimon_core/snapshot/changelog_manager.py:ChangelogManager.delete_hints": "expire_changelogs",
     "paimon_core/snapshot/changelog_manager.py:ChangelogManager.delete": "expire_changelogs",
-    "paimon_core/table/builders.py:commit_keeping_landed_append": "write",
     "paimon_core/table/builders.py:BatchTableCommit.abort": "write",
+    "paimon_core/table/table_commit.py:commit_keeping_landed_append": "write",
+    "paimon_core/table/table_commit.py:delete_uncommitted": "write",
     "paimon_core/table/rollback_as_latest.py:_cleanup": "rollback_to_as_latest",
     "paimon_core/table/rollback_helper.py:RollbackHelper._execute": "rollback_to",
     "paimon_core/table/rollback_helper.py:RollbackHelper._undo": "rollback_to",

@@ -35,6 +35,29 @@ def _layer(nodeid: str) -> str:
     return parts[1] if len(parts) > 2 and parts[0] == _TESTS.name else "(root)"
 
 
+_collected: dict[str, int] = {}
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    _collected.setdefault(item.nodeid, len(_collected))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Keep the file order inside a module marked ``scenario``: its tests are the steps of one
+    story on one expensive live server (Airflow's API server, scheduler and triggerer), each step
+    starting from what the one before left. Such a module still runs at a random place. (Runs
+    after every ``pytest_collection_modifyitems``, pytest-randomly's shuffle included.)"""
+    items = session.items
+    slots: dict[str, list[int]] = defaultdict(list)
+    for pos, item in enumerate(items):
+        if item.get_closest_marker("scenario") is not None:
+            slots[item.nodeid.split("::", 1)[0]].append(pos)
+    for positions in slots.values():
+        in_order = sorted((items[p] for p in positions), key=lambda it: _collected.get(it.nodeid, 0))
+        for p, item in zip(positions, in_order, strict=True):
+            items[p] = item
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     layer = _layer(report.nodeid)
     _layer_seconds[layer] += report.duration

@@ -24,7 +24,7 @@ PK_SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.stri
 LEASES = "_airflow/compaction-leases"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # a fresh DAG per test: dag.test() leaves run state on the DAG object
 def dags(airflow_db: None) -> dict[str, Any]:
     from airflow.dag_processing.dagbag import BundleDagBag
 

@@ -17,7 +17,7 @@ from tests.airflow.tables import millis, rows
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # a fresh DAG per test: dag.test() leaves run state on the DAG object
 def dags(airflow_db: None) -> dict[str, Any]:
     from airflow.dag_processing.dagbag import BundleDagBag
 

@@ -33,7 +33,7 @@ from tests.airflow.conftest import paimon_conn
 from tests.airflow.live import LiveAirflow, http, launch
 from tests.airflow.tables import millis
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.scenario]  # steps of one story on one live server
 
 TODAY = dt.datetime.now(dt.UTC).date()
 #: backfilled days: the 3 latest complete daily intervals (catchup after them has nothing to do)

@@ -30,7 +30,7 @@ DAG_ID = "paimon_maintenance"
 INCLUDE = r"bench\..*"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # a fresh DAG per test: dag.test() leaves run state on the DAG object
 def dag(airflow_db: None) -> Any:
     from airflow.dag_processing.dagbag import BundleDagBag
 

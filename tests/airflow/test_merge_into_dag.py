@@ -25,7 +25,7 @@ SEED = {  # Paimon's example: merge_into('default.T', '', '', 'default.S', 'T.id
 }
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # a fresh DAG per test: dag.test() leaves run state on the DAG object
 def dag(airflow_db: None) -> Any:
     from airflow.dag_processing.dagbag import BundleDagBag
 

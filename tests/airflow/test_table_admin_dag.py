@@ -50,7 +50,7 @@ def _table(wh: str) -> Any:
     return _reload(wh)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # a fresh DAG per test: dag.test() leaves run state on the DAG object
 def dag(airflow_db: None) -> Any:
     from airflow.dag_processing.dagbag import BundleDagBag
 

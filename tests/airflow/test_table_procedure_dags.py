@@ -32,7 +32,7 @@ def _states(run: Any) -> dict[str, list[str]]:
     return out
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # a fresh DAG per test: dag.test() leaves run state on the DAG object
 def dags(airflow_db: None) -> dict[str, Any]:
     from airflow.dag_processing.dagbag import BundleDagBag
 

@@ -33,7 +33,7 @@ from paimon_core.utils.clock import ManualClock
 from tests.airflow.conftest import DAGS_FOLDER, PLUGINS_FOLDER, paimon_conn
 from tests.airflow.live import LiveAirflow, http, launch
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.scenario]  # steps of one story on one warehouse and API server
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 CHROMIUM = "/usr/bin/chromium"

@@ -45,7 +45,7 @@ from tests.airflow.conftest import DAGS_FOLDER, paimon_conn
 from tests.airflow.live import LiveAirflow, launch
 from tests.airflow.test_ui import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.scenario]  # steps of one story on one live server
 
 DAG_ID = "paimon_rollback"
 #: Seconds a run may take to reach a state: only a hang should reach it (2 shared cores).

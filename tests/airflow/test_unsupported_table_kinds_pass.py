@@ -26,7 +26,7 @@ pytestmark = pytest.mark.integration
 
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # a fresh DAG per test: dag.test() leaves run state on the DAG object
 def dag(airflow_db: None) -> Any:
     from airflow.dag_processing.dagbag import BundleDagBag
 

@@ -180,8 +180,10 @@ def _backfill(live: LiveAirflow, token: str, dag_id: str, conf: dict[str, Any]) 
         if status in (200, 201):
             backfill_id = int(json.loads(payload)["id"])
             break
-        assert status in (409, 503) and time.monotonic() < deadline, (status, payload[:2000])
-        if status == 503:  # SQLite "database is locked" while the scheduler writes: try again
+        # SQLite "database is locked" while the scheduler writes: 503, or 500 "Database error"
+        db_locked = status == 503 or (status == 500 and b'"Database error"' in payload)
+        assert (status == 409 or db_locked) and time.monotonic() < deadline, (status, payload[:2000])
+        if db_locked:  # try again
             locked = True
         else:  # 409 after a 503: that try's backfill was left behind
             assert locked, f"{dag_id}: another backfill is running: {payload[:2000]!r}"

@@ -273,7 +273,7 @@ def test_errors_leave_the_table_unchanged(spark: Any, wh: str, capsys: pytest.Ca
     before = {n: _read(_fresh(c, n)) for n in ("db.pk", "db.app")}
     snapshots = {n: _fresh(c, n).snapshot_manager.latest_snapshot_id() for n in before}
 
-    def check(argv: list[str], needle: str, rc_want: int = 1) -> None:
+    def check(argv: list[str], needle: str, rc_want: int = 3) -> None:  # 3: a terminal error (2: usage)
         rc, out = _run_main(capsys, "--warehouse", wh, *argv)
         assert rc == rc_want and out["status"] == "error" and needle in out["error"], out
         assert "\n" not in out["error"] and len(out["error"]) < 600, out  # one line, no plan or JVM trace

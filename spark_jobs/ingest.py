@@ -362,13 +362,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         if _already_committed(plan):  # no Spark session needed for a no-op re-run
             emit(run(None, plan))  # type: ignore[arg-type]
             return 0
+        from pyspark.sql import SparkSession
+
         from spark_jobs.common.session import get_spark
 
+        existing = SparkSession.getActiveSession()  # a caller's session (a test, a notebook) stays up
         spark = get_spark(plan.config.session_config())
         try:
             emit(run(spark, plan))
         finally:
-            spark.stop()
+            if existing is None:
+                spark.stop()
     except UsageError as e:
         return emit_error(JOB, e, exit_code=EXIT_USAGE)
     except (PaimonError, OSError) as e:

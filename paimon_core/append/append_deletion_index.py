@@ -80,7 +80,7 @@ class DeletionIndex:
         paths: dict[str, str] = {}
         deletions: dict[str, DeletionFile] = {}
         for name, (b, f) in live.items():
-            path = index_file_path(table, partition, b, f)
+            path = index_file_path(table.store, partition, b, f)
             paths[name] = path
             for r in f.dv_ranges or ():
                 deletions[r.data_file_name] = DeletionFile(path, r.offset, r.length, r.cardinality)
@@ -136,6 +136,6 @@ class DeletionIndex:
             ranges.append(DeletionVectorMeta(r.data_file_name, len(out), r.length, r.cardinality))
             out += blob[r.offset : end]
         name = table.paths.new_index_file_name()
-        path = index_file_path(table, self.partition, self.bucket, name)
+        path = index_file_path(table.store, self.partition, self.bucket, name)
         table.file_io.write_bytes(path, bytes(out))
         return IndexFileMeta(DELETION_VECTORS_INDEX, name, len(out), len(ranges), tuple(ranges)), path

@@ -136,7 +136,7 @@ class BucketedDvMaintainer:
         if not ranges:
             return DeletionIndexChanges((), changes_deleted, ())
         file_name = table.paths.new_index_file_name()
-        path = index_file_path(table, index.partition, index.bucket, file_name)
+        path = index_file_path(table.store, index.partition, index.bucket, file_name)
         table.file_io.write_bytes(path, bytes(out))
         meta = IndexFileMeta(DELETION_VECTORS_INDEX, file_name, len(out), len(ranges), tuple(ranges))
         logger.debug(

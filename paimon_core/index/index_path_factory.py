@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from paimon_core.manifest.entries import IndexFileMeta
 
 if TYPE_CHECKING:
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 __all__ = ["INDEX_FILE_IN_DATA_FILE_DIR", "index_file_in_data_dir", "index_file_path"]
 
@@ -26,7 +26,7 @@ def index_file_in_data_dir(options: Mapping[str, str]) -> bool:
     return (options.get(INDEX_FILE_IN_DATA_FILE_DIR) or "false").strip().lower() == "true"
 
 
-def index_file_path(table: FileStoreTable, partition: bytes, bucket: int, file: IndexFileMeta | str) -> str:
+def index_file_path(table: FileStore, partition: bytes, bucket: int, file: IndexFileMeta | str) -> str:
     """The path of index file ``file`` (a meta, or the name of a file about to be written) of
     ``(partition, bucket)``."""
     if isinstance(file, IndexFileMeta):

@@ -4,55 +4,29 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from functools import lru_cache
 
 import pyarrow as pa
 
 from paimon_core.branch.branch_names import BRANCH_OPTION, branch_of_options
 from paimon_core.branch.table_branches import TableBranches
-from paimon_core.consumer.consumer_manager import ConsumerManager
 from paimon_core.exceptions import CommitStateUnknownError, InvalidArgumentError, InvalidOptionError
-from paimon_core.format.arrow_types import to_arrow_schema
 from paimon_core.io.file_io import FileIO
-from paimon_core.manifest.partition_stats import PartitionCodec
-from paimon_core.operation.commit.commit_guard import added_file_paths
 from paimon_core.operation.commit.committer import FileStoreCommit
 from paimon_core.operation.scan import FileStoreScan
-from paimon_core.options import CoreOptions, validate_options
-from paimon_core.options_support import check_batch_read, check_table_kind
-from paimon_core.path_confinement import external_roots
-from paimon_core.paths import PathFactory, partition_dir
+from paimon_core.options import validate_options
+from paimon_core.options_support import check_batch_read
 from paimon_core.predicate import Predicate
 from paimon_core.results import CommitResult
-from paimon_core.schema.schema_manager import IMMUTABLE_OPTIONS, SchemaManager
+from paimon_core.schema.schema_manager import IMMUTABLE_OPTIONS
 from paimon_core.schema.table_schema import TableSchema
 from paimon_core.snapshot.snapshot import Snapshot
-from paimon_core.snapshot.snapshot_commit import (
-    Lock,
-    LockedSnapshotCommit,
-    RenamingSnapshotCommit,
-    SnapshotCommit,
-)
-from paimon_core.snapshot.snapshot_manager import SnapshotManager
+from paimon_core.snapshot.snapshot_commit import Lock
+from paimon_core.store import FileStore, create_file_store
 from paimon_core.table.builders import BatchWriteBuilder, ReadBuilder, StreamWriteBuilder
 from paimon_core.table.maintenance import TableMaintenance
-from paimon_core.tag.tag_manager import TagManager
 from paimon_core.utils.clock import SYSTEM_CLOCK, Clock
 
 logger = logging.getLogger(__name__)
-
-
-_warned_paths: set[str] = set()
-
-
-def _warn_unsafe_store(path: str) -> None:
-    if path not in _warned_paths:
-        _warned_paths.add(path)
-        logger.warning(
-            "Storage of %s has no atomic exclusive create: concurrent committers could overwrite "
-            "each other's snapshot. Use a single committer or pass commit_lock= to the catalog.",
-            path,
-        )
 
 
 class FileStoreTable(TableMaintenance, TableBranches):
@@ -69,31 +43,25 @@ class FileStoreTable(TableMaintenance, TableBranches):
         clock: Clock = SYSTEM_CLOCK,
         commit_lock: Lock | None = None,
     ) -> None:
-        self.file_io = file_io
-        self.commit_lock = commit_lock
-        self.path = path.rstrip("/")
-        self.schema = schema
-        self.name = name or self.path.rsplit("/", 1)[-1]
-        self.dynamic_options = dict(dynamic_options or {})
-        self.clock = clock
-        self.options = CoreOptions({**schema.options, **self.dynamic_options})
-        # a table kind paimon_core cannot read or maintain (chain table, blob columns ...): refused
-        # here, where every table object is made, before anything is read or written
-        check_table_kind(self.options.options, action="open the table", table=self.name)
-        self.paths = PathFactory(
-            self.path,
-            data_file_prefix=self.options.data_file_prefix,
-            file_format=self.options.file_format,
-            external_roots=external_roots(self.options),
-            branch=branch_of_options(self.options.options),
+        # the storage, built once from the resolved options (Java's FileStoreTable wraps a FileStore)
+        self.store: FileStore = create_file_store(
+            file_io, path, schema, name=name, dynamic_options=dynamic_options, clock=clock, commit_lock=commit_lock
         )
-        self.snapshot_manager = SnapshotManager(file_io, self.paths)
-        self.schema_manager = SchemaManager(file_io, self.paths, clock=clock)
-        self.tag_manager = TagManager(file_io, self.paths, clock=clock)
-        self.consumer_manager = ConsumerManager(file_io, self.paths, clock=clock)
-        self.partition_codec = PartitionCodec([f.type for f in schema.partition_fields])
-        self._schema_cache = lru_cache(maxsize=256)(self._load_schema)
-        self._legacy_partition_name = self.options.options.get("partition.legacy-name", "true").lower() == "true"
+        store = self.store
+        self.file_io = store.file_io
+        self.commit_lock = store.commit_lock
+        self.path = store.path
+        self.schema = store.schema
+        self.name = store.name
+        self.dynamic_options = store.dynamic_options
+        self.clock = store.clock
+        self.options = store.options
+        self.paths = store.paths
+        self.snapshot_manager = store.snapshot_manager
+        self.schema_manager = store.schema_manager
+        self.tag_manager = store.tag_manager
+        self.consumer_manager = store.consumer_manager
+        self.partition_codec = store.partition_codec
 
     def __getstate__(self) -> dict[str, object]:
         return {
@@ -121,16 +89,11 @@ class FileStoreTable(TableMaintenance, TableBranches):
     # --- schema --------------------------------------------------------------------
     @property
     def arrow_schema(self) -> pa.Schema:
-        return to_arrow_schema(list(self.schema.fields))
-
-    def _load_schema(self, schema_id: int) -> TableSchema:
-        if schema_id == self.schema.id:
-            return self.schema
-        return self.schema_manager.schema(schema_id)
+        return self.store.arrow_schema
 
     def schema_manager_cached(self, schema_id: int) -> TableSchema:
         """Schema ``schema_id`` (cached: schema files never change)."""
-        return self._schema_cache(schema_id)
+        return self.store.schema_of(schema_id)
 
     @property
     def primary_keys(self) -> list[str]:
@@ -142,17 +105,10 @@ class FileStoreTable(TableMaintenance, TableBranches):
 
     # --- paths ----------------------------------------------------------------------
     def partition_path(self, partition: bytes) -> str:
-        if not self.schema.partition_keys:
-            return ""
-        return partition_dir(
-            self.schema.partition_fields,
-            self.partition_codec.decode(partition),
-            default_partition_name=self.options.partition_default_name,
-            legacy_name=self._legacy_partition_name,
-        )
+        return self.store.partition_path(partition)
 
     def bucket_path(self, partition: bytes, bucket: int) -> str:
-        return self.paths.bucket_path(self.partition_path(partition), bucket)
+        return self.store.bucket_path(partition, bucket)
 
     # --- factories --------------------------------------------------------------------
     def copy(self, dynamic_options: Mapping[str, str]) -> FileStoreTable:
@@ -197,29 +153,10 @@ class FileStoreTable(TableMaintenance, TableBranches):
         return target.snapshot.schema_id if target.snapshot is not None else None
 
     def new_file_store_scan(self) -> FileStoreScan:
-        return FileStoreScan(self.file_io, self.paths, self.partition_codec)
+        return self.store.new_scan()
 
     def new_file_store_commit(self, commit_user: str) -> FileStoreCommit:
-        snapshot_commit: SnapshotCommit
-        if self.commit_lock is not None:
-            snapshot_commit = LockedSnapshotCommit(self.snapshot_manager, self.commit_lock)
-        else:
-            if not self.file_io.atomic_publish_is_safe:
-                _warn_unsafe_store(self.path)
-            snapshot_commit = RenamingSnapshotCommit(self.snapshot_manager)
-        return FileStoreCommit(
-            file_io=self.file_io,
-            paths=self.paths,
-            snapshot_manager=self.snapshot_manager,
-            schema=self.schema,
-            commit_user=commit_user,
-            table_name=self.name,
-            options=self.options,
-            clock=self.clock,
-            snapshot_commit=snapshot_commit,
-            added_file_paths=lambda changes: added_file_paths(self, changes),
-            schema_of=self.schema_manager_cached,
-        )
+        return self.store.new_commit(commit_user)
 
     def new_batch_write_builder(self, *, commit_user: str | None = None) -> BatchWriteBuilder:
         """One batch write and commit. Pass ``commit_user`` (e.g. derived from a job's run id)

@@ -74,7 +74,7 @@ def commit_keeping_landed_append(
             for f in m.compact_changelog_files:
                 table.file_io.delete(f.external_path or f"{bucket_path}/{f.file_name}")
             for i in m.compact_new_index_files:
-                table.file_io.delete(index_file_path(table, m.partition, m.bucket, i))
+                table.file_io.delete(index_file_path(table.store, m.partition, m.bucket, i))
         logger.warning("%s", e)
         return CommitResult(
             table=table.name,

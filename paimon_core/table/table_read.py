@@ -31,6 +31,7 @@ from paimon_core.io.data_file_reader import DataFileReader, partition_scalars
 from paimon_core.manifest.entries import DataFileMeta
 from paimon_core.predicate import Predicate
 from paimon_core.schema.data_types import DataField
+from paimon_core.store.key_value_file_store import KeyValueFileStore
 from paimon_core.table.data_evolution_read import DataEvolutionSplitRead
 from paimon_core.table.diff_split_read import diff_changes
 from paimon_core.table.source import DataSplit
@@ -83,19 +84,14 @@ class TableRead:
         if not self.key_fields and data_evolution_enabled({**schema.options, **table.dynamic_options}):
             self._data_evolution = DataEvolutionSplitRead(table, batch_size=batch_size)
         if self.key_fields:
-            from paimon_core.mergetree.merge_function import create_merge_function
-            from paimon_core.mergetree.writer import sort_keys_for
-
-            opts = schema.options
-            trimmed = schema.fields_of(schema.trimmed_primary_keys)
-            self._merge_key_fields = trimmed
-            self._merge_key_names = [f.name for f in trimmed]
-            self._merge_function = create_merge_function(trimmed, list(schema.fields), opts)
-            seq_fields = [x.strip() for x in opts.get("sequence.field", "").split(",") if x.strip()]
-            descending = opts.get("sequence.field.sort-order", "ascending").lower() == "descending"
-            self._merge_sort_keys = sort_keys_for(
-                [f.name for f in trimmed], seq_fields, sequence_descending=descending
-            )
+            # the store's merge function: the resolved options (schema options plus this handle's
+            # dynamic options), the same the write and the compaction of this handle use
+            store = table.store
+            assert isinstance(store, KeyValueFileStore)
+            self._merge_key_fields = store.key_fields
+            self._merge_key_names = store.key_names
+            self._merge_function = store.new_merge_function()
+            self._merge_sort_keys = store.sort_keys
 
     # --- public -----------------------------------------------------------------------
     def to_arrow(self, splits: Sequence[DataSplit]) -> pa.Table:

@@ -235,7 +235,7 @@ class TableScan:
         index_entries = read_index_manifest(table.file_io, table.paths.manifest_path(snapshot.index_manifest))
 
         def index_path(e: IndexManifestEntry) -> str:
-            return index_file_path(table, e.partition, e.bucket, e.index_file)
+            return index_file_path(table.store, e.partition, e.bucket, e.index_file)
 
         wanted = [e for e in index_entries if (e.partition, e.bucket) in buckets]
         return deletion_files_by_bucket(wanted, index_path)

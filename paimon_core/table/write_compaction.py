@@ -214,7 +214,7 @@ def _combine(
         for i in r.compact_deleted_index_files:
             if i.file_name in created:
                 new_index = [n for n in new_index if n.file_name != i.file_name]
-                table.file_io.delete(index_file_path(table, m.partition, m.bucket, i))
+                table.file_io.delete(index_file_path(table.store, m.partition, m.bucket, i))
             else:
                 deleted_index.append(i)
         new_index += r.compact_new_index_files

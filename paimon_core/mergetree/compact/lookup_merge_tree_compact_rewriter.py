@@ -295,7 +295,7 @@ def deletion_index_after(table: FileStoreTable, task: CompactTask, result: Commi
     paths: dict[str, str] = {}
     deletions: dict[str, DeletionFile] = {}
     for f in files:
-        path = start.paths.get(f.file_name) or index_file_path(table, task.partition, task.bucket, f)
+        path = start.paths.get(f.file_name) or index_file_path(table.store, task.partition, task.bucket, f)
         paths[f.file_name] = path
         for r in f.dv_ranges or ():
             deletions[r.data_file_name] = DeletionFile(path, r.offset, r.length, r.cardinality)

@@ -52,7 +52,7 @@ from paimon_core.snapshot.snapshot import Snapshot
 from paimon_core.snapshot.snapshot_manager import SnapshotManager
 
 if TYPE_CHECKING:
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ IN_PROCESS_PROTOCOLS = frozenset({"memory", "file", "local"})
 SHOWN = 5
 
 
-def added_file_paths(table: FileStoreTable, changes: Changes) -> list[str]:
+def added_file_paths(table: FileStore, changes: Changes) -> list[str]:
     """Paths of every file ``changes`` adds: data and changelog files, index files."""
     from paimon_core.index.index_path_factory import index_file_path
 

@@ -24,6 +24,7 @@ COMMITTER_MODULE = "paimon_core.operation.commit.committer"
 ALLOWED: dict[str, str] = {
     "paimon_core/table/table_commit.py": "the one commit path (Java's TableCommitImpl)",
     "paimon_core/table/table.py": "defines the factory new_file_store_commit (Java's FileStoreTable.store().newCommit)",
+    "paimon_core/store/file_store.py": "defines the factory new_commit (Java's FileStore.newCommit)",
     "paimon_core/postpone/fixed_bucket_commit.py": (
         "TableCommit's own postpone fixed-bucket step: commits in strict mode from its base snapshot, "
         "plus the rescale OVERWRITE before it"
@@ -59,13 +60,27 @@ def _uses(path: Path) -> list[str]:
                 found.append(f"{node.lineno}: imports FileStoreCommit")
         elif isinstance(node, ast.Import) and any(a.name == COMMITTER_MODULE for a in node.names):
             found.append(f"{node.lineno}: imports {COMMITTER_MODULE}")
-        elif isinstance(node, ast.Attribute) and node.attr == "new_file_store_commit":
+        elif isinstance(node, ast.Attribute) and node.attr in ("new_file_store_commit", "new_commit"):
             call = parents.get(node)
+            if node.attr == "new_commit" and not _is_store_commit(node, call):
+                continue  # a write builder's new_commit(): the TableCommit itself
             outer = parents.get(call) if isinstance(call, ast.Call) else None
             if isinstance(outer, ast.Attribute) and outer.attr == "is_committed":
                 continue  # a read-only identity lookup
-            found.append(f"{node.lineno}: calls new_file_store_commit")
+            found.append(f"{node.lineno}: calls {node.attr}")
     return found
+
+
+def _is_store_commit(node: ast.Attribute, call: ast.AST | None) -> bool:
+    """``<x>.store.new_commit(...)``, ``store.new_commit(...)`` or ``new_commit(user)``: the store's
+    low-level committer (Java's ``FileStore.newCommit(commitUser)``); a write builder's ``new_commit()``
+    takes no argument and returns the TableCommit."""
+    receiver = node.value
+    named_store = (isinstance(receiver, ast.Name) and receiver.id.endswith("store")) or (
+        isinstance(receiver, ast.Attribute) and receiver.attr.endswith("store")
+    )
+    with_user = isinstance(call, ast.Call) and bool(call.args or call.keywords)
+    return named_store or with_user
 
 
 def _modules() -> list[str]:

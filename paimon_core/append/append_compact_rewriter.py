@@ -46,8 +46,8 @@ from paimon_core.format.format_options import FILE_BLOCK_SIZE, PARQUET_BLOCK_SIZ
 from paimon_core.io.data_file_reader import DataFileReader, partition_scalars
 from paimon_core.manifest.entries import DataFileMeta, FileSource
 from paimon_core.operation.append_writer import RollingAppendWriter
+from paimon_core.operation.commit.commit_message import CommitMessage
 from paimon_core.stats.collector import stats_modes_for
-from paimon_core.table.commit_message import CommitMessage
 
 if TYPE_CHECKING:
     from paimon_core.table.table import FileStoreTable

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from paimon_core.exceptions import CommitStateUnknownError
 from paimon_core.manifest.entries import DataFileMeta
-from paimon_core.table.commit_message import CommitMessage
+from paimon_core.operation.commit.commit_message import CommitMessage
 
 if TYPE_CHECKING:
     from paimon_core.table.table import FileStoreTable

@@ -34,12 +34,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from paimon_core.exceptions import CommitStateUnknownError, InvalidArgumentError
+from paimon_core.operation.commit.commit_message import CommitMessage
 from paimon_core.operation.commit.committer import OverwriteSpec
 from paimon_core.options import parse_memory_size
 from paimon_core.paths import POSTPONE_BUCKET
 from paimon_core.results import CommitResult
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
-from paimon_core.table.commit_message import CommitMessage
 
 if TYPE_CHECKING:
     from paimon_core.manifest.entries import DataFileMeta

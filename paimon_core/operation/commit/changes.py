@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from paimon_core.manifest.entries import FileKind, IndexManifestEntry, ManifestEntry
-from paimon_core.table.commit_message import CommitMessage
+from paimon_core.operation.commit.commit_message import CommitMessage
 
 
 @dataclass

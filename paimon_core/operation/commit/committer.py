@@ -49,6 +49,7 @@ from paimon_core.operation.commit.commit_guard import (
     is_ghost,
     retries_exhausted_error,
 )
+from paimon_core.operation.commit.commit_message import CommitMessage
 from paimon_core.operation.commit.conflicts import (
     KeyOf,
     check_deletion_vector_conflicts,
@@ -67,7 +68,6 @@ from paimon_core.schema.table_schema import TableSchema
 from paimon_core.snapshot.snapshot import CommitKind, Snapshot
 from paimon_core.snapshot.snapshot_commit import RenamingSnapshotCommit, SnapshotCommit
 from paimon_core.snapshot.snapshot_manager import SnapshotManager
-from paimon_core.table.commit_message import CommitMessage
 from paimon_core.utils.clock import SYSTEM_CLOCK, Clock
 from paimon_core.version import WRITER_VERSION
 

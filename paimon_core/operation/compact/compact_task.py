@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from paimon_core.manifest.entries import DataFileMeta
 from paimon_core.mergetree.compact.compact_task_plan import CompactStep, RewriteStep, UpgradeStep
-from paimon_core.table.commit_message import CommitMessage
+from paimon_core.operation.commit.commit_message import CommitMessage
 
 if TYPE_CHECKING:
     from paimon_core.append.append_deletion_index import DeletionIndex

@@ -55,12 +55,12 @@ import pyarrow as pa
 from paimon_core.exceptions import CommitStateUnknownError, CorruptFileError, InvalidArgumentError
 from paimon_core.format.key_value import VALUE_KIND
 from paimon_core.manifest.entries import DataFileMeta, ManifestEntry
+from paimon_core.operation.commit.commit_message import CommitMessage
 from paimon_core.operation.commit.committer import new_commit_user
 from paimon_core.operation.compact.table_compact import CompactResult, delete_written
 from paimon_core.options import parse_memory_size
 from paimon_core.paths import POSTPONE_BUCKET
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
-from paimon_core.table.commit_message import CommitMessage
 
 if TYPE_CHECKING:
     from paimon_core.operation.commit.committer import OverwriteSpec

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING
 
 from paimon_core.exceptions import CommitConflictError, InvalidArgumentError
 from paimon_core.manifest.entries import DataFileMeta
+from paimon_core.operation.commit.commit_message import CommitMessage
 from paimon_core.operation.commit.committer import new_commit_user
 from paimon_core.operation.compact.compact_planner import CompactPlanner, CompactRequest
 from paimon_core.operation.compact.sort_task import (
@@ -54,7 +55,6 @@ from paimon_core.operation.compact.table_compact import CompactResult, delete_wr
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
 from paimon_core.sort.table_sorter import SortSpec
 from paimon_core.table.commit_maintenance import maintain_after_commit
-from paimon_core.table.commit_message import CommitMessage
 
 if TYPE_CHECKING:
     from paimon_core.append.incremental_cluster import IncrementalClusterPlanner

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from paimon_core.exceptions import CommitConflictError, InvalidArgumentError
+from paimon_core.operation.commit.commit_message import CommitMessage
 from paimon_core.operation.commit.committer import new_commit_user
 from paimon_core.operation.compact.compact_planner import CompactRequest
 from paimon_core.operation.compact.compact_task import CompactTask
@@ -50,7 +51,6 @@ from paimon_core.operation.compact.table_compact import (
 )
 from paimon_core.results import _ToDict
 from paimon_core.snapshot.snapshot import CommitKind
-from paimon_core.table.commit_message import CommitMessage
 from paimon_core.utils.clock import Clock
 
 if TYPE_CHECKING:

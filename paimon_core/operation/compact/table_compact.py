@@ -31,6 +31,7 @@ from paimon_core.exceptions import CommitConflictError
 from paimon_core.index.index_path_factory import index_file_path
 from paimon_core.manifest.entries import DataFileMeta, FileKind
 from paimon_core.manifest.index_manifest import read_index_manifest
+from paimon_core.operation.commit.commit_message import CommitMessage
 from paimon_core.operation.commit.committer import new_commit_user
 from paimon_core.operation.compact.compact_planner import CompactPlan, CompactPlanner, CompactRequest
 from paimon_core.operation.compact.compact_task import CompactTask, run_compact_task
@@ -39,7 +40,6 @@ from paimon_core.options_validation import check_maintenance_options
 from paimon_core.results import CommitResult, _ToDict
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
 from paimon_core.table.commit_maintenance import maintain_after_commit
-from paimon_core.table.commit_message import CommitMessage
 from paimon_core.utils.clock import Clock
 
 if TYPE_CHECKING:

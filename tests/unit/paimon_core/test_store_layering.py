@@ -43,8 +43,6 @@ PENDING: frozenset[str] = frozenset(
         "paimon_core/mergetree/compact/full_changelog_merge_tree_compact_rewriter.py",
         "paimon_core/mergetree/compact/lookup_merge_tree_compact_rewriter.py",
         "paimon_core/mergetree/compact/merge_tree_compact_rewriter.py",
-        "paimon_core/operation/commit/changes.py",
-        "paimon_core/operation/commit/committer.py",
         "paimon_core/operation/compact/compact_planner.py",
         "paimon_core/operation/compact/compact_task.py",
         "paimon_core/operation/compact/postpone_bucket_compact.py",

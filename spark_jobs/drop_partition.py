@@ -2,14 +2,21 @@
 
 ::
 
-    python -m spark_jobs drop_partition --warehouse W --table db.t --partitions 'dt=2024-01-01;dt=2024-01-02,hh=3' [--dry-run]
-    python -m spark_jobs drop_partition --warehouse W --table db.t 'dt=2024-01-01'
+    python -m spark_jobs drop_partition --warehouse W --table db.t 'dt=2024-01-01' 'dt=2024-01-02,hh=3' --dry-run
+    python -m spark_jobs drop_partition --warehouse W --table db.t 'dt=2024-01-01' 'dt=2024-01-02,hh=3'
+    python -m spark_jobs drop_partition --warehouse W --table db.t --partitions 'dt=2024-01-01;dt=2024-01-02,hh=3'
 
-Arguments: ``partitions`` (Paimon's ``'k=v,k2=v2;k=v3'``; Flink takes them as separate strings; a
-spec may name some of the partition keys). As Java's ``truncatePartitions``: one OVERWRITE commit
-deletes every live file of those partitions (older snapshots and tags keep the rows). A key that is
-not a partition key, or a spec that matches no partition, fails (exit 1) and changes nothing.
-``--dry-run`` (ours) lists the partitions with their rows and files.
+Arguments: the partition specs, in either of Paimon's forms or both mixed: Flink's variadic
+``CALL sys.drop_partition('db.t', 'dt=1', 'dt=2')`` (several positional arguments, one spec
+each) and the named ``partitions => 'dt=1;dt=2'`` (``--partitions``, repeatable; ``--partition``
+too, as the Flink action's flag). A spec may name some of the partition keys. As Java's
+``truncatePartitions``: ONE OVERWRITE commit deletes every live file of all those partitions
+(older snapshots and tags keep the rows). Run it with ``--dry-run`` first (ours): it lists the
+partitions with their rows and files and changes nothing (the ``paimon_table_admin`` DAG always
+plans with a dry run before its approval step). Refused, changing nothing: a spec that is not
+``key=value[,key=value...]``, an empty spec (``''``, ``'dt=1;;dt=2'``), a key named twice (exit 2);
+a key that is not a partition key, an unpartitioned table, a spec that matches no partition
+(exit 3: all specs are dropped or none).
 
 Calls ``table.drop_partition(...)``: driver-only, no Spark session. Prints one JSON line:
 partitions, snapshot_id, deleted_files, deleted_rows.
@@ -21,19 +28,67 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from paimon_core.exceptions import InvalidArgumentError
+from paimon_core.operation.partition_drop import parse_partition_specs
 from paimon_core.table.table import FileStoreTable
-from spark_jobs.common.procedure import Param, ProcedureArgs, parse_procedure_args, result_dict, run_procedure
+from spark_jobs.common.args import UsageError, base_parser, check_argument, parse_job_args
+from spark_jobs.common.procedure import Param, ProcedureArgs, result_dict, run_procedure
 
 __all__ = ["JOB", "PARAMS", "call", "main", "parse_args"]
 
 JOB = "drop_partition"
 PARAMS = (
-    Param("partitions", "str", "partitions to drop: 'k=v[,k2=v2][;k=v3...]'", required=True, aliases=("partition",)),
+    Param(
+        "partitions",
+        "str",
+        "partitions to drop: 'k=v[,k2=v2][;k=v3...]'",
+        required=True,
+        aliases=("partition",),
+    ),
 )
 
 
 def parse_args(argv: Sequence[str]) -> ProcedureArgs:
-    return parse_procedure_args(JOB, "Drop partitions of a Paimon table.", PARAMS, argv, dry_run=True)
+    """Flags and the variadic positional specs, joined into one ``partitions`` value (``;``)."""
+    parser = base_parser(JOB, "Drop partitions of a Paimon table.")
+    parser.add_argument(
+        *PARAMS[0].flags(),
+        dest="partition_flags",
+        action="append",
+        default=[],
+        metavar="PARTITIONS",
+        help=f"{PARAMS[0].help} (repeatable)",
+    )
+    parser.add_argument(
+        "specs",
+        nargs="*",
+        metavar="PARTITION",
+        help="partition specs, one per argument (Flink's variadic form)",
+    )
+    parser.add_argument(
+        "--dry-run",
+        "--dry_run",
+        dest="dry_run",
+        action="store_true",
+        help="list the partitions; drop nothing",
+    )
+    config, ns = parse_job_args(JOB, parser, argv)
+    items: list[str] = [*ns.partition_flags, *ns.specs]
+    if not items:
+        raise UsageError("missing required argument --partitions (or the specs as arguments: 'dt=1' 'dt=2')")
+    for item in items:
+        if not item.strip():
+            raise UsageError(
+                "--partitions: a partition spec is empty (''): drop_partition never drops every partition"
+            )
+        check_argument("partitions", item)  # the shared rule: 'k=v' segments, not only ';'
+    try:
+        parse_partition_specs(items)
+    except InvalidArgumentError as e:
+        raise UsageError(f"--partitions: {e}") from None
+    return ProcedureArgs(
+        config=config, values={"partitions": ";".join(i.strip() for i in items)}, dry_run=ns.dry_run
+    )
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
@@ -41,7 +96,7 @@ def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 failed, 2 bad arguments)."""
+    """Entry point; returns the exit code (0 ok, 3 failed, 2 bad arguments)."""
     return run_procedure(JOB, argv, parse_args, call)
 
 

@@ -1,15 +1,18 @@
 """Drop partitions (Flink's ``drop_partition`` procedure: ``BatchTableCommit.truncatePartitions``).
 
-``CALL sys.drop_partition('db.t', 'dt=2024-01-01', 'dt=2024-01-02,hh=3')``: one OVERWRITE
-snapshot deleting every live file of the named partitions, through the same commit as partition
+``CALL sys.drop_partition('db.t', 'dt=2024-01-01', 'dt=2024-01-02,hh=3')`` (Flink's variadic
+form: one spec per string) or ``partitions => 'dt=2024-01-01;dt=2024-01-02,hh=3'`` (Paimon's
+``;``-separated form; both may be mixed): one OVERWRITE snapshot for all the specs, deleting every
+live file of the named partitions, through the same commit as partition
 expiry (:meth:`FileStoreCommit.drop_partitions`, Java's ``dropPartitions``). A spec may name
 some of the partition keys (``dt=a`` of a ``(dt, hh)`` table drops every ``hh`` of ``dt=a``), as
 Java's predicate does; a null value is written as ``partition.default-name``.
 
 The specs are resolved against the latest snapshot into the partitions they match, and those are
 dropped (with ``dry_run``: listed). Ours refuses, changing nothing: an unpartitioned table, a key
-that is not a partition key, and a spec that matches no partition (a typo would otherwise commit
-an empty OVERWRITE). Nothing is deleted from storage: older snapshots and tags still read the
+that is not a partition key, an empty spec (Java's filter of an empty spec matches every
+partition), and a spec that matches no partition (a typo would otherwise commit an empty
+OVERWRITE): all specs or none. Nothing is deleted from storage: older snapshots and tags still read the
 dropped rows, and the files go with snapshot expiry.
 """
 
@@ -30,7 +33,7 @@ from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
 if TYPE_CHECKING:
     from paimon_core.table.table import FileStoreTable
 
-__all__ = ["DropPartitionResult", "drop_partitions", "parse_partition_specs"]
+__all__ = ["DropPartitionResult", "PartitionSpecs", "drop_partitions", "parse_partition_specs"]
 
 logger = logging.getLogger(__name__)
 
@@ -49,23 +52,56 @@ class DropPartitionResult(_ToDict):
     result: str = "Success"  # Java's procedure output
 
 
-def parse_partition_specs(partitions: str | Sequence[str] | Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
-    """``'dt=a,hh=1;dt=b'``, ``['dt=a,hh=1', 'dt=b']`` or a list of dicts -> specs."""
+PartitionSpecs = str | Mapping[str, str] | Sequence[str | Mapping[str, str]]
+
+
+def parse_partition_specs(partitions: PartitionSpecs) -> list[dict[str, str]]:
+    """The specs to drop, from Flink's variadic form (``['dt=a,hh=1', 'dt=b']``, one spec per
+    string), Paimon's ``partitions`` form (``'dt=a,hh=1;dt=b'``), both mixed (each string may hold
+    ``;``-separated specs), or dicts.
+
+    :class:`InvalidArgumentError` naming the spec, changing nothing: no spec at all, an empty spec
+    (a blank string or ``;;`` segment, or ``{}``: Java would turn it into a filter that matches
+    every partition), a segment that is not ``key=value[,key=value...]``, a key named twice."""
     from paimon_core.operation.compact.compact_planner import parse_partitions
 
-    items: list[str | Mapping[str, str]] = [partitions] if isinstance(partitions, str) else list(partitions)
-    specs: list[dict[str, str]] = []
-    for item in items:
-        if isinstance(item, str):
-            specs.extend(dict(s) for s in parse_partitions(item))
-        elif isinstance(item, Mapping):
-            specs.append({str(k): str(v) for k, v in item.items()})
-        else:
-            raise InvalidArgumentError(f"A partition must be 'k=v[,k2=v2]' or a dict, got {item!r}", argument="partitions")
-    if not specs or any(not s for s in specs):
+    items: list[str | Mapping[str, str]] = (
+        [partitions] if isinstance(partitions, (str, Mapping)) else list(partitions)
+    )
+    if not items:
         raise InvalidArgumentError(
             f"drop-partition procedure must specify partitions (got {partitions!r})", argument="partitions"
         )
+    specs: list[dict[str, str]] = []
+    for item in items:
+        if isinstance(item, Mapping):
+            if not item:
+                raise InvalidArgumentError(
+                    "A partition spec is empty ({}): every spec names at least one partition key "
+                    "(an empty spec would drop every partition); nothing was dropped",
+                    argument="partitions",
+                )
+            specs.append({str(k): str(v) for k, v in item.items()})
+            continue
+        if not isinstance(item, str):
+            raise InvalidArgumentError(
+                f"A partition must be 'k=v[,k2=v2]' or a dict, got {item!r}", argument="partitions"
+            )
+        for n, segment in enumerate(item.split(";"), start=1):
+            if not segment.strip():
+                raise InvalidArgumentError(
+                    f"Partition spec {n} of {item!r} is empty: every spec names at least one partition key "
+                    "(an empty spec would drop every partition); nothing was dropped",
+                    argument="partitions",
+                )
+            keys = [kv.partition("=")[0].strip() for kv in segment.split(",")]
+            twice = sorted({k for k in keys if keys.count(k) > 1})
+            if twice:
+                raise InvalidArgumentError(
+                    f"Partition spec {segment.strip()!r} names {twice} more than once; nothing was dropped",
+                    argument="partitions",
+                )
+            specs.extend(dict(s) for s in parse_partitions(segment))
     return specs
 
 
@@ -75,7 +111,7 @@ def _spec_text(spec: Mapping[str, str]) -> str:
 
 def drop_partitions(
     table: FileStoreTable,
-    partitions: str | Sequence[str] | Sequence[Mapping[str, str]],
+    partitions: PartitionSpecs,
     *,
     dry_run: bool = False,
 ) -> DropPartitionResult:

@@ -20,13 +20,14 @@ from or written to the table's data before the refusal.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from paimon_core.exceptions import InvalidOptionError, UnsupportedTableKindError
 
 if TYPE_CHECKING:
+    from paimon_core.schema.data_types import DataField
     from paimon_core.table.table import FileStoreTable
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "UNSUPPORTED_TYPES",
     "TableKind",
     "check_batch_read",
+    "check_file_index_options",
     "check_global_index",
     "check_lookup_merge_engine",
     "check_supported_options",
@@ -110,6 +112,22 @@ def check_supported_options(options: Mapping[str, str], *, action: str) -> None:
             key="deletion-vectors.enabled",
         )
     check_lookup_merge_engine(options, action=action)
+
+
+def check_file_index_options(
+    fields: Sequence[DataField], options: Mapping[str, str], *, action: str, table: str | None = None
+) -> None:
+    """Refuse ``file-index.*`` options Java refuses (``SchemaValidation.validateFileIndex``): an
+    unknown index type, a column that is not in the table, a nested column on a non-map, a column
+    type the index does not support, an option for a column its type does not list. Checked on
+    create/alter and before a write; the :class:`InvalidOptionError` names the option. Index types
+    Java writes and paimon_core does not (``bsi``, ``range-bitmap``) pass: data files are then
+    written without that index (reads stay correct), and ``rewrite_file_index`` refuses them."""
+    if not any(k.startswith("file-index.") for k in options):
+        return
+    from paimon_core.fileindex.file_index_options import check_file_index
+
+    check_file_index(fields, options, action=action, table=table)
 
 
 def check_lookup_merge_engine(options: Mapping[str, str], *, action: str) -> None:

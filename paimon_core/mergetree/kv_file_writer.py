@@ -28,6 +28,11 @@ import pyarrow.compute as pc
 from paimon_core.data.binary_row import serialize_binary_row
 from paimon_core.data.internal import arrow_scalar_to_internal
 from paimon_core.data.row_kind import RETRACT_KINDS
+from paimon_core.fileindex.data_file_index_writer import (
+    INDEX_PATH_SUFFIX,
+    DataFileIndexWriter,
+    file_index_options_of,
+)
 from paimon_core.format.file_format import FormatWriter, open_writer
 from paimon_core.format.key_value import SEQUENCE_NUMBER, VALUE_KIND, key_value_arrow_schema
 from paimon_core.io.file_io import FileIO
@@ -99,9 +104,13 @@ class _OpenFile:
         name: str,
         key_stats: SimpleStatsCollector,
         value_stats: SimpleStatsCollector,
+        path: str = "",
+        index: DataFileIndexWriter | None = None,
     ) -> None:
         self.writer = writer
         self.name = name
+        self.path = path
+        self.index = index
         self.key_stats = key_stats
         self.value_stats = value_stats
         self.rows = 0
@@ -156,6 +165,10 @@ class RollingKeyValueFileWriter:
         self._current: _OpenFile | None = None
         self._files: list[DataFileMeta] = []
         self._written: list[str] = []
+        #: the data-file index over the value columns (Java's KeyValueDataFileWriter); changelog
+        #: files get none (Java's KeyValueFileWriterFactory)
+        self._index_options = file_index_options_of(options)
+        self._changelog_prefix = options.get("changelog-file.prefix", "changelog-")
 
     @property
     def written_paths(self) -> list[str]:
@@ -200,6 +213,8 @@ class RollingKeyValueFileWriter:
         keys = pa.RecordBatch.from_arrays(batch.columns[:nkeys], names=[f.name for f in self.key_fields])
         current.key_stats.collect(keys)
         current.value_stats.collect(batch)
+        if current.index is not None:
+            current.index.write(batch)
         mm = pc.min_max(batch.column(SEQUENCE_NUMBER))
         current.min_seq = min(current.min_seq, int(mm["min"].as_py()))
         current.max_seq = max(current.max_seq, int(mm["max"].as_py()))
@@ -216,11 +231,14 @@ class RollingKeyValueFileWriter:
         path = self.paths.data_file_path(self.partition_path, self.bucket, name)
         self._written.append(path)
         writer = open_writer(self.file_io, path, self.file_schema, self.file_format, self.options)
+        changelog = self.file_prefix is not None and self.file_prefix == self._changelog_prefix
         self._current = _OpenFile(
             writer,
             name,
             SimpleStatsCollector(self.key_fields, self.key_stats_modes),
             SimpleStatsCollector(self.value_fields, self.value_stats_modes),
+            path,
+            None if changelog else DataFileIndexWriter.create(self.value_fields, self._index_options),
         )
         return self._current
 
@@ -229,7 +247,11 @@ class RollingKeyValueFileWriter:
         if current is None:
             return
         size = current.writer.close()
-        self._files.append(self._meta(current, size))
+        meta = self._meta(current, size)
+        if current.index is not None:
+            self._written.append(current.path + INDEX_PATH_SUFFIX)  # if written: aborted with the file
+            meta = current.index.finish(self.file_io, current.path).apply(meta)
+        self._files.append(meta)
         logger.debug("Wrote %s (%d rows, %d bytes, level %d)", current.name, current.rows, size, self.level)
 
     def _meta(self, f: _OpenFile, size: int) -> DataFileMeta:

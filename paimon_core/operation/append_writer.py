@@ -13,6 +13,11 @@ from collections.abc import Sequence
 import pyarrow as pa
 
 from paimon_core.data.binary_row import EMPTY_ROW, serialize_binary_row
+from paimon_core.fileindex.data_file_index_writer import (
+    INDEX_PATH_SUFFIX,
+    DataFileIndexWriter,
+    file_index_options_of,
+)
 from paimon_core.format.file_format import FormatWriter, open_writer
 from paimon_core.io.file_io import FileIO
 from paimon_core.manifest.entries import DataFileMeta, FileSource, SimpleStats
@@ -74,6 +79,10 @@ class RollingAppendWriter:
         self.file_source = file_source
         self._writer: FormatWriter | None = None
         self._file_name = ""
+        self._path = ""
+        #: the data-file index (``file-index.*``), written with each file (Java's DataFileIndexWriter)
+        self._index_options = file_index_options_of(options)
+        self._index: DataFileIndexWriter | None = None
         self._stats: SimpleStatsCollector | None = None
         self._rows = 0
         self._first_seq = 0
@@ -89,15 +98,18 @@ class RollingAppendWriter:
             assert self._writer is not None and self._stats is not None
             self._writer.write(batch)
             self._stats.collect(batch)
+            if self._index is not None:
+                self._index.write(batch)
             self._rows += batch.num_rows
             if self._writer.bytes_written() >= self.target_file_size:
                 self._close_current()
 
     def _open(self) -> None:
         self._file_name = self.paths.new_data_file_name(extension=self.file_format)
-        path = self.paths.data_file_path(self.partition_path, self.bucket, self._file_name)
+        path = self._path = self.paths.data_file_path(self.partition_path, self.bucket, self._file_name)
         self.written_paths.append(path)
         self._writer = open_writer(self.file_io, path, self.arrow_schema, self.file_format, self.options)
+        self._index = DataFileIndexWriter.create(self.fields, self._index_options)
         self._stats = SimpleStatsCollector(self.fields, self.stats_modes)
         self._rows = 0
         self._first_seq = self.next_seq
@@ -121,6 +133,10 @@ class RollingAppendWriter:
         )
         if self.file_source != FileSource.APPEND:
             meta = meta.copy(file_source=int(self.file_source))
+        if self._index is not None:
+            self.written_paths.append(self._path + INDEX_PATH_SUFFIX)  # if written: aborted with the file
+            meta = self._index.finish(self.file_io, self._path).apply(meta)
+            self._index = None
         self.files.append(meta)
         self._writer = None
         self._stats = None

@@ -1,46 +1,63 @@
 """``rewrite_file_index`` (Java's ``RewriteFileIndexProcedure`` / ``FileIndexProcessor``): rebuild
 the data-file indexes of a table after its ``file-index.*`` options changed.
 
-Java reads every live data file of the selected partitions, writes its index in Paimon's file-index
-format (``FileIndexFormat``: bloom filter, bitmap, BSI, range bitmap, per column, as
-``file-index.<type>.columns`` and ``file-index.<type>.<column>.<option>`` configure) into a
-``<data file>.index`` extra file or, below ``file-index.in-manifest-threshold``, into the manifest
-entry (``_EMBEDDED_FILE_INDEX``), and commits the rewritten entries.
+As Java: every live data file of the selected partitions (``partitions``, Flink's argument) of the
+latest snapshot is read again and its index rebuilt from the table's current options by
+:class:`~paimon_core.fileindex.file_index_processor.FileIndexProcessor` (embedded in the manifest
+entry under ``file-index.in-manifest-threshold``, else a new ``.index`` file next to the data
+file; an index no longer configured is dropped). The files whose index changed are committed in
+ONE snapshot of kind COMPACT: each is a compact-before (the old entry) and compact-after (the same
+data file with its new index) of its bucket, so the data files, their rows, sequence numbers,
+row ids and deletion vectors stay as they are. A file whose index is already what the options
+say is left alone (Java writes a copy of an unchanged index file under a new name; we keep it).
 
-paimon_core cannot write that format yet (no ``FileIndexFormat`` writer, no bloom-filter / bitmap /
-BSI / range-bitmap index writers), so :func:`rewrite_file_index` checks the table and the
-arguments Java takes (``table``, ``partitions``) and the file-index options. When there is nothing
-to write (no ``file-index.<type>.columns`` option) and no live file of the selected partitions has
-an index to drop, Java's rewrite changes nothing either: it returns a result saying so. Otherwise it
-refuses with :class:`InvalidArgumentError` naming the missing feature. Nothing is changed. Tables keep their
-existing index files: every operation here carries ``extra_files`` and ``embedded_index`` over, and
-expiry and orphan clean keep the index files live entries name.
+The old index files stay with the snapshots and tags that name them: expiry keeps a file a live
+snapshot re-adds (so an index file replaced here is not deleted by expiry) and orphan clean
+removes it once no snapshot or tag names it, as in Java.
+
+Refused, changing nothing (:class:`~paimon_core.exceptions.InvalidOptionError` /
+:class:`~paimon_core.exceptions.InvalidArgumentError` naming the problem): partitions that are not
+partition keys; ``file-index.*`` options Java refuses (an unknown index type, a column not in the
+table, a type the index does not support); index types paimon_core does not write
+(:data:`UNSUPPORTED_TYPES`: ``bitmap``, ``bsi``, ``range-bitmap``: run Java's procedure for
+those); data-evolution tables (their files hold some columns of shared row-id ranges, which
+Java's processor does not index per file either). A commit that conflicts (a concurrent
+compaction replaced a file) deletes the index files this run wrote and raises the retryable
+:class:`~paimon_core.exceptions.CommitConflictError`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import logging
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from paimon_core.exceptions import InvalidArgumentError
-from paimon_core.results import _ToDict
+from paimon_core.exceptions import CommitConflictError, CommitRetriesExhaustedError, InvalidArgumentError
+from paimon_core.fileindex.file_index_options import JAVA_INDEX_TYPES, FileIndexOptions, check_file_index
+from paimon_core.fileindex.file_indexer import supported_index_types
+from paimon_core.manifest.entries import DataFileMeta
+from paimon_core.results import CommitResult, _ToDict
 
 if TYPE_CHECKING:
-    from paimon_core.manifest.entries import DataFileMeta
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
-__all__ = ["INDEX_TYPES", "FileIndexColumns", "RewriteFileIndexResult", "file_index_columns", "rewrite_file_index"]
+__all__ = [
+    "INDEX_TYPES",
+    "UNSUPPORTED_TYPES",
+    "FileIndexColumns",
+    "RewriteFileIndexResult",
+    "file_index_columns",
+    "rewrite_file_index",
+]
+
+logger = logging.getLogger(__name__)
 
 #: Java's file index types (``FileIndexerFactory`` identifiers).
-INDEX_TYPES = ("bloom-filter", "bitmap", "bsi", "range-bitmap")
-FILE_INDEX_PREFIX = "file-index."
-#: Java's ``DataFilePathFactory.INDEX_PATH_SUFFIX``: a data file's index extra file
-INDEX_SUFFIX = ".index"
-MISSING_FEATURE = (
-    "writing Paimon's data-file index (FileIndexFormat with bloom-filter, bitmap, bsi and range-bitmap "
-    "index writers) is not supported by paimon_core yet"
-)
+INDEX_TYPES = tuple(JAVA_INDEX_TYPES)
+#: Java's index types paimon_core does not write: a rewrite asking for one is refused.
+UNSUPPORTED_TYPES = tuple(t for t in INDEX_TYPES if t not in supported_index_types())
+MISSING_FEATURE = "writing Paimon's {types} data-file index is not supported by paimon_core"
 
 
 @dataclass(frozen=True)
@@ -51,91 +68,197 @@ class FileIndexColumns(_ToDict):
     columns: tuple[str, ...]
 
 
-def file_index_columns(table: FileStoreTable) -> tuple[FileIndexColumns, ...]:
-    """The table's ``file-index.<type>.columns`` options, checked: a known type, existing columns."""
-    out = []
-    names = set(table.schema.field_names)
-    for key, value in sorted(table.options.options.items()):
-        if not key.startswith(FILE_INDEX_PREFIX) or not key.endswith(".columns"):
-            continue
-        index_type = key[len(FILE_INDEX_PREFIX) : -len(".columns")]
-        if index_type not in INDEX_TYPES:
-            raise InvalidArgumentError(
-                f"Option '{key}' of {table.name} names an unknown file index type '{index_type}' "
-                f"(types: {', '.join(INDEX_TYPES)})",
-                option=key,
-            )
-        columns = tuple(c.strip() for c in str(value).split(",") if c.strip())
-        unknown = [c for c in columns if c.split("[", 1)[0] not in names]
-        if unknown:
-            raise InvalidArgumentError(
-                f"Option '{key}' of {table.name} names columns {unknown} that are not in its schema", option=key
-            )
-        out.append(FileIndexColumns(index_type, columns))
-    return tuple(out)
+def file_index_columns(options: FileIndexOptions) -> tuple[FileIndexColumns, ...]:
+    """The configured columns of each index type, by type name."""
+    by_type: dict[str, list[str]] = {}
+    for column, types in options.columns:
+        for index_type, _ in types:
+            by_type.setdefault(index_type, []).append(column.full_name)
+    return tuple(FileIndexColumns(t, tuple(sorted(cs))) for t, cs in sorted(by_type.items()))
 
 
 @dataclass(frozen=True)
 class RewriteFileIndexResult(_ToDict):
-    """A rewrite that had nothing to do (no index configured, none to drop)."""
+    """What a rewrite did. ``written_partitions`` / ``written_indexes`` are the two numbers Java's
+    procedure returns (partitions committed, files whose index was rewritten)."""
 
     table: str
     files: int  # live data files of the selected partitions
     rewritten_files: int = 0
-    note: str = "no file-index.<type>.columns option and no existing index: nothing to rewrite"
+    written_partitions: int = 0
+    written_indexes: int = 0
+    index_files_written: int = 0  # new ``.index`` files next to data files
+    embedded_indexes: int = 0  # rewritten files whose index is now in the manifest
+    dropped_indexes: int = 0  # rewritten files that no longer have an index
+    indexes: tuple[FileIndexColumns, ...] = ()
+    snapshot_id: int | None = None
+    commit_user: str | None = None
+    expired_snapshots: int = 0
+    maintenance_error: str | None = None
+    note: str = ""
     result: str = "Success"
 
 
-def _has_index(f: DataFileMeta) -> bool:
-    return bool(f.embedded_index) or any(x.endswith(INDEX_SUFFIX) for x in f.extra_files)
+def _partition_filter(
+    store: FileStore, partitions: str | Sequence[Mapping[str, str]]
+) -> Callable[[bytes], bool]:
+    from paimon_core.data.internal import partition_value_to_string
+    from paimon_core.operation.partition_drop import parse_partition_specs
+
+    specs = parse_partition_specs(partitions)
+    keys = list(store.schema.partition_keys)
+    for spec in specs:
+        unknown = [k for k in spec if k not in keys]
+        if unknown:
+            raise InvalidArgumentError(
+                f"partitions names {unknown}, which are not partition keys of {store.name} (partition keys: {keys}); "
+                "nothing was changed",
+                argument="partitions",
+            )
+    default = store.options.partition_default_name
+    fields = store.schema.partition_fields
+    cache: dict[bytes, bool] = {}
+
+    def keep(partition: bytes) -> bool:
+        hit = cache.get(partition)
+        if hit is None:
+            values = store.partition_codec.decode(partition)
+            spec_of = {
+                f.name: default if v is None else partition_value_to_string(v, f.type, legacy_name=False)
+                for f, v in zip(fields, values, strict=True)
+            }
+            hit = cache[partition] = any(all(spec_of.get(k) == v for k, v in spec.items()) for spec in specs)
+        return hit
+
+    return keep
 
 
 def rewrite_file_index(
-    table: FileStoreTable, partitions: str | Sequence[Mapping[str, str]] | None = None
+    store: FileStore,
+    partitions: str | Sequence[Mapping[str, str]] | None = None,
+    *,
+    commit_user: str | None = None,
+    after_commit: Callable[[CommitResult], CommitResult] | None = None,
 ) -> RewriteFileIndexResult:
-    """Check the table, ``partitions`` and the file-index options; nothing to do: the result,
-    else refuse (see the module docstring)."""
-    specs: list[dict[str, str]] | None = None
-    if partitions is not None:
-        from paimon_core.operation.partition_drop import parse_partition_specs
+    """Rebuild the indexes of the live files of ``partitions`` (default: all) in one COMPACT
+    snapshot (see the module docstring). ``after_commit``: the table's post-commit maintenance."""
+    from paimon_core.operation.commit.commit_message import CommitMessage
+    from paimon_core.operation.commit.committer import new_commit_user
+    from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
 
-        specs = parse_partition_specs(partitions)
-        keys = set(table.schema.partition_keys)
-        for spec in specs:
-            unknown = [k for k in spec if k not in keys]
-            if unknown:
-                raise InvalidArgumentError(
-                    f"partitions names {unknown}, which are not partition keys of {table.name}", argument="partitions"
-                )
-    configured = file_index_columns(table)
-    latest = table.snapshot_manager.latest_snapshot()
-    entries = table.new_file_store_scan().live_entries(latest) if latest is not None else []
-    if specs is not None:
-        from paimon_core.partition.partition_expire_strategy import partition_entries
+    keep = _partition_filter(store, partitions) if partitions is not None else None
+    options = check_file_index(
+        store.schema.fields,
+        store.options.options,
+        action=f"rewrite the file index of {store.name}",
+        table=store.name,
+    )
+    configured = file_index_columns(options)
+    unsupported = sorted(c.index_type for c in configured if c.index_type in UNSUPPORTED_TYPES)
+    if unsupported:
+        what = "; ".join(f"{c.index_type} on {', '.join(c.columns)}" for c in configured)
+        raise InvalidArgumentError(
+            f"rewrite_file_index on {store.name} ({what}): "
+            f"{MISSING_FEATURE.format(types=', '.join(unsupported))} (it writes {', '.join(supported_index_types())}); "
+            "nothing was changed. Run CALL sys.rewrite_file_index in Flink or Spark for this table.",
+            feature="file-index writer",
+            argument="rewrite_file_index",
+        )
+    opts = store.options.options
+    if (
+        not store.schema.primary_keys
+        and opts.get("data-evolution.enabled", "false").strip().lower() == "true"
+    ):
+        raise InvalidArgumentError(
+            f"rewrite_file_index on {store.name}: it is a data-evolution table (data-evolution.enabled = true), whose "
+            "files hold some columns of shared row-id ranges; paimon_core does not index them; nothing was changed",
+            feature="data evolution",
+            argument="rewrite_file_index",
+        )
+    latest = store.latest_snapshot()
+    entries = store.new_scan().live_entries(latest) if latest is not None else []
+    if keep is not None:
+        entries = [e for e in entries if keep(e.partition)]
+    from paimon_core.fileindex.file_index_processor import FileIndexProcessor
 
-        default = table.options.partition_default_name
-        names = table.schema.partition_keys
-        wanted = {
-            p.partition
-            for p in partition_entries(table, entries)
-            if any(
-                all(({k: default if v is None else v for k, v in zip(names, p.values, strict=True)}).get(k) == v
-                    for k, v in spec.items())
-                for spec in specs
-            )
-        }  # fmt: skip
-        entries = [e for e in entries if e.partition in wanted]
-    indexed = sum(1 for e in entries if _has_index(e.file))
-    if not configured and not indexed:
-        return RewriteFileIndexResult(table.name, len(entries))
-    what = (
-        "; ".join(f"{c.index_type} on {', '.join(c.columns)}" for c in configured)
-        if configured
-        else f"no file-index.<type>.columns option is set, which would drop the index of {indexed} file(s)"
+    processor = FileIndexProcessor(store, options)
+    written: list[str] = []
+    changed: dict[tuple[bytes, int, int], list[tuple[DataFileMeta, DataFileMeta]]] = {}
+    try:
+        for e in entries:
+            out = processor.process(e)
+            if out.written_index is not None:
+                written.append(out.written_index)
+            if out.changed(e.file):
+                changed.setdefault((e.partition, e.bucket, e.total_buckets), []).append((e.file, out.meta))
+    except BaseException:
+        _delete(store, written)
+        raise
+    pairs = [p for ps in changed.values() for p in ps]
+    base = RewriteFileIndexResult(
+        store.name,
+        len(entries),
+        rewritten_files=len(pairs),
+        written_partitions=len({k[0] for k in changed}),
+        written_indexes=len(pairs),
+        index_files_written=len(written),
+        embedded_indexes=sum(1 for _, new in pairs if new.embedded_index is not None),
+        dropped_indexes=sum(
+            1
+            for _, new in pairs
+            if new.embedded_index is None and not any(x.endswith(".index") for x in new.extra_files)
+        ),
+        indexes=configured,
     )
-    raise InvalidArgumentError(
-        f"rewrite_file_index on {table.name} ({what}): {MISSING_FEATURE}; nothing was changed. Run "
-        "CALL sys.rewrite_file_index in Flink or Spark for this table.",
-        feature="file-index writer",
-        argument="rewrite_file_index",
+    if not pairs:
+        return _with_note(
+            base, "every file's index already matches the file-index options: nothing to rewrite"
+        )
+    messages = [
+        CommitMessage(
+            partition,
+            bucket,
+            total,
+            compact_before=tuple(o for o, _ in ps),
+            compact_after=tuple(n for _, n in ps),
+        )
+        for (partition, bucket, total), ps in changed.items()
+    ]
+    user = commit_user or new_commit_user(opts.get("commit.user-prefix"))
+    try:
+        commit = store.new_commit(user).commit(messages, BATCH_COMMIT_IDENTIFIER)
+    except (CommitConflictError, CommitRetriesExhaustedError):  # surely not committed: ours to remove
+        _delete(store, written)
+        raise
+    if after_commit is not None:
+        commit = after_commit(commit)
+    logger.info(
+        "Rewrote the file index of %d of %d file(s) of %s in snapshot %s",
+        len(pairs),
+        len(entries),
+        store.name,
+        commit.snapshot_id,
     )
+    return _with_note(
+        base,
+        f"rewrote the index of {len(pairs)} file(s)",
+        snapshot_id=commit.snapshot_id,
+        commit_user=user,
+        expired_snapshots=commit.expired_snapshots,
+        maintenance_error=commit.maintenance_error,
+    )
+
+
+def _with_note(base: RewriteFileIndexResult, note: str, **changes: object) -> RewriteFileIndexResult:
+    import dataclasses
+
+    return dataclasses.replace(base, note=note, **changes)  # type: ignore[arg-type]
+
+
+def _delete(store: FileStore, paths: Sequence[str]) -> None:
+    """Remove index files this run wrote that no snapshot names (the run failed)."""
+    for p in paths:
+        try:
+            store.file_io.delete(p)
+        except Exception:  # noqa: BLE001 - an orphan clean removes what is left
+            logger.warning("Could not delete the unused index file %s", p, exc_info=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from paimon_core.exceptions import SchemaError
 from paimon_core.format.format_options import AvroSettings, OrcSettings, ParquetSettings
 from paimon_core.options import CoreOptions, validate_options
-from paimon_core.options_support import check_supported_options
+from paimon_core.options_support import check_file_index_options, check_supported_options
 from paimon_core.options_validation import check_option_values
 from paimon_core.schema.data_types import ArrayType, DataType, MapType, RowType
 from paimon_core.schema.option_checks import check_field_names, check_options_against_schema
@@ -36,6 +36,7 @@ def validate_table_schema(schema: TableSchema) -> None:
                 raise SchemaError(f"{key_kind.capitalize()} column '{k}' has type {t}; nested types cannot be keys")
     validate_options(schema.options)
     check_supported_options(schema.options, action="create or alter the table")
+    check_file_index_options(schema.fields, schema.options, action="create or alter the table")
     opts = CoreOptions(schema.options)
     check_option_values(opts)  # bucket range, retention min <= max, dynamic-bucket.*
     bucket = opts.bucket

@@ -143,12 +143,14 @@ class TableMaintenance:
     def rewrite_file_index(
         self, partitions: str | Sequence[Mapping[str, str]] | None = None
     ) -> RewriteFileIndexResult:
-        """Rebuild the data-file indexes (``file-index.*``): refused when there is an index to
-        write or drop, paimon_core cannot write Paimon's file-index format yet (see
+        """Rebuild the data-file indexes of the live files from the ``file-index.*`` options, in
+        one COMPACT snapshot (Java's ``rewrite_file_index``; see
         :mod:`paimon_core.operation.rewrite_file_index`)."""
         from paimon_core.operation.rewrite_file_index import rewrite_file_index
+        from paimon_core.table.commit_maintenance import maintain_after_commit
 
-        return rewrite_file_index(self._table, partitions)
+        table = self._table
+        return rewrite_file_index(table.store, partitions, after_commit=lambda r: maintain_after_commit(table, r))
 
     # --- compaction --------------------------------------------------------------------
     @recorded("compact")

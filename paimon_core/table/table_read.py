@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 from paimon_core.append.row_tracking import data_evolution_enabled
 from paimon_core.data.row_kind import RETRACT_KINDS, SHORT_STRINGS
 from paimon_core.deletionvectors import DeletionFile
+from paimon_core.fileindex.file_index_evaluator import FileIndexEvaluator, file_index_read_enabled
 from paimon_core.format.arrow_types import to_arrow_field
 from paimon_core.format.key_value import VALUE_KIND
 from paimon_core.io.data_file_reader import DataFileReader, partition_scalars
@@ -80,6 +81,12 @@ class TableRead:
         self._files = DataFileReader(
             table.file_io, table.schema_manager_cached, table_name=table.name, batch_size=batch_size, paths=table.paths
         )
+        #: skips files of raw splits whose index proves no row matches (Java's RawFileSplitRead)
+        self._file_index: FileIndexEvaluator | None = None
+        if predicate is not None and file_index_read_enabled(table.options.options):
+            self._file_index = FileIndexEvaluator(
+                predicate, schema.fields, table.schema_manager_cached, file_io=table.file_io, paths=table.paths
+            )
         self._data_evolution: DataEvolutionSplitRead | None = None
         if not self.key_fields and data_evolution_enabled({**schema.options, **table.dynamic_options}):
             self._data_evolution = DataEvolutionSplitRead(table, batch_size=batch_size)
@@ -154,6 +161,8 @@ class TableRead:
                 yield from self._finish(batch)
             return
         for i, f in enumerate(split.files):
+            if self._file_index is not None and not self._file_index.remain(split.bucket_path, f):
+                continue
             batches = self._read_file(
                 split, f, self.read_fields, with_kind=bool(self.key_fields), deletion=split.deletion_file(i)
             )

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from paimon_core.deletionvectors.deletion_file import DeletionFile, deletion_files_by_bucket
 from paimon_core.exceptions import InvalidOptionError, MetadataFileNotFoundError, is_explained
+from paimon_core.fileindex.file_index_evaluator import FileIndexEvaluator, file_index_read_enabled
 from paimon_core.index.index_path_factory import index_file_path
 from paimon_core.manifest.entries import DataFileMeta, FileKind, IndexManifestEntry, ManifestEntry
 from paimon_core.manifest.index_manifest import read_index_manifest
@@ -70,6 +71,9 @@ class TableScan:
             # Append tables: every row is final, so value stats may prune files. (Primary-key
             # tables merge rows across files; pruning by value stats there could resurrect rows.)
             file_filter = ValueStatsFilter(self.predicate, list(schema.fields), self.table.schema_manager_cached)
+            if file_index_read_enabled(self.options):  # embedded file indexes (Java's AppendOnlyFileStoreScan)
+                evaluator = FileIndexEvaluator(self.predicate, schema.fields, self.table.schema_manager_cached)
+                file_filter = evaluator.entry_filter(file_filter)
         else:
             file_filter = key_stats_filter(self.predicate, schema.fields_of(schema.trimmed_primary_keys))
         num_buckets = schema.core_options.bucket

@@ -37,7 +37,7 @@ from paimon_core.manifest.entries import DataFileMeta
 from paimon_core.operation.append_writer import RollingAppendWriter
 from paimon_core.operation.scan import ScanFilter
 from paimon_core.options import parse_memory_size
-from paimon_core.options_support import check_supported_options
+from paimon_core.options_support import check_file_index_options, check_supported_options
 from paimon_core.options_validation import check_maintenance_options
 from paimon_core.paths import PathFactory, partition_dir
 from paimon_core.stats.collector import stats_modes_for
@@ -85,6 +85,7 @@ class TableWrite:
         opts = self.options.options
         self.table_options = opts
         check_supported_options(opts, action=f"write table {table.name}")
+        check_file_index_options(schema.fields, opts, action=f"write table {table.name}", table=table.name)
         check_maintenance_options(self.options, table=table.name)
         self.has_pk = bool(schema.primary_keys)
         self.bucket_mode = self.options.bucket  # -1: unaware/dynamic; > 0: fixed buckets; -2: postpone

@@ -65,7 +65,8 @@ SHOWN = 5
 
 
 def added_file_paths(table: FileStore, changes: Changes) -> list[str]:
-    """Paths of every file ``changes`` adds: data and changelog files, index files."""
+    """Paths of every file ``changes`` adds: data and changelog files (with their extra files:
+    data-file indexes), index files."""
     from paimon_core.index.index_path_factory import index_file_path
 
     out: list[str] = []
@@ -79,7 +80,11 @@ def added_file_paths(table: FileStore, changes: Changes) -> list[str]:
             directory = bucket_dirs.get(key)
             if directory is None:
                 directory = bucket_dirs[key] = table.bucket_path(e.partition, e.bucket)
-            out.append(table.paths.file_in_dir(directory, e.file.file_name, e.file.external_path))
+            path = table.paths.file_in_dir(directory, e.file.file_name, e.file.external_path)
+            out.append(path)
+            if e.file.extra_files:  # a data file's index file (``.index``) lies next to it
+                parent = path.rsplit("/", 1)[0]
+                out.extend(table.paths.file_in_dir(parent, x, kind="extra file") for x in e.file.extra_files)
 
     def index(entries: Sequence[IndexManifestEntry]) -> None:
         out.extend(index_file_path(table, e.partition, e.bucket, e.index_file) for e in entries if e.kind == FileKind.ADD)

@@ -63,7 +63,6 @@ PENDING: frozenset[str] = frozenset(
         "paimon_core/operation/remove_unexisting_files.py",
         "paimon_core/operation/remove_unexisting_manifests.py",
         "paimon_core/operation/rescale.py",
-        "paimon_core/operation/rewrite_file_index.py",
         "paimon_core/operation/snapshot_deletion.py",
         "paimon_core/operation/tag_deletion.py",
         "paimon_core/options_support.py",

@@ -1,0 +1,1 @@
+"""The bloom-filter file index (Java's ``org.apache.paimon.fileindex.bloomfilter``)."""

@@ -11,10 +11,23 @@ the *units* of one snapshot: the full state (:meth:`plan_full`) or what it added
 (:meth:`plan_delta`). A unit is a :class:`DataSplit` read on its own: one file when files can
 be read raw (append files, delta / changelog files, non-overlapping primary-key files), else a
 whole merged bucket. Units come in a deterministic order (partition path, bucket, sequence
-number, file name), so an index into them is a stable position inside a snapshot.
+number, file name; bucket-postpone below), so an index into them is a stable position inside a
+snapshot.
 
 An overwrite of a primary-key table read with ``streaming-read-overwrite`` yields its changes
 as Java's ``readChanges`` does: per bucket, the files before and after, merged and diffed by key.
+
+Postpone-bucket tables (``bucket = -2``) without a changelog producer stream their
+``bucket-postpone`` files as written, in the full phase too: Java's ``MergeFileSplitRead`` reads a
+split of the postpone bucket with ``createNoMergeReader`` (every row with its row kind, ``-D`` and
+``-U`` included, never merged) and its streaming full phase applies no level filter (so no
+``batchScanSkipLevel0`` of deletion-vector or first-row tables hides these level-0 files). Their
+units come in replay order (file creation time, then scan order), the order our postpone
+compaction replays them in: sequence numbers restart per writer, so they order nothing; they
+follow the real buckets of their partition, so a consumer applying the stream in order ends
+with what the next compaction makes (Java orders them by key ranges, and reads a lone file
+without delete rows raw, its ``+U`` rows as ``+I``; ours keep every row's kind). Real buckets
+are read as for any table (merged in the full phase, deletes dropped).
 
 Differences from Java: a consumer whose next snapshot has expired is an error (Java silently
 starts from the earliest snapshot).
@@ -31,6 +44,7 @@ from typing import TYPE_CHECKING
 from paimon_core.consumer.consumer_manager import Consumer
 from paimon_core.exceptions import InvalidOptionError, SnapshotNotFoundError
 from paimon_core.manifest.entries import DataFileMeta, FileKind, ManifestEntry
+from paimon_core.paths import POSTPONE_BUCKET
 from paimon_core.predicate import Predicate
 from paimon_core.snapshot.snapshot import FIRST_SNAPSHOT_ID, CommitKind, Snapshot
 from paimon_core.table.source import DataSplit
@@ -204,8 +218,13 @@ class StreamTableScan(TableScan):
                 for e in entries
                 if e.file.creation_time is None or _local_to_epoch_millis(e.file.creation_time) >= since
             ]
+        # bucket-postpone files: read as written, every row kind kept (Java's createNoMergeReader
+        # for the postpone bucket) and no level-0 skipping (all of them are level 0)
+        postpone = [e for e in entries if e.bucket == POSTPONE_BUCKET]
+        entries = [e for e in entries if e.bucket != POSTPONE_BUCKET]
         dvs = self._deletion_files(snapshot, entries)
-        return self._units(self._splits(snapshot.id, entries, incremental=False, dvs=dvs))
+        splits = self._splits(snapshot.id, entries, incremental=False, dvs=dvs)
+        return self._units([*splits, *self._splits(snapshot.id, postpone, incremental=True)])
 
     def _only_real_buckets(self) -> bool:
         """Java's ``DataTableStreamScan``: postpone-bucket files are streamed (as they were
@@ -263,30 +282,33 @@ class StreamTableScan(TableScan):
         ]
 
     def _units(self, splits: Sequence[DataSplit]) -> list[DataSplit]:
-        """Raw splits exploded into one unit per file; all in a deterministic order."""
-        units: list[DataSplit] = []
+        """Raw splits exploded into one unit per file; all in a deterministic order: per
+        partition and bucket, by sequence number (bucket-postpone: by replay order, see the
+        module docstring)."""
+        keyed: list[tuple[tuple[str, bool, int, int, int, str], DataSplit]] = []
         for s in splits:
             if not s.raw_convertible or len(s.files) == 1:
-                units.append(s)
+                keyed.append((self._unit_key(s, 0), s))
                 continue
             for i, f in enumerate(s.files):
                 dfs = (s.deletion_files[i],) if s.deletion_files else ()
-                units.append(
-                    DataSplit(
-                        s.snapshot_id, s.partition, s.bucket, s.bucket_path, (f,), True, s.incremental, dfs
-                    )
+                unit = DataSplit(
+                    s.snapshot_id, s.partition, s.bucket, s.bucket_path, (f,), True, s.incremental, dfs
                 )
+                keyed.append((self._unit_key(unit, i), unit))
+        return [u for _, u in sorted(keyed, key=lambda k: k[0])]
 
-        def key(u: DataSplit) -> tuple[str, int, int, str]:
-            first = min(u.files or u.before_files, key=lambda f: (f.min_sequence_number, f.file_name))
-            return (
-                self.table.partition_path(u.partition),
-                u.bucket,
-                first.min_sequence_number,
-                first.file_name,
-            )
-
-        return sorted(units, key=key)
+    def _unit_key(self, unit: DataSplit, position: int) -> tuple[str, bool, int, int, int, str]:
+        """The sort key of a unit; ``position``: its file's place in the scan order of its bucket.
+        A partition's bucket-postpone units come after its real buckets (their rows change keys
+        of every bucket), in replay order (``PostponeBucketCompactSplitSource``: creation time,
+        stable on scan order)."""
+        path = self.table.partition_path(unit.partition)
+        if unit.bucket == POSTPONE_BUCKET:
+            f = (unit.files or unit.before_files)[0]
+            return (path, True, unit.bucket, f.creation_time or 0, position, f.file_name)
+        first = min(unit.files or unit.before_files, key=lambda f: (f.min_sequence_number, f.file_name))
+        return (path, False, unit.bucket, first.min_sequence_number, 0, first.file_name)
 
     # --- consumer ----------------------------------------------------------------------
     def notify_next_snapshot(self, next_snapshot: int) -> None:

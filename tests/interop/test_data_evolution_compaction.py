@@ -1,0 +1,277 @@
+"""Compaction of data-evolution tables written by pypaimon 2.1.0 (Java ``DataEvolutionCompactCoordinator``
+/ ``DataEvolutionNormalCompactTask``), read back by pypaimon and pypaimon-rust 0.4.0.
+
+pypaimon writes a ``row-tracking.enabled`` + ``data-evolution.enabled`` table over three commits
+and updates columns by ``_ROW_ID`` (partial-column files over the row-id ranges of the files they
+update). We compact: the files of each continuous row-id run are merged into one file holding
+every column, with the run's ``first_row_id``. At every snapshot before and after, pypaimon's
+``_ROW_ID`` -> row mapping equals ours (``$row_tracking``) and pypaimon-rust reads the same rows;
+the compacted snapshot reads the same rows with the same ids as the one before it, each row's
+``_SEQUENCE_NUMBER`` becoming its merged file's max (Java's output has no sequence column).
+pypaimon keeps updating and appending after our compaction; tags, expiry and rollback keep what
+they name. Deletion vectors written by pypaimon (``delete_by_predicate``) move to the merged file.
+A partial-column update landing while our compaction runs makes our commit conflict (Java's
+row-id range check) and the compaction re-plans; nothing is lost. ``spark_jobs compact`` and the
+maintenance planner compact these tables too; refusals change nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from peers import Peer
+
+from paimon_core import FileSystemCatalog
+from paimon_core.exceptions import InvalidOptionError
+from paimon_core.manifest.entries import DataFileMeta, FileSource
+from paimon_core.operation.data_evolution_split_read import merge_ranges_and_sort
+from paimon_core.table.table import FileStoreTable
+
+SCHEMA = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("a", pa.int32()), ("b", pa.string()), ("c", pa.float64())])
+ROWS = 30
+SYSTEM = ["_ROW_ID", "_SEQUENCE_NUMBER"]
+OPTIONS = {"row-tracking.enabled": "true", "data-evolution.enabled": "true", "bucket": "-1"}
+
+#: Runs in the peer venv: ``argv[1]`` warehouse, ``argv[2]`` JSON list of updates, each
+#: ``{"cols": [...], "row_ids": [...], "values": {col: [...]}}``, one commit each.
+UPDATE_SCRIPT = r"""
+import json, sys
+import pyarrow as pa
+from pypaimon import CatalogFactory
+NATIVE_OFF = {"scan.native-plan.enabled": "false", "read.native.enabled": "false",
+              "commit.native.enabled": "false", "write.native.enabled": "false"}
+TYPES = {"a": "int32", "b": "string", "c": "float64"}
+cat = CatalogFactory.create({"warehouse": sys.argv[1]})
+for u in json.loads(sys.argv[2]):
+    t = cat.get_table("db.t").copy(NATIVE_OFF)
+    data = {"_ROW_ID": pa.array(u["row_ids"], pa.int64())}
+    for col in u["cols"]:
+        data[col] = pa.array(u["values"][col], getattr(pa, TYPES[col])())
+    wb = t.new_batch_write_builder()
+    messages = wb.new_update().with_update_type(u["cols"]).update_by_arrow_with_row_id(pa.table(data))
+    c = wb.new_commit()
+    c.commit(messages)
+    c.close()
+"""
+
+
+def batch(start: int, n: int = ROWS, *, dt: str | None = None) -> pa.Table:
+    ids = list(range(start, start + n))
+    return pa.table(
+        {
+            "id": ids,
+            "dt": [dt or f"d{i % 2}" for i in ids],
+            "a": list(ids),
+            "b": [None if i % 7 == 0 else f"b{i}" for i in ids],
+            "c": [i / 4 for i in ids],
+        },
+        schema=SCHEMA,
+    )
+
+
+def update(peer_python: str, wh: str, *updates: dict[str, Any]) -> None:
+    proc = subprocess.run(
+        [peer_python, "-c", UPDATE_SCRIPT, wh, json.dumps(list(updates))], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+
+
+def update_a(row_ids: Sequence[int], base: int) -> dict[str, Any]:
+    return {"cols": ["a"], "row_ids": list(row_ids), "values": {"a": [base + i for i in row_ids]}}
+
+
+def mapping(t: pa.Table) -> dict[int, tuple[Any, ...]]:
+    """``_ROW_ID`` -> (row, ``_SEQUENCE_NUMBER``); ids unique and non-null."""
+    rows = t.select(["_ROW_ID", *SCHEMA.names, "_SEQUENCE_NUMBER"]).to_pylist()
+    out = {r["_ROW_ID"]: tuple(r[c] for c in [*SCHEMA.names, "_SEQUENCE_NUMBER"]) for r in rows}
+    assert None not in out and len(out) == len(rows), "null or duplicate _ROW_IDs"
+    return out
+
+
+def rows_of(m: dict[int, tuple[Any, ...]]) -> dict[int, tuple[Any, ...]]:
+    """The id -> row mapping without the sequence numbers."""
+    return {k: v[:-1] for k, v in m.items()}
+
+
+def sorted_rows(t: pa.Table) -> list[tuple[Any, ...]]:
+    return sorted((tuple(r.values()) for r in t.select(SCHEMA.names).to_pylist()), key=repr)
+
+
+def peer_mapping(peer: Peer, wh: str, options: dict[str, Any] | None = None) -> dict[int, tuple[Any, ...]]:
+    return mapping(peer.read(wh, "db.t", options=options, projection=[*SCHEMA.names, *SYSTEM]))
+
+
+def ours(t: FileStoreTable, options: dict[str, Any] | None = None) -> dict[int, tuple[Any, ...]]:
+    at = t.copy({k: str(v) for k, v in options.items()}) if options else t
+    return mapping(at.inspect.system_table("row_tracking"))
+
+
+def check(peer: Peer, rust: Peer, wh: str, t: FileStoreTable, options: dict[str, Any]) -> dict[int, tuple[Any, ...]]:
+    """pypaimon's id -> (row, sequence) mapping equals ours, pypaimon-rust reads the same rows."""
+    want = peer_mapping(peer, wh, options)
+    assert ours(t, options) == want, f"$row_tracking at {options}"
+    assert sorted_rows(rust.read(wh, "db.t", options=options)) == sorted(
+        (v[:-1] for v in want.values()), key=repr
+    ), f"pypaimon-rust at {options}"
+    return want
+
+
+def live_files(t: FileStoreTable) -> list[DataFileMeta]:
+    latest = t.latest_snapshot()
+    assert latest is not None
+    return [e.file for e in t.new_file_store_scan().live_entries(latest)]
+
+
+def merged_groups(t: FileStoreTable) -> int:
+    """How many row-id groups of the latest snapshot still merge two or more files."""
+    return sum(len(g) > 1 for g in merge_ranges_and_sort(live_files(t)))
+
+
+def new_table(peer: Peer, wh: str, *, partitioned: bool = False, **options: str) -> FileStoreTable:
+    peer.create_table(
+        wh, "db.t", SCHEMA, partition_keys=["dt"] if partitioned else (), options={**OPTIONS, **options}
+    )
+    return FileSystemCatalog(wh).get_table("db.t")
+
+
+def write_and_update(peer: Peer, peer_python: str, wh: str) -> None:
+    """Snapshots 1-3: three commits of ROWS rows; 4-6: updates of a, (b, c), a by row id."""
+    for k in range(3):
+        peer.write(wh, "db.t", batch(k * ROWS))
+    n = 3 * ROWS
+    update(
+        peer_python,
+        wh,
+        update_a(range(0, 40, 3), 1000),
+        {
+            "cols": ["b", "c"],
+            "row_ids": list(range(20, 70)),
+            "values": {"b": [None if i % 5 == 0 else f"u{i}" for i in range(20, 70)], "c": [-i / 2 for i in range(20, 70)]},
+        },
+        update_a(range(0, n, 2), 2000),
+    )
+
+
+@pytest.mark.parametrize("partitioned", [False, True], ids=["unpartitioned", "partitioned"])
+def test_compaction_merges_column_files_keeping_row_ids(
+    pypaimon_peer: Peer, rust_peer: Peer, peer_python: str, warehouse: str, partitioned: bool
+) -> None:
+    wh = warehouse
+    # compaction.min.file-num 2: partitioned, each partition's row-id ranges interleave with the
+    # other's, so every range (a base file and its column files) is a run of its own
+    t = new_table(pypaimon_peer, wh, partitioned=partitioned, **{"compaction.min.file-num": "2"})
+    write_and_update(pypaimon_peer, peer_python, wh)
+    n = 3 * ROWS
+    before = live_files(t)
+    assert merged_groups(t) >= 2 and any(f.write_cols for f in before)
+    at = {sid: check(pypaimon_peer, rust_peer, wh, t, {"scan.snapshot-id": sid}) for sid in range(1, 7)}
+    assert sorted(at[6]) == list(range(n))
+
+    t.maintenance.create_tag("updated", 6)
+    result = t.maintenance.compact()
+    assert result.snapshot_id == 7 and result.files_read == len(before)
+    latest = t.latest_snapshot()
+    assert latest is not None and latest.next_row_id == n  # no new ids
+    after = live_files(t)
+    assert merged_groups(t) == 0
+    assert all(f.file_source == FileSource.COMPACT and f.write_cols is None for f in after)
+    ranges = sorted((f.first_row_id, f.row_count) for f in after)
+    if partitioned:  # one file per range (no neighbour in its partition)
+        assert ranges == sorted((f.first_row_id, f.row_count) for f in before if f.write_cols is None)
+    else:  # the whole table is one continuous run: one file
+        assert ranges == [(0, n)]
+    seven = check(pypaimon_peer, rust_peer, wh, t, {"scan.snapshot-id": 7})
+    assert rows_of(seven) == rows_of(at[6])
+    # a merged file's rows read its max sequence number: every range's newest file was update 6
+    assert {v[-1] for v in seven.values()} == {6}
+    for sid in range(1, 7):  # the old snapshots still read as before
+        assert peer_mapping(pypaimon_peer, wh, {"scan.snapshot-id": sid}) == at[sid] == ours(t, {"scan.snapshot-id": sid})
+
+    # pypaimon keeps updating (over a merged file's range) and appending; we compact again
+    update(peer_python, wh, update_a([1, 2, n - 1], 5000))  # 8
+    pypaimon_peer.write(wh, "db.t", batch(n, 10, dt="d0" if partitioned else None))  # 9: ids from next_row_id
+    nine = check(pypaimon_peer, rust_peer, wh, t, {})
+    assert sorted(nine) == list(range(n + 10))
+    assert [nine[i][2] for i in (1, 2, n - 1)] == [5001, 5002, 5000 + n - 1]
+    t.maintenance.compact()  # 10
+    ten = check(pypaimon_peer, rust_peer, wh, t, {})
+    assert rows_of(ten) == rows_of(nine) and merged_groups(t) == 0
+
+    # tags, expiry and rollback keep what they name
+    t.maintenance.create_tag("compacted", 7)
+    t.maintenance.expire_snapshots(retain_max=2, retain_min=1)
+    assert t.snapshot_manager.earliest_snapshot_id() == 9
+    assert check(pypaimon_peer, rust_peer, wh, t, {"scan.tag-name": "updated"}) == at[6]
+    assert check(pypaimon_peer, rust_peer, wh, t, {"scan.tag-name": "compacted"}) == seven
+    assert check(pypaimon_peer, rust_peer, wh, t, {"scan.snapshot-id": 9}) == nine
+    t.maintenance.rollback_to("compacted", dry_run=False)
+    assert peer_mapping(pypaimon_peer, wh) == seven == ours(t)
+    pypaimon_peer.write(wh, "db.t", batch(500, 5, dt="d1" if partitioned else None))
+    again = check(pypaimon_peer, rust_peer, wh, t, {})
+    assert sorted(set(again) - set(seven)) == list(range(n, n + 5))
+
+
+def test_rewrite_row_ids_option_is_refused(pypaimon_peer: Peer, peer_python: str, warehouse: str) -> None:
+    """Java ``validateOptions``: 'data-evolution.compaction.rewrite-row-ids' = true is refused
+    before anything is read; the table is unchanged."""
+    wh = warehouse
+    t = new_table(pypaimon_peer, wh)
+    for k in range(2):
+        pypaimon_peer.write(wh, "db.t", batch(k * ROWS))
+    update(peer_python, wh, update_a(range(5), 1000))
+    files = {f.file_name for f in live_files(t)}
+    with pytest.raises(InvalidOptionError, match="materialize_deletion_vectors") as err:
+        t.maintenance.compact(options={"data-evolution.compaction.rewrite-row-ids": "true"})
+    assert err.value.key == "data-evolution.compaction.rewrite-row-ids"
+    latest = t.latest_snapshot()
+    assert latest is not None and latest.id == 3 and {f.file_name for f in live_files(t)} == files
+    proc = subprocess.run(
+        [sys.executable, "-m", "spark_jobs", "compact", "--warehouse", wh, "--table", "db.t", "--mode", "local",
+         "--options", "data-evolution.compaction.rewrite-row-ids=true"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 3 and "rewrite-row-ids" in proc.stderr, proc.stderr[-2000:]
+    assert t.latest_snapshot().id == 3  # type: ignore[union-attr]
+
+
+def test_deletion_vectors_move_to_the_merged_file(
+    pypaimon_peer: Peer, rust_peer: Peer, peer_python: str, warehouse: str
+) -> None:
+    """pypaimon's ``delete_by_predicate`` marks rows in each row-id group's anchor file; the merged
+    file holds the deleted rows too (their positions are row ids), and the vectors of the anchors
+    move onto it, shifted to its range (Java ``DataEvolutionCompactDeletionVectorRewriter``)."""
+    from paimon_core.append.append_deletion_index import DeletionIndex
+    from paimon_core.deletionvectors import read_deletion_vector
+
+    wh = warehouse
+    t = new_table(pypaimon_peer, wh, **{"deletion-vectors.enabled": "true", "compaction.min.file-num": "2"})
+    for k in range(3):
+        pypaimon_peer.write(wh, "db.t", batch(k * ROWS))
+    update(peer_python, wh, {"cols": ["a"], "row_ids": list(range(10, 50)), "values": {"a": [-1000 - i for i in range(10, 50)]}})  # 4
+    assert pypaimon_peer.delete_where(wh, "db.t", {"op": "<", "field": "a", "value": -1040}) == 5  # updated rows 41..49
+    assert pypaimon_peer.delete_where(wh, "db.t", {"op": "=", "field": "id", "value": 3}) == 6
+    assert pypaimon_peer.delete_where(wh, "db.t", {"op": ">=", "field": "id", "value": 85}) == 7  # the last range
+    want = check(pypaimon_peer, rust_peer, wh, t, {})
+    gone = {3, *range(41, 50), *range(85, 90)}
+    assert sorted(want) == [i for i in range(3 * ROWS) if i not in gone]
+    before = live_files(t)
+    t.maintenance.compact()
+    latest = t.latest_snapshot()
+    assert latest is not None and latest.id == 8
+    after = live_files(t)
+    assert [(f.first_row_id, f.row_count) for f in after] == [(0, 3 * ROWS)]  # deleted rows kept, as positions
+    index = DeletionIndex.load(t.store, t.partition_codec.encode([]), 0)
+    assert set(index.deletion_files) == {after[0].file_name}  # the inputs' vectors left with them
+    dv = read_deletion_vector(t.file_io, index.deletion_files[after[0].file_name])
+    assert dv.deleted_positions().tolist() == sorted(gone)
+    # the same rows and ids; sequence numbers: the merged file's max (update 4), as Java's output
+    assert check(pypaimon_peer, rust_peer, wh, t, {}) == {k: (*v[:-1], 4) for k, v in want.items()}
+    for sid in range(1, 8):  # the snapshots before read as before (their vectors are still there)
+        assert peer_mapping(pypaimon_peer, wh, {"scan.snapshot-id": sid}) == ours(t, {"scan.snapshot-id": sid})
+    assert {f.file_name for f in before}.isdisjoint(f.file_name for f in after)

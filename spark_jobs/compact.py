@@ -189,7 +189,7 @@ def spark_executor(spark: SparkSession) -> TaskExecutor:
 
         cpu = worker_cpu(spark)  # the workers' CPU, for the ledger row
         rdd = spark.sparkContext.parallelize(list(enumerate(tasks)), numSlices=len(tasks))
-        done = rdd.map(cpu.each(lambda it: (it[0], run_compact_task(table, it[1])))).collect()
+        done = rdd.map(cpu.each(lambda it: (it[0], run_compact_task(table.store, it[1])))).collect()
         return [m for _, m in sorted(done, key=lambda x: x[0])]
 
     return run

@@ -38,10 +38,11 @@ from paimon_core.operation.compact.sort_spill import (
 )
 from paimon_core.operation.compact.sort_task import SortCompactTask, SortExecutor
 from paimon_core.sort.table_sorter import SortSpec
-from paimon_core.table.table import FileStoreTable
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+    from paimon_core.store.file_store import FileStore
 
 __all__ = ["spark_sort_executor"]
 
@@ -60,14 +61,14 @@ def _from_ipc(data: bytes) -> pa.Table:
 def spark_sort_executor(spark: SparkSession) -> SortExecutor:
     """Sample, range-shuffle and sort the tasks' rows on the executors (see the module docstring)."""
 
-    def run(table: FileStoreTable, spec: SortSpec, tasks: Sequence[SortCompactTask]) -> list[list[DataFileMeta]]:
+    def run(store: FileStore, spec: SortSpec, tasks: Sequence[SortCompactTask]) -> list[list[DataFileMeta]]:
         if not tasks:
             return []
         from spark_jobs.common.ledger import worker_cpu
 
         cpu = worker_cpu(spark)  # the workers' CPU, for the ledger row
         sc = spark.sparkContext
-        target = table.options.target_file_size(has_primary_key=False)
+        target = store.options.target_file_size(has_primary_key=False)
         ranges = [t.ranges(target, spec) for t in tasks]
         bases = np.concatenate([[0], np.cumsum(ranges)[:-1]]).astype(int).tolist()
         total = int(sum(ranges))
@@ -77,7 +78,7 @@ def spark_sort_executor(spark: SparkSession) -> SortExecutor:
 
         def sample(it: Iterable[tuple[int, int]]) -> Iterator[tuple[int, bytes, bytes]]:
             for ti, fi in it:
-                keys, weights = sample_file(table, spec, task_list[ti], fi, ranges[ti], seed=SAMPLE_SEED + ti)
+                keys, weights = sample_file(store, spec, task_list[ti], fi, ranges[ti], seed=SAMPLE_SEED + ti)
                 if keys.num_rows:
                     yield ti, _ipc(keys), weights.astype(np.float64).tobytes()
 
@@ -94,7 +95,7 @@ def spark_sort_executor(spark: SparkSession) -> SortExecutor:
         def shuffle(it: Iterable[tuple[int, int]]) -> Iterator[tuple[int, bytes]]:
             for ti, fi in it:
                 raw = shared.value.get(ti)
-                for r, rows in split_file(table, spec, task_list[ti], fi, _from_ipc(raw) if raw else None):
+                for r, rows in split_file(store, spec, task_list[ti], fi, _from_ipc(raw) if raw else None):
                     yield bases[ti] + r, _ipc(rows)
 
         def owner(gid: int) -> tuple[int, int]:
@@ -107,7 +108,7 @@ def spark_sort_executor(spark: SparkSession) -> SortExecutor:
                 parts.setdefault(gid, []).append(_from_ipc(data))
             for gid, chunks in sorted(parts.items()):
                 ti, r = owner(gid)
-                yield gid, write_range(table, spec, task_list[ti], r, pa.concat_tables(chunks))
+                yield gid, write_range(store, spec, task_list[ti], r, pa.concat_tables(chunks))
 
         shuffled = sc.parallelize(units, slices).mapPartitions(cpu.partitions(shuffle)).partitionBy(total, lambda gid: gid)
         done = dict(shuffled.mapPartitions(cpu.partitions(write)).collect())

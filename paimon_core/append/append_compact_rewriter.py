@@ -50,7 +50,7 @@ from paimon_core.operation.commit.commit_message import CommitMessage
 from paimon_core.stats.collector import stats_modes_for
 
 if TYPE_CHECKING:
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 __all__ = ["COMPACT_ROW_GROUP_BYTES", "new_compact_writer", "rewrite_append_files"]
 
@@ -68,12 +68,13 @@ GATHER_ROWS = 1000
 COMPACT_ROW_GROUP_BYTES = 32 * 1024 * 1024
 
 
-def _table_options(table: FileStoreTable) -> dict[str, str]:
-    return {**table.schema.options, **table.dynamic_options}
+def _table_options(store: FileStore) -> dict[str, str]:
+    """The store's resolved options (schema options plus the handle's dynamic options), a copy."""
+    return dict(store.options.options)
 
 
 def new_compact_writer(
-    table: FileStoreTable,
+    store: FileStore,
     partition: bytes,
     bucket: int,
     *,
@@ -83,29 +84,29 @@ def new_compact_writer(
     """A rolling writer for a compaction's output: as a fresh write of the table (format, stats
     modes, target size) but its files are marked COMPACT (Java ``createRollingFileWriter``), and
     Parquet row groups of :data:`COMPACT_ROW_GROUP_BYTES` unless the table sets a block size."""
-    opts = _table_options(table)
-    if table.options.file_format == "parquet" and FILE_BLOCK_SIZE not in opts and PARQUET_BLOCK_SIZE not in opts:
+    opts = _table_options(store)
+    if store.options.file_format == "parquet" and FILE_BLOCK_SIZE not in opts and PARQUET_BLOCK_SIZE not in opts:
         opts[FILE_BLOCK_SIZE] = str(COMPACT_ROW_GROUP_BYTES)
-    fields = list(table.schema.fields)
+    fields = list(store.schema.fields)
     return RollingAppendWriter(
-        file_io=table.file_io,
-        paths=table.paths,
-        partition_path=table.partition_path(partition),
+        file_io=store.file_io,
+        paths=store.paths,
+        partition_path=store.partition_path(partition),
         bucket=bucket,
         fields=fields,
-        arrow_schema=arrow_schema if arrow_schema is not None else table.arrow_schema,
-        file_format=table.options.file_format,
+        arrow_schema=arrow_schema if arrow_schema is not None else store.arrow_schema,
+        file_format=store.options.file_format,
         options=opts,
-        target_file_size=table.options.target_file_size(has_primary_key=False),
+        target_file_size=store.options.target_file_size(has_primary_key=False),
         stats_modes=stats_modes_for(fields, opts),
-        schema_id=table.schema.id,
+        schema_id=store.schema.id,
         first_sequence_number=first_sequence_number,
         file_source=FileSource.COMPACT,
     )
 
 
 def _rows(
-    table: FileStoreTable,
+    store: FileStore,
     partition: bytes,
     bucket_path: str,
     files: Sequence[DataFileMeta],
@@ -115,14 +116,14 @@ def _rows(
     last): batches of small files are gathered first, so the writer collects statistics and
     checks the file size per 1,000 rows or more rather than per tiny file."""
     reader = DataFileReader(
-        table.file_io, table.schema_manager_cached, table_name=table.name, batch_size=READ_BATCH_ROWS, paths=table.paths
+        store.file_io, store.schema_manager_cached, table_name=store.name, batch_size=READ_BATCH_ROWS, paths=store.paths
     )
-    schema = table.arrow_schema
-    fields = list(table.schema.fields)
+    schema = store.arrow_schema
+    fields = list(store.schema.fields)
     pending: list[pa.RecordBatch] = []
     rows = 0
-    part_fields = table.schema.partition_fields
-    values = partition_scalars(part_fields, table.partition_codec.decode(partition)) if part_fields else None
+    part_fields = store.schema.partition_fields
+    values = partition_scalars(part_fields, store.partition_codec.decode(partition)) if part_fields else None
     for f in files:
         deletion = index.deletion_files.get(f.file_name) if index is not None else None
         for batch in reader.read(
@@ -148,7 +149,7 @@ def _gathered(batches: list[pa.RecordBatch], schema: pa.Schema) -> pa.Table:
 
 
 def rewrite_append_files(
-    table: FileStoreTable,
+    store: FileStore,
     partition: bytes,
     bucket: int,
     files: Sequence[DataFileMeta],
@@ -163,34 +164,34 @@ def rewrite_append_files(
     vectors of rewritten files are applied and their index files replaced (see
     :mod:`paimon_core.append.append_deletion_index`). No input files: an empty message.
     """
-    total_buckets = table.options.bucket if table.options.bucket > 0 else -1
+    total_buckets = store.options.bucket if store.options.bucket > 0 else -1
     if not files:
         return CommitMessage(partition, bucket, total_buckets)
-    options = _table_options(table)
-    check_compactable(options, table=table.name)
+    options = _table_options(store)
+    check_compactable(options, table=store.name)
     if deletion_index is None and options.get(DELETION_VECTORS_ENABLED, "false").lower() == "true":
-        deletion_index = DeletionIndex.load(table, partition, bucket)
+        deletion_index = DeletionIndex.load(store, partition, bucket)
     if row_tracking_enabled(options):
-        return _rewrite_row_tracking(table, partition, bucket, total_buckets, files, deletion_index)
-    bucket_path = table.bucket_path(partition, bucket)
-    writer = new_compact_writer(table, partition, bucket, first_sequence_number=files[0].min_sequence_number)
+        return _rewrite_row_tracking(store, partition, bucket, total_buckets, files, deletion_index)
+    bucket_path = store.bucket_path(partition, bucket)
+    writer = new_compact_writer(store, partition, bucket, first_sequence_number=files[0].min_sequence_number)
     changes = DeletionIndexChanges()
     try:
-        for rows in _rows(table, partition, bucket_path, files, deletion_index):
+        for rows in _rows(store, partition, bucket_path, files, deletion_index):
             writer.write(rows)
         if deletion_index is not None:
-            changes = deletion_index.remove(table, [f.file_name for f in files])
+            changes = deletion_index.remove(store, [f.file_name for f in files])
         after = writer.close()
     except BaseException:
         writer.abort()
         for p in changes.written_paths:
-            table.file_io.delete(p)
+            store.file_io.delete(p)
         raise
     logger.debug(
         "Compacted %d file(s) (%d rows) of %s bucket %d into %d file(s) (%d rows)",
         len(files),
         sum(f.row_count for f in files),
-        table.name,
+        store.name,
         bucket,
         len(after),
         sum(f.row_count for f in after),
@@ -207,7 +208,7 @@ def rewrite_append_files(
 
 
 def _rewrite_row_tracking(
-    table: FileStoreTable,
+    store: FileStore,
     partition: bytes,
     bucket: int,
     total_buckets: int,
@@ -216,8 +217,8 @@ def _rewrite_row_tracking(
 ) -> CommitMessage:
     """:func:`rewrite_append_files` for a row-tracking table: every row keeps its ``_ROW_ID`` and
     ``_SEQUENCE_NUMBER`` (see :mod:`paimon_core.append.row_tracking`)."""
-    schema = row_tracking_arrow_schema(table)
-    bucket_path = table.bucket_path(partition, bucket)
+    schema = row_tracking_arrow_schema(store)
+    bucket_path = store.bucket_path(partition, bucket)
     deleted = {
         f.file_name: deletion_index is not None and f.file_name in deletion_index.deletion_files for f in files
     }
@@ -229,7 +230,7 @@ def _rewrite_row_tracking(
         logger.info(
             "Row-tracking table %s bucket %d: %d of %d file(s) left uncompacted (their row ids do not follow on "
             "from another file's, or a deletion vector leaves gaps)",
-            table.name,
+            store.name,
             bucket,
             kept,
             len(files),
@@ -238,7 +239,7 @@ def _rewrite_row_tracking(
         return CommitMessage(partition, bucket, total_buckets)
     files = [f for r in runs for f in r]
     writer = new_compact_writer(
-        table, partition, bucket, first_sequence_number=files[0].min_sequence_number, arrow_schema=schema
+        store, partition, bucket, first_sequence_number=files[0].min_sequence_number, arrow_schema=schema
     )
     changes = DeletionIndexChanges()
     after: list[DataFileMeta] = []
@@ -249,13 +250,13 @@ def _rewrite_row_tracking(
             seqs: list[np.ndarray] = []
             for f in run:
                 deletion = deletion_index.deletion_files.get(f.file_name) if deletion_index is not None else None
-                for rows in read_with_row_tracking(table, partition, bucket_path, f, deletion=deletion):
+                for rows in read_with_row_tracking(store, partition, bucket_path, f, deletion=deletion):
                     ids.append(rows.column(ROW_ID.name).to_numpy())
                     seqs.append(rows.column(SEQUENCE_NUMBER.name).to_numpy())
                     writer.write(rows)
             run_files = writer.close()  # one run's files: a gap-free run's files get a first_row_id
-            part_path = table.partition_path(partition)
-            written += [table.paths.data_file_path(part_path, bucket, m.file_name) for m in run_files]
+            part_path = store.partition_path(partition)
+            written += [store.paths.data_file_path(part_path, bucket, m.file_name) for m in run_files]
             all_ids = np.concatenate(ids) if ids else np.empty(0, dtype=np.int64)
             all_seqs = np.concatenate(seqs) if seqs else np.empty(0, dtype=np.int64)
             offset = 0
@@ -264,23 +265,23 @@ def _rewrite_row_tracking(
                 meta = compact_file_meta(m, all_ids[offset:end], all_seqs[offset:end])
                 if meta.first_row_id is None:  # the inputs' ids disagree with their first_row_id
                     raise CorruptFileError(
-                        f"Compacting {table.name}: the row ids of {', '.join(f.file_name for f in run)} are not "
+                        f"Compacting {store.name}: the row ids of {', '.join(f.file_name for f in run)} are not "
                         f"first_row_id + position; refusing to write a file without contiguous row ids",
                         files=[f.file_name for f in run],
                     )
                 after.append(meta)
                 offset = end
         if deletion_index is not None:
-            changes = deletion_index.remove(table, [f.file_name for f in files])
+            changes = deletion_index.remove(store, [f.file_name for f in files])
     except BaseException:
         writer.abort()
         for p in [*written, *changes.written_paths]:
-            table.file_io.delete(p)
+            store.file_io.delete(p)
         raise
     logger.debug(
         "Compacted %d row-tracking file(s) of %s bucket %d into %d file(s), %d with a first_row_id",
         len(files),
-        table.name,
+        store.name,
         bucket,
         len(after),
         sum(1 for m in after if m.first_row_id is not None),

@@ -26,7 +26,7 @@ from paimon_core.manifest.index_manifest import read_index_manifest
 
 if TYPE_CHECKING:
     from paimon_core.snapshot.snapshot import Snapshot
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 __all__ = ["DeletionIndex", "DeletionIndexChanges"]
 
@@ -57,17 +57,17 @@ class DeletionIndex:
 
     @classmethod
     def load(
-        cls, table: FileStoreTable, partition: bytes, bucket: int, *, snapshot: Snapshot | None = None
+        cls, store: FileStore, partition: bytes, bucket: int, *, snapshot: Snapshot | None = None
     ) -> DeletionIndex:
         """Read from ``snapshot``'s index manifest (default: the latest snapshot)."""
-        snap = snapshot if snapshot is not None else table.latest_snapshot()
+        snap = snapshot if snapshot is not None else store.latest_snapshot()
         if snap is None or snap.index_manifest is None:
             return cls(partition, bucket)
         # Only an append table without buckets keeps its vectors per partition (Java's
         # forUnawareAppend); a dynamic-bucket (bucket = -1) primary-key table's are per bucket.
-        unaware = not table.schema.primary_keys and table.options.bucket == -1
+        unaware = not store.schema.primary_keys and store.options.bucket == -1
         live: dict[str, tuple[int, IndexFileMeta]] = {}
-        for e in read_index_manifest(table.file_io, table.paths.manifest_path(snap.index_manifest)):
+        for e in read_index_manifest(store.file_io, store.paths.manifest_path(snap.index_manifest)):
             f = e.index_file
             if f.index_type != DELETION_VECTORS_INDEX or e.partition != partition:
                 continue
@@ -80,7 +80,7 @@ class DeletionIndex:
         paths: dict[str, str] = {}
         deletions: dict[str, DeletionFile] = {}
         for name, (b, f) in live.items():
-            path = index_file_path(table.store, partition, b, f)
+            path = index_file_path(store, partition, b, f)
             paths[name] = path
             for r in f.dv_ranges or ():
                 deletions[r.data_file_name] = DeletionFile(path, r.offset, r.length, r.cardinality)
@@ -92,7 +92,7 @@ class DeletionIndex:
             return None
         return next((f for f in self.index_files if self.paths.get(f.file_name) == d.path), None)
 
-    def remove(self, table: FileStoreTable, data_files: Collection[str]) -> DeletionIndexChanges:
+    def remove(self, store: FileStore, data_files: Collection[str]) -> DeletionIndexChanges:
         """Drop the vectors of ``data_files``: delete each index file holding one, and write the
         vectors it holds for other files into a new index file (one per touched file)."""
         removed = set(data_files)
@@ -103,12 +103,12 @@ class DeletionIndex:
             for old in touched:
                 keep = [r for r in old.dv_ranges or () if r.data_file_name not in removed]
                 if keep:
-                    meta, path = self._carry_over(table, old, keep)
+                    meta, path = self._carry_over(store, old, keep)
                     new.append(meta)
                     written.append(path)
         except BaseException:
             for p in written:
-                table.file_io.delete(p)
+                store.file_io.delete(p)
             raise
         if touched:
             logger.debug(
@@ -120,10 +120,10 @@ class DeletionIndex:
         return DeletionIndexChanges(tuple(new), tuple(touched), tuple(written))
 
     def _carry_over(
-        self, table: FileStoreTable, old: IndexFileMeta, keep: list[DeletionVectorMeta]
+        self, store: FileStore, old: IndexFileMeta, keep: list[DeletionVectorMeta]
     ) -> tuple[IndexFileMeta, str]:
         old_path = self.paths[old.file_name]
-        blob = table.file_io.read_bytes(old_path)
+        blob = store.file_io.read_bytes(old_path)
         out = bytearray([DV_INDEX_VERSION])
         ranges = []
         for r in keep:
@@ -135,7 +135,7 @@ class DeletionIndex:
                 raise CorruptFileError(f"corrupt deletion vector index file {old_path}: length {length}", path=old_path)
             ranges.append(DeletionVectorMeta(r.data_file_name, len(out), r.length, r.cardinality))
             out += blob[r.offset : end]
-        name = table.paths.new_index_file_name()
-        path = index_file_path(table.store, self.partition, self.bucket, name)
-        table.file_io.write_bytes(path, bytes(out))
+        name = store.paths.new_index_file_name()
+        path = index_file_path(store, self.partition, self.bucket, name)
+        store.file_io.write_bytes(path, bytes(out))
         return IndexFileMeta(DELETION_VECTORS_INDEX, name, len(out), len(ranges), tuple(ranges)), path

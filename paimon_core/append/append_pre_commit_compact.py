@@ -35,7 +35,7 @@ from paimon_core.manifest.entries import DataFileMeta
 from paimon_core.operation.commit.commit_message import CommitMessage
 
 if TYPE_CHECKING:
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 __all__ = [
     "PRECOMMIT_COMPACT",
@@ -55,13 +55,13 @@ PRECOMMIT_COMPACT_FALLBACK = "changelog.precommit-compact"
 GroupKey = tuple[bytes, int]
 
 
-def precommit_compacts(table: FileStoreTable) -> bool:
+def precommit_compacts(store: FileStore) -> bool:
     """Whether writers of ``table`` merge their small new files before the commit."""
-    opts = table.options.options
+    opts = store.options.options
     raw = opts.get(PRECOMMIT_COMPACT, opts.get(PRECOMMIT_COMPACT_FALLBACK, "false"))
     if raw.strip().lower() != "true":
         return False
-    if table.schema.primary_keys or table.options.bucket != -1:
+    if store.schema.primary_keys or store.options.bucket != -1:
         return False
     # Row-tracking tables number their rows at commit; Java refuses data evolution here too.
     return opts.get("row-tracking.enabled", "false").lower() != "true"
@@ -101,20 +101,20 @@ class PreCommitCompaction:
     inputs: list[tuple[GroupKey, list[DataFileMeta]]]
     outputs: list[tuple[GroupKey, list[DataFileMeta]]]
 
-    def delete_inputs(self, table: FileStoreTable) -> None:
+    def delete_inputs(self, store: FileStore) -> None:
         for (partition, bucket), files in self.inputs:
-            _delete(table, partition, bucket, files)
+            _delete(store, partition, bucket, files)
 
-    def delete_outputs(self, table: FileStoreTable) -> None:
+    def delete_outputs(self, store: FileStore) -> None:
         for (partition, bucket), files in self.outputs:
-            _delete(table, partition, bucket, files)
+            _delete(store, partition, bucket, files)
 
 
-def merge_new_files(table: FileStoreTable, messages: Sequence[CommitMessage]) -> PreCommitCompaction:
+def merge_new_files(store: FileStore, messages: Sequence[CommitMessage]) -> PreCommitCompaction:
     """Merge each (partition, bucket)'s small new files (module docstring); deletes nothing."""
     from paimon_core.append.append_compact_coordinator import AppendCompactConfig
 
-    config = AppendCompactConfig.from_options(table.options.options)
+    config = AppendCompactConfig.from_options(store.options.options)
     coordinator = AppendPreCommitCompactCoordinator(config.target_file_size)
     kept: dict[GroupKey, list[DataFileMeta]] = {}
     groups: list[tuple[GroupKey, list[DataFileMeta]]] = []
@@ -134,13 +134,13 @@ def merge_new_files(table: FileStoreTable, messages: Sequence[CommitMessage]) ->
     for k, g in groups:
         if len(g) == 1:
             kept.setdefault(k, []).append(g[0])
-    rewritten = _rewrite(table, to_rewrite)
+    rewritten = _rewrite(store, to_rewrite)
     outputs = [(key, after) for (key, _), after in zip(to_rewrite, rewritten, strict=True)]
     for key, after in outputs:
         kept.setdefault(key, []).extend(after)
     logger.info(
         "Pre-commit compaction of %s: %d new file(s) merged into %d",
-        table.name,
+        store.name,
         sum(len(g) for _, g in to_rewrite),
         sum(len(a) for a in rewritten),
     )
@@ -155,28 +155,28 @@ def merge_new_files(table: FileStoreTable, messages: Sequence[CommitMessage]) ->
 
 @contextmanager
 def merged_for_commit(
-    table: FileStoreTable, messages: Sequence[CommitMessage], *, skip: bool = False
+    store: FileStore, messages: Sequence[CommitMessage], *, skip: bool = False
 ) -> Iterator[Sequence[CommitMessage]]:
     """The committer's side (Java's coordinator sees every writer's files): yields the messages to
     commit, merged when the table has ``precommit-compact``. When the body returns, the merged new
     files are deleted; when it raises, the merge's output is deleted and the original messages stay
     intact for the caller's abort, except after :class:`CommitStateUnknownError`, when the commit
     may have landed and every file is kept."""
-    if skip or not precommit_compacts(table):
+    if skip or not precommit_compacts(store):
         yield messages
         return
-    done = merge_new_files(table, messages)
+    done = merge_new_files(store, messages)
     try:
         yield done.messages
     except CommitStateUnknownError:
         raise
     except BaseException:
-        done.delete_outputs(table)
+        done.delete_outputs(store)
         raise
-    done.delete_inputs(table)
+    done.delete_inputs(store)
 
 
-def _rewrite(table: FileStoreTable, groups: Sequence[tuple[GroupKey, list[DataFileMeta]]]) -> list[list[DataFileMeta]]:
+def _rewrite(store: FileStore, groups: Sequence[tuple[GroupKey, list[DataFileMeta]]]) -> list[list[DataFileMeta]]:
     """Rewrite each group (smallest sequence first); on failure delete every output and re-raise."""
     from paimon_core.append.append_compact_rewriter import rewrite_append_files
     from paimon_core.append.append_deletion_index import DeletionIndex
@@ -187,20 +187,20 @@ def _rewrite(table: FileStoreTable, groups: Sequence[tuple[GroupKey, list[DataFi
             ordered = sorted(files, key=lambda f: f.min_sequence_number)
             # new files have no deletion vectors: an empty index, never the table's
             result = rewrite_append_files(
-                table, partition, bucket, ordered, deletion_index=DeletionIndex(partition, bucket)
+                store, partition, bucket, ordered, deletion_index=DeletionIndex(partition, bucket)
             )
             outputs.append(list(result.compact_after))
     except BaseException:
         for ((partition, bucket), _), after in zip(groups, outputs, strict=False):
-            _delete(table, partition, bucket, after)
+            _delete(store, partition, bucket, after)
         raise
     return outputs
 
 
-def _delete(table: FileStoreTable, partition: bytes, bucket: int, files: Sequence[DataFileMeta]) -> None:
-    bucket_path = table.bucket_path(partition, bucket)
+def _delete(store: FileStore, partition: bytes, bucket: int, files: Sequence[DataFileMeta]) -> None:
+    bucket_path = store.bucket_path(partition, bucket)
     for f in files:
         try:
-            table.file_io.delete(f.external_path or f"{bucket_path}/{f.file_name}")
+            store.file_io.delete(f.external_path or f"{bucket_path}/{f.file_name}")
         except OSError as e:  # never referenced by a snapshot: orphan cleanup removes it
             logger.warning("Could not delete merged new file %s: %s", f.file_name, e)

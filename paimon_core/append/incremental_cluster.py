@@ -31,7 +31,7 @@ from paimon_core.mergetree.sorted_run import LevelSortedRun, SortedRun
 from paimon_core.sort.table_sorter import SortSpec
 
 if TYPE_CHECKING:
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 __all__ = ["IncrementalClusterPlanner", "clustering_columns", "clustering_strategy", "partition_levels"]
 
@@ -71,19 +71,19 @@ def partition_levels(files: Sequence[DataFileMeta]) -> list[LevelSortedRun]:
 class IncrementalClusterPlanner:
     """Picks, per partition, the files to cluster and their output level (see the module docstring)."""
 
-    def __init__(self, table: FileStoreTable) -> None:
+    def __init__(self, store: FileStore) -> None:
         from paimon_core.mergetree.compact import compact_options as co
         from paimon_core.mergetree.compact.universal_compaction import UniversalCompaction
 
-        opts = table.options.options
-        if table.schema.primary_keys or table.options.bucket != -1:
+        opts = store.options.options
+        if store.schema.primary_keys or store.options.bucket != -1:
             raise InvalidArgumentError("only append unaware-bucket table support incremental clustering.")
         if (opts.get(CLUSTERING_INCREMENTAL) or "false").lower() != "true":
             raise InvalidArgumentError(f"Only support incremental clustering when '{CLUSTERING_INCREMENTAL}' is true.")
-        self.table = table
+        self.store = store
         self.columns = clustering_columns(opts)
         if not self.columns:
-            raise InvalidOptionError(f"Incremental clustering of {table.name} needs '{CLUSTERING_COLUMNS}'")
+            raise InvalidOptionError(f"Incremental clustering of {store.name} needs '{CLUSTERING_COLUMNS}'")
         self.spec = SortSpec.of(clustering_strategy(opts, len(self.columns)), self.columns, opts)
         self.num_levels = co.num_levels(opts)
         self.universal = UniversalCompaction(
@@ -108,7 +108,7 @@ class IncrementalClusterPlanner:
         if not runs:
             return None
         if len(runs) == 1 and runs[0].level == max_level:
-            schema = self.table.schema_manager_cached(runs[0].run.files[0].schema_id)
+            schema = self.store.schema_manager_cached(runs[0].run.files[0].schema_id)
             if clustering_columns(schema.options) == self.columns:
                 return None  # one run on the max level, clustered by the same columns
         return CompactUnit.from_level_runs(max_level, runs)
@@ -128,7 +128,7 @@ class IncrementalClusterPlanner:
             unit = self.pick(partition_levels(files), full=full)
             if unit is not None:
                 out[p] = unit
-        if self.history_idle_ms is None or not named_partitions or not self.table.schema.partition_keys:
+        if self.history_idle_ms is None or not named_partitions or not self.store.schema.partition_keys:
             return out
         from paimon_core.crosspartition.index_bootstrap import creation_epoch_millis
 

@@ -63,7 +63,7 @@ from paimon_core.schema.data_types import BigIntType, DataField
 
 if TYPE_CHECKING:
     from paimon_core.deletionvectors import DeletionFile
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 __all__ = [
     "DATA_EVOLUTION_ENABLED",
@@ -283,23 +283,23 @@ def iter_numpy(arrays: Iterator[np.ndarray]) -> np.ndarray:
 READ_BATCH_ROWS = 65536
 
 
-def row_tracking_arrow_schema(table: FileStoreTable) -> pa.Schema:
+def row_tracking_arrow_schema(store: FileStore) -> pa.Schema:
     """The table's Arrow schema then ``_ROW_ID``, ``_SEQUENCE_NUMBER`` (int64, not null)."""
     from paimon_core.format.arrow_types import to_arrow_type
 
-    fields = list(table.schema.fields)
+    fields = list(store.schema.fields)
     if len(row_tracking_fields(fields)) != len(fields) + 2:
         raise UnsupportedTableKindError(
-            f"Table {table.name} has a column named _ROW_ID or _SEQUENCE_NUMBER, Paimon's row-tracking system fields",
+            f"Table {store.name} has a column named _ROW_ID or _SEQUENCE_NUMBER, Paimon's row-tracking system fields",
             feature="row tracking",
             key=ROW_TRACKING_ENABLED,
         )
     system = [pa.field(s.name, to_arrow_type(s.type), nullable=False) for s in (ROW_ID, SEQUENCE_NUMBER)]
-    return pa.schema([*table.arrow_schema, *system])
+    return pa.schema([*store.arrow_schema, *system])
 
 
 def read_with_row_tracking(
-    table: FileStoreTable,
+    store: FileStore,
     partition: bytes,
     bucket_path: str,
     f: DataFileMeta,
@@ -314,10 +314,10 @@ def read_with_row_tracking(
     from paimon_core.format.file_format import file_format_from_name, read_file
     from paimon_core.io.data_file_reader import DataFileReader, partition_scalars
 
-    schema = row_tracking_arrow_schema(table)
-    if f.write_cols is not None and not {fl.name for fl in table.schema.fields} <= set(f.write_cols):
+    schema = row_tracking_arrow_schema(store)
+    if f.write_cols is not None and not {fl.name for fl in store.schema.fields} <= set(f.write_cols):
         raise UnsupportedTableKindError(
-            f"Data file {f.file_name} of table {table.name} holds only columns {list(f.write_cols)} of a row-id range "
+            f"Data file {f.file_name} of table {store.name} holds only columns {list(f.write_cols)} of a row-id range "
             "(a data-evolution partial-column file, data-evolution.enabled): merging such files by row id (Java "
             "DataEvolutionSplitRead) is not supported by paimon_core",
             feature="data evolution",
@@ -325,23 +325,23 @@ def read_with_row_tracking(
             file=f.file_name,
         )
     reader = DataFileReader(
-        table.file_io, table.schema_manager_cached, table_name=table.name, batch_size=READ_BATCH_ROWS, paths=table.paths
+        store.file_io, store.schema_manager_cached, table_name=store.name, batch_size=READ_BATCH_ROWS, paths=store.paths
     )
-    fields = list(table.schema.fields)
-    part_fields = table.schema.partition_fields
-    values = partition_scalars(part_fields, table.partition_codec.decode(partition)) if part_fields else None
+    fields = list(store.schema.fields)
+    part_fields = store.schema.partition_fields
+    values = partition_scalars(part_fields, store.partition_codec.decode(partition)) if part_fields else None
     physical_ids = None
     if has_physical(f, ROW_ID) or f.file_source == FileSource.COMPACT:
         # our compacted files hold _ROW_ID without listing it in write_cols (see the docstring)
         path = reader.path_of(bucket_path, f)
         try:
-            batches = list(read_file(table.file_io, path, file_format_from_name(f.file_name), columns=[ROW_ID.name]))
+            batches = list(read_file(store.file_io, path, file_format_from_name(f.file_name), columns=[ROW_ID.name]))
             physical_ids = pa.chunked_array([b.column(0) for b in batches], pa.int64())
         except SchemaMismatchError:
             physical_ids = None  # the file has no such column
     ids = file_row_ids(f, physical_ids)
     with_seq = physical_ids is not None or has_physical(f, SEQUENCE_NUMBER)
-    dv = read_deletion_vector(table.file_io, deletion) if deletion is not None else None
+    dv = read_deletion_vector(store.file_io, deletion) if deletion is not None else None
     position = 0
     try:
         batches_iter = reader.read(bucket_path, f, fields, with_seq=with_seq, streaming=True, partition_values=values)

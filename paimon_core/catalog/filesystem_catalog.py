@@ -195,7 +195,7 @@ class FileSystemCatalog:
         if callable(for_table):
             lock = for_table(identifier)
         table = FileStoreTable(self.file_io, path, schema, name=identifier, clock=self.clock, commit_lock=lock)
-        check_global_index(table)  # table kinds made by options are refused by FileStoreTable itself
+        check_global_index(table.store)  # table kinds made by options are refused by FileStoreTable itself
         return table
 
     def drop_table(self, identifier: str, *, ignore_if_not_exists: bool = False) -> None:

@@ -14,8 +14,8 @@ from paimon_core.crosspartition.index_bootstrap import (
     BOOTSTRAP_PARALLELISM,
     BOOTSTRAP_PARALLELISM_DEFAULT,
     INDEX_TTL,
+    BootstrapKeys,
     BootstrapSplit,
-    bootstrap_keys,
 )
 from paimon_core.crosspartition.partitions import PartitionRegistry
 from paimon_core.exceptions import InvalidArgumentError
@@ -25,7 +25,7 @@ from paimon_core.predicate import PredicateBuilder
 
 if TYPE_CHECKING:
     from paimon_core.operation.commit.committer import OverwriteSpec
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 
 def is_cross_partition(primary_keys: list[str], partition_keys: list[str]) -> bool:
@@ -51,18 +51,20 @@ def check_cross_partition_options(table_name: str, options: Mapping[str, str], p
 
 
 def new_global_index_assigner(
-    table: FileStoreTable,
+    store: FileStore,
     *,
     options: Mapping[str, str],
     overwrite: OverwriteSpec | None,
     path_of: Callable[[list[object | None]], str],
     rowkind_field: str | None,
+    bootstrap_keys: BootstrapKeys,
 ) -> GlobalIndexAssigner:
-    """The assigner of one write; the key index is bootstrapped at its first batch."""
-    schema = table.schema
-    check_cross_partition_options(table.name, options, list(schema.primary_keys), list(schema.partition_keys))
+    """The assigner of one write; the key index is bootstrapped at its first batch, by
+    ``bootstrap_keys`` (the table's reader of the live keys, :mod:`paimon_core.table.index_bootstrap`)."""
+    schema = store.schema
+    check_cross_partition_options(store.name, options, list(schema.primary_keys), list(schema.partition_keys))
     config = DynamicBucketConfig.from_options(options)
-    part_schema = pa.schema([table.arrow_schema.field(f.name) for f in schema.partition_fields])
+    part_schema = pa.schema([store.arrow_schema.field(f.name) for f in schema.partition_fields])
     registry = PartitionRegistry(schema.partition_fields, part_schema, path_of)
     in_scope: Callable[[bytes], bool] | None = None
     if overwrite is not None and overwrite.static_partition:
@@ -70,19 +72,19 @@ def new_global_index_assigner(
         pred = builder.and_(
             *[builder.is_null(k) if v is None else builder.equal(k, v) for k, v in overwrite.static_partition.items()]
         )
-        codec = table.partition_codec
+        codec = store.partition_codec
 
         def in_scope(partition: bytes) -> bool:
             return pred.test_values(codec.decode(partition))
 
     elif overwrite is not None and overwrite.dynamic:
         raise InvalidArgumentError(
-            f"Table {table.name}: dynamic partition overwrite of a cross-partition upsert table is not supported "
+            f"Table {store.name}: dynamic partition overwrite of a cross-partition upsert table is not supported "
             "(an upsert may retract keys in partitions it does not overwrite); pass the partition to overwrite "
             "(overwrite({...})) or overwrite the whole table (overwrite(dynamic=False))"
         )
     whole_table = overwrite is not None and in_scope is None
-    scope_hint = f"{table.name} partition {dict(overwrite.static_partition)}" if overwrite and overwrite.static_partition else ""
+    scope_hint = f"{store.name} partition {dict(overwrite.static_partition)}" if overwrite and overwrite.static_partition else ""
     ttl = options.get(INDEX_TTL)
     core = CoreOptions(options)
     key_names = list(schema.primary_keys)
@@ -94,16 +96,15 @@ def new_global_index_assigner(
 
         # the latest snapshot may be expired while its files are read: start again from the new one
         return read_from_latest(
-            table.snapshot_manager,
+            store.snapshot_manager,
             lambda latest: bootstrap_keys(
-                table,
                 latest,
                 key_names=key_names,
                 skip_partition=in_scope,
                 index_ttl_ms=parse_duration_ms(ttl, key=INDEX_TTL) if ttl else None,
                 parallelism=int(options.get(BOOTSTRAP_PARALLELISM, str(BOOTSTRAP_PARALLELISM_DEFAULT))),
             ),
-            table=table.name,
+            table=store.name,
             what="Bootstrapping the cross-partition key index",
         )
 

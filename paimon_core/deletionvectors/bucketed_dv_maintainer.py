@@ -38,7 +38,7 @@ from paimon_core.index.index_path_factory import index_file_path
 from paimon_core.manifest.entries import DeletionVectorMeta, IndexFileMeta
 
 if TYPE_CHECKING:
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 __all__ = ["BucketedDvMaintainer", "serialize_deletion_vector"]
 
@@ -67,17 +67,17 @@ def serialize_deletion_vector(dv: DeletionVector) -> tuple[bytes, int]:
 class BucketedDvMaintainer:
     """The deletion vectors of one (partition, bucket), changed in memory until :meth:`write_index`."""
 
-    def __init__(self, table: FileStoreTable, index: DeletionIndex) -> None:
-        self.table = table
+    def __init__(self, store: FileStore, index: DeletionIndex) -> None:
+        self.store = store
         self.index = index
-        self.bitmap64 = (table.options.get(BITMAP64_OPTION) or "false").strip().lower() == "true"
+        self.bitmap64 = (store.options.get(BITMAP64_OPTION) or "false").strip().lower() == "true"
         self._new: dict[str, npt.NDArray[np.int64]] = {}  # data file -> positions deleted now
         self._removed: set[str] = set()
 
     @classmethod
-    def load(cls, table: FileStoreTable, partition: bytes, bucket: int) -> BucketedDvMaintainer:
+    def load(cls, store: FileStore, partition: bytes, bucket: int) -> BucketedDvMaintainer:
         """The bucket's vectors in the latest snapshot."""
-        return cls(table, DeletionIndex.load(table, partition, bucket))
+        return cls(store, DeletionIndex.load(store, partition, bucket))
 
     @property
     def modified(self) -> bool:
@@ -110,7 +110,7 @@ class BucketedDvMaintainer:
         deletes ``written_paths``."""
         if not self.modified:
             return DeletionIndexChanges()
-        table, index = self.table, self.index
+        store, index = self.store, self.index
         blobs: dict[str, bytes] = {}
         out = bytearray([DV_INDEX_VERSION])
         ranges: list[DeletionVectorMeta] = []
@@ -124,7 +124,7 @@ class BucketedDvMaintainer:
                 positions = new if new is not None else np.empty(0, np.int64)
                 bitmap64 = self.bitmap64
                 if old is not None:
-                    old_dv = read_deletion_vector(table.file_io, old)
+                    old_dv = read_deletion_vector(store.file_io, old)
                     positions = np.concatenate([old_dv.deleted_positions(), positions])
                     bitmap64 = old_dv.bitmap64
                 dv = DeletionVector.of(positions, bitmap64=bitmap64)
@@ -135,9 +135,9 @@ class BucketedDvMaintainer:
         changes_deleted = tuple(index.index_files)
         if not ranges:
             return DeletionIndexChanges((), changes_deleted, ())
-        file_name = table.paths.new_index_file_name()
-        path = index_file_path(table.store, index.partition, index.bucket, file_name)
-        table.file_io.write_bytes(path, bytes(out))
+        file_name = store.paths.new_index_file_name()
+        path = index_file_path(store, index.partition, index.bucket, file_name)
+        store.file_io.write_bytes(path, bytes(out))
         meta = IndexFileMeta(DELETION_VECTORS_INDEX, file_name, len(out), len(ranges), tuple(ranges))
         logger.debug(
             "Bucket %d: %d deletion vector(s) (%d with new deletions) into %s, replacing %d index file(s)",
@@ -153,7 +153,7 @@ class BucketedDvMaintainer:
         """An unchanged vector's bytes (length field to CRC), its range length and cardinality."""
         blob = blobs.get(old.path)
         if blob is None:
-            blob = blobs[old.path] = self.table.file_io.read_bytes(old.path)
+            blob = blobs[old.path] = self.store.file_io.read_bytes(old.path)
         if not 0 < old.offset <= len(blob) - LENGTH_SIZE:
             raise CorruptFileError(f"corrupt deletion vector index file {old.path}: offset {old.offset}", path=old.path)
         (length,) = struct.unpack_from(">i", blob, old.offset)
@@ -162,5 +162,5 @@ class BucketedDvMaintainer:
             raise CorruptFileError(f"corrupt deletion vector index file {old.path}: length {length}", path=old.path)
         cardinality = old.cardinality
         if cardinality is None:
-            cardinality = read_deletion_vector(self.table.file_io, old).cardinality
+            cardinality = read_deletion_vector(self.store.file_io, old).cardinality
         return blob[old.offset : end], old.length, cardinality

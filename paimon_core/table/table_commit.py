@@ -164,7 +164,7 @@ class TableCommit:
 
         # precommit-compact = true (append): the small new files of all writers merged, as Java's
         # coordinator after the writers does; the merge's output is deleted again if the commit fails
-        with merged_for_commit(self.table, messages) as merged:
+        with merged_for_commit(self.table.store, messages) as merged:
             result = commit_keeping_landed_append(
                 self.table,
                 merged,

@@ -94,7 +94,7 @@ def _compact_from(
         flt = ScanFilter(partitions=frozenset(m.partition for m in written))
         for e in table.new_file_store_scan().live_entries(latest, flt):
             existing.setdefault((e.partition, e.bucket), []).append(e.file)
-    planner = MergeTreeBucketPlanner(table, clock=table.clock)
+    planner = MergeTreeBucketPlanner(table.store, clock=table.clock)
     due: frozenset[tuple[bytes, int]] = frozenset()
     delta_commits = full_compaction_delta_commits(table.options.options)
     if delta_commits is not None:
@@ -153,10 +153,10 @@ def _compact_bucket(
             break
         if dv_index is not None:  # deletion vectors: start from the previous compaction's
             task = dataclasses.replace(task, deletion_index=dv_index)
-        result = run_compact_task(table, task)
+        result = run_compact_task(table.store, task)
         done.append(result)
         results.append(result)
-        dv_index = deletion_index_after(table, task, result)
+        dv_index = deletion_index_after(table.store, task, result)
         gone = {f.file_name for f in result.compact_before}
         files = [f for f in files if f.file_name not in gone] + list(result.compact_after)
         logger.info(

@@ -46,7 +46,7 @@ def test_distributed_lookup_compaction(spark: SparkSession, wh: str, capsys: pyt
     got = dict(zip(rows["id"].to_pylist(), rows["v"].to_pylist(), strict=True))
     assert got == {i: (1 if i % 3 == 0 else 0) for i in range(400)}
     entries = t.new_file_store_scan().live_entries(snap)
-    vectors = sum(len(DeletionIndex.load(t, p, b).deletion_files) for p, b in {(e.partition, e.bucket) for e in entries})
+    vectors = sum(len(DeletionIndex.load(t.store, p, b).deletion_files) for p, b in {(e.partition, e.bucket) for e in entries})
     assert vectors == 4 and {e.file.level for e in entries} == {4, 5}  # each bucket's max-level file is marked
     units = StreamTableScan(t, options={"scan.mode": "from-snapshot", "scan.snapshot-id": "1"}).plan_delta(snap)
     changelog = TableRead(t, row_kind=True).to_arrow(units or [])

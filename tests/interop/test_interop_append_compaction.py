@@ -61,7 +61,7 @@ def compact(t: FileStoreTable) -> list[CommitMessage]:
         groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
         for e in entries:
             groups.setdefault((e.partition, e.bucket), []).append(e.file)
-        return [rewrite_append_files(t, p, b, order_by_sequence(fs)) for (p, b), fs in groups.items()]
+        return [rewrite_append_files(t.store, p, b, order_by_sequence(fs)) for (p, b), fs in groups.items()]
     config = AppendCompactConfig.from_options(t.schema.options)
     by_partition: dict[bytes, list[DataFileMeta]] = {}
     for e in entries:
@@ -73,7 +73,7 @@ def compact(t: FileStoreTable) -> list[CommitMessage]:
         open_file_cost=config.open_file_cost,
         min_file_num=config.min_file_num,
     )
-    return [rewrite_append_files(t, task.partition, 0, task.files) for task in tasks]
+    return [rewrite_append_files(t.store, task.partition, 0, task.files) for task in tasks]
 
 
 @pytest.mark.parametrize(
@@ -151,7 +151,7 @@ def test_peers_read_compaction_with_deletion_vectors(pypaimon_peer: Peer, rust_p
     for peer in (pypaimon_peer, rust_peer):
         assert peer.read(warehouse, "db.dv").sort_by("id").column("id").equals(want.column("id")), peer.engine
 
-    m = rewrite_append_files(t, a.partition, 0, [a.file, c.file])  # b keeps its vector
+    m = rewrite_append_files(t.store, a.partition, 0, [a.file, c.file])  # b keeps its vector
     assert len(m.compact_deleted_index_files) == 1 and len(m.compact_new_index_files) == 1
     assert sum(f.row_count for f in m.compact_after) == 2 * ROWS - 3
     t.new_file_store_commit("compact").commit([m], 2)

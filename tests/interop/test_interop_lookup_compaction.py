@@ -32,7 +32,7 @@ def _vectors(t: object) -> int:
 
     assert isinstance(t, FileStoreTable)
     entries = t.new_file_store_scan().live_entries(t.latest_snapshot())
-    return sum(len(DeletionIndex.load(t, p, b).deletion_files) for p, b in {(e.partition, e.bucket) for e in entries})
+    return sum(len(DeletionIndex.load(t.store, p, b).deletion_files) for p, b in {(e.partition, e.bucket) for e in entries})
 
 
 def test_we_write_and_compact_dv_table_peers_read(pypaimon_peer: Peer, rust_peer: Peer, warehouse: str) -> None:

@@ -37,7 +37,8 @@ from paimon_core.mergetree.merge_reader import merge_sorted_runs
 from paimon_core.mergetree.sorted_run import SortedRun
 
 if TYPE_CHECKING:
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
+    from paimon_core.store.key_value_file_store import KeyValueFileStore
 
 __all__ = [
     "FullChangelogMergeTreeCompactRewriter",
@@ -47,23 +48,23 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-def changelog_producer(table: FileStoreTable) -> str:
-    return (table.options.options.get("changelog-producer") or "none").strip().lower()
+def changelog_producer(store: FileStore) -> str:
+    return (store.options.options.get("changelog-producer") or "none").strip().lower()
 
 
-def produces_full_changelog(table: FileStoreTable) -> bool:
+def produces_full_changelog(store: FileStore) -> bool:
     """Whether compactions of ``table`` produce the full-compaction changelog."""
-    return bool(table.schema.primary_keys) and changelog_producer(table) == "full-compaction"
+    return bool(store.schema.primary_keys) and changelog_producer(store) == "full-compaction"
 
 
 class FullChangelogMergeTreeCompactRewriter(MergeTreeCompactRewriter):
     """Rewrites compaction steps of one bucket; rewrites into ``max_level`` also write changelog."""
 
     def __init__(
-        self, table: FileStoreTable, partition: bytes, bucket: int, *, max_level: int, batch_rows: int = 65536
+        self, store: KeyValueFileStore, partition: bytes, bucket: int, *, max_level: int, batch_rows: int = 65536
     ) -> None:
-        super().__init__(table, partition, bucket, batch_rows=batch_rows)
-        opts = table.options.options
+        super().__init__(store, partition, bucket, batch_rows=batch_rows)
+        opts = store.options.options
         self.max_level = max_level
         compare = row_deduplicate_fields(opts, self.fields)
         self.row_deduplicate = compare is not None
@@ -102,16 +103,16 @@ class FullChangelogMergeTreeCompactRewriter(MergeTreeCompactRewriter):
         )
         data_writer = self._new_writer(step.output_level)
         changelog_writer = RollingKeyValueFileWriter(
-            file_io=self.table.file_io,
-            paths=self.table.paths,
-            partition_path=self.table.partition_path(self.partition),
+            file_io=self.store.file_io,
+            paths=self.store.paths,
+            partition_path=self.store.partition_path(self.partition),
             bucket=self.bucket,
             key_fields=self.key_fields,
             value_fields=self.fields,
-            file_format=self.table.options.file_format,
-            options=self.table.options.options,
+            file_format=self.store.options.file_format,
+            options=self.store.options.options,
             target_file_size=data_writer.target_file_size,
-            schema_id=self.table.schema.id,
+            schema_id=self.store.schema.id,
             key_stats_modes=data_writer.key_stats_modes,
             value_stats_modes=data_writer.value_stats_modes,
             level=step.output_level,
@@ -139,7 +140,7 @@ class FullChangelogMergeTreeCompactRewriter(MergeTreeCompactRewriter):
         self.changelog_files += changelog
         logger.debug(
             "Full compaction of %s bucket %d: %d file(s) into %d at level %d, %d changelog row(s)",
-            self.table.name,
+            self.store.name,
             self.bucket,
             len(step.files),
             len(files),

@@ -44,12 +44,13 @@ from paimon_core.mergetree.lookup_levels import LEVEL, LookupLevels
 from paimon_core.mergetree.merge_options import engine_of
 from paimon_core.mergetree.merge_reader import merge_sorted_runs
 from paimon_core.mergetree.sorted_run import SortedRun
+from paimon_core.operation.commit.commit_message import CommitMessage
 from paimon_core.options_support import check_lookup_merge_engine
-from paimon_core.table.commit_message import CommitMessage
+from paimon_core.store.key_value_file_store import KeyValueFileStore
 
 if TYPE_CHECKING:
     from paimon_core.operation.compact.compact_task import CompactTask
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 __all__ = [
     "LookupMergeTreeCompactRewriter",
@@ -75,11 +76,11 @@ def uses_lookup_rewriter(options: dict[str, str]) -> bool:
     return _true(options, DELETION_VECTORS_ENABLED) or (options.get(CHANGELOG_PRODUCER) or "").strip().lower() == "lookup"
 
 
-def check_lookup_compaction_supported(table: FileStoreTable) -> None:
+def check_lookup_compaction_supported(store: FileStore) -> None:
     """Refuse what paimon_core cannot compact with lookup exactly (the rule of
     :func:`~paimon_core.options_support.check_lookup_merge_engine`, for tables another engine
     created, or options given to this job only)."""
-    check_lookup_merge_engine(table.options.options, action=f"compact table {table.name}")
+    check_lookup_merge_engine(store.options.options, action=f"compact table {store.name}")
 
 
 class LookupMergeTreeCompactRewriter(MergeTreeCompactRewriter):
@@ -87,7 +88,7 @@ class LookupMergeTreeCompactRewriter(MergeTreeCompactRewriter):
 
     def __init__(
         self,
-        table: FileStoreTable,
+        store: KeyValueFileStore,
         partition: bytes,
         bucket: int,
         *,
@@ -96,14 +97,14 @@ class LookupMergeTreeCompactRewriter(MergeTreeCompactRewriter):
         dv_maintainer: BucketedDvMaintainer | None,
         batch_rows: int = 65536,
     ) -> None:
-        super().__init__(table, partition, bucket, batch_rows=batch_rows)
-        opts = table.options.options
+        super().__init__(store, partition, bucket, batch_rows=batch_rows)
+        opts = store.options.options
         self.dv_maintainer = dv_maintainer
         self.max_level = max_level
         self.engine = engine_of(opts)
         self.first_row = self.engine == "first-row"
         self.produce_changelog = (opts.get(CHANGELOG_PRODUCER) or "").strip().lower() == "lookup"
-        self.no_sequence_field = not (opts.get("sequence.field") or "").strip()
+        self.no_sequence_field = not store.sequence_fields
         self.row_deduplicate_fields = row_deduplicate_fields(opts, self.fields)
         # Java: values are looked up for a changelog, a non-deduplicate engine or a sequence field;
         # first-row only asks whether the key exists.
@@ -131,8 +132,8 @@ class LookupMergeTreeCompactRewriter(MergeTreeCompactRewriter):
                 yield pa.RecordBatch.from_arrays([*batch.columns, level], names=[*batch.schema.names, LEVEL])
 
     def _changelog_writer(self, level: int) -> RollingKeyValueFileWriter:
-        table = self.table
-        prefix = table.options.get(CHANGELOG_FILE_PREFIX) or "changelog-"
+        store = self.store
+        prefix = store.options.get(CHANGELOG_FILE_PREFIX) or "changelog-"
         writer = self._new_writer(level)
         writer.file_prefix = prefix
         writer.file_source = FileSource.APPEND
@@ -221,7 +222,7 @@ class LookupMergeTreeCompactRewriter(MergeTreeCompactRewriter):
         if wrapper is not None:
             logger.debug(
                 "Lookup compaction of %s bucket %d into level %d: %d key(s) looked up, %d found, %d lookup file(s) read",
-                self.table.name,
+                self.store.name,
                 self.bucket,
                 output_level,
                 wrapper.looked_up,
@@ -231,26 +232,27 @@ class LookupMergeTreeCompactRewriter(MergeTreeCompactRewriter):
         return files
 
 
-def run_lookup_compact_task(table: FileStoreTable, task: CompactTask) -> CommitMessage:
+def run_lookup_compact_task(store: FileStore, task: CompactTask) -> CommitMessage:
     """Run a merge-tree task of a lookup table; the message carries the compaction's changelog
     files and DV index changes. On failure everything written is deleted."""
     from paimon_core.mergetree.compact.compact_options import num_levels
 
-    check_lookup_compaction_supported(table)
-    opts = table.options.options
+    assert isinstance(store, KeyValueFileStore)  # merge-tree tasks are planned for primary-key tables only
+    check_lookup_compaction_supported(store)
+    opts = store.options.options
     dv: BucketedDvMaintainer | None = None
-    if table.options.deletion_vectors_enabled:
+    if store.options.deletion_vectors_enabled:
         dv = (
-            BucketedDvMaintainer(table, task.deletion_index)
+            BucketedDvMaintainer(store, task.deletion_index)
             if task.deletion_index is not None
-            else BucketedDvMaintainer.load(table, task.partition, task.bucket)
+            else BucketedDvMaintainer.load(store, task.partition, task.bucket)
         )
     max_level = task.max_level
     if max_level is None:  # Levels.max_level of the bucket
         levels = [f.level for f in (*task.input_files, *task.lookup_files)]
         max_level = max(num_levels(opts), max(levels, default=0) + 1) - 1
     rewriter = LookupMergeTreeCompactRewriter(
-        table, task.partition, task.bucket, lookup_files=task.lookup_files, max_level=max_level, dv_maintainer=dv
+        store, task.partition, task.bucket, lookup_files=task.lookup_files, max_level=max_level, dv_maintainer=dv
     )
     before: list[DataFileMeta] = []
     after: list[DataFileMeta] = []
@@ -268,7 +270,7 @@ def run_lookup_compact_task(table: FileStoreTable, task: CompactTask) -> CommitM
     except BaseException:
         rewriter.abort()
         for p in changes.written_paths:
-            table.file_io.delete(p)
+            store.file_io.delete(p)
         raise
     return CommitMessage(
         task.partition,
@@ -282,12 +284,12 @@ def run_lookup_compact_task(table: FileStoreTable, task: CompactTask) -> CommitM
     )
 
 
-def deletion_index_after(table: FileStoreTable, task: CompactTask, result: CommitMessage) -> DeletionIndex | None:
+def deletion_index_after(store: FileStore, task: CompactTask, result: CommitMessage) -> DeletionIndex | None:
     """The bucket's vectors once ``result`` (of ``task``) lands, for a further compaction of the
     bucket before it is committed; None for tables without deletion vectors."""
-    if not table.options.deletion_vectors_enabled:
+    if not store.options.deletion_vectors_enabled:
         return None
-    start = task.deletion_index or DeletionIndex.load(table, task.partition, task.bucket)
+    start = task.deletion_index or DeletionIndex.load(store, task.partition, task.bucket)
     if not result.compact_new_index_files and not result.compact_deleted_index_files:
         return start
     gone = {i.file_name for i in result.compact_deleted_index_files}
@@ -295,7 +297,7 @@ def deletion_index_after(table: FileStoreTable, task: CompactTask, result: Commi
     paths: dict[str, str] = {}
     deletions: dict[str, DeletionFile] = {}
     for f in files:
-        path = start.paths.get(f.file_name) or index_file_path(table.store, task.partition, task.bucket, f)
+        path = start.paths.get(f.file_name) or index_file_path(store, task.partition, task.bucket, f)
         paths[f.file_name] = path
         for r in f.dv_ranges or ():
             deletions[r.data_file_name] = DeletionFile(path, r.offset, r.length, r.cardinality)

@@ -21,7 +21,7 @@ from paimon_core.mergetree.merge_reader import merge_sorted_runs, read_sorted_ru
 from paimon_core.stats.collector import stats_modes_for
 
 if TYPE_CHECKING:
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.key_value_file_store import KeyValueFileStore
 
 __all__ = ["MergeTreeCompactRewriter"]
 
@@ -31,43 +31,37 @@ logger = logging.getLogger(__name__)
 class MergeTreeCompactRewriter:
     """Rewrites compaction steps of one (partition, bucket) of a primary-key table."""
 
-    def __init__(self, table: FileStoreTable, partition: bytes, bucket: int, *, batch_rows: int = 65536) -> None:
-        from paimon_core.mergetree.merge_function import create_merge_function
-        from paimon_core.mergetree.writer import sort_keys_for
-
-        self.table = table
+    def __init__(self, store: KeyValueFileStore, partition: bytes, bucket: int, *, batch_rows: int = 65536) -> None:
+        self.store = store
         self.partition = partition
         self.bucket = bucket
         self.batch_rows = batch_rows
-        schema = table.schema
-        opts = table.options.options
-        self.fields = list(schema.fields)
-        self.key_fields = schema.fields_of(schema.trimmed_primary_keys)
-        self.key_names = [f.name for f in self.key_fields]
-        self.merge_function = create_merge_function(self.key_fields, self.fields, opts)
-        seq_fields = [x.strip() for x in opts.get("sequence.field", "").split(",") if x.strip()]
-        descending = opts.get("sequence.field.sort-order", "ascending").lower() == "descending"
-        self.sort_keys = sort_keys_for(self.key_names, seq_fields, sequence_descending=descending)
-        self.bucket_path = table.bucket_path(partition, bucket)
+        self.fields = list(store.schema.fields)
+        # the store's key, merge function and order: the read and the write of this handle use the same
+        self.key_fields = store.key_fields
+        self.key_names = store.key_names
+        self.merge_function = store.new_merge_function()
+        self.sort_keys = store.sort_keys
+        self.bucket_path = store.bucket_path(partition, bucket)
         self.reader = DataFileReader(
-            table.file_io, table.schema_manager_cached, table_name=table.name, batch_size=batch_rows, paths=table.paths
+            store.file_io, store.schema_manager_cached, table_name=store.name, batch_size=batch_rows, paths=store.paths
         )
         self._writers: list[RollingKeyValueFileWriter] = []
 
     def _new_writer(self, level: int) -> RollingKeyValueFileWriter:
-        table = self.table
-        opts = table.options.options
+        store = self.store
+        opts = store.options.options
         writer = RollingKeyValueFileWriter(
-            file_io=table.file_io,
-            paths=table.paths,
-            partition_path=table.partition_path(self.partition),
+            file_io=store.file_io,
+            paths=store.paths,
+            partition_path=store.partition_path(self.partition),
             bucket=self.bucket,
             key_fields=self.key_fields,
             value_fields=self.fields,
-            file_format=table.options.file_format,
+            file_format=store.options.file_format,
             options=opts,
-            target_file_size=table.options.target_file_size(has_primary_key=True),
-            schema_id=table.schema.id,
+            target_file_size=store.options.target_file_size(has_primary_key=True),
+            schema_id=store.schema.id,
             key_stats_modes=stats_modes_for(self.key_fields, opts),
             value_stats_modes=stats_modes_for(self.fields, opts),
             level=level,
@@ -97,7 +91,7 @@ class MergeTreeCompactRewriter:
             "Rewrote %d rows of %d file(s) of %s bucket %d into %d file(s) at level %d",
             rows_in,
             len(step.files),
-            self.table.name,
+            self.store.name,
             self.bucket,
             len(files),
             step.output_level,

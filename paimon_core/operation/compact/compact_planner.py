@@ -37,7 +37,7 @@ from paimon_core.utils.clock import Clock
 
 if TYPE_CHECKING:
     from paimon_core.schema.data_types import DataField
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 __all__ = ["CompactPlan", "CompactPlanner", "CompactRequest", "MergeTreeBucketPlanner", "Strategy", "parse_partitions"]
 
@@ -103,17 +103,17 @@ class CompactPlan:
 class CompactPlanner:
     """Plans compactions of one table handle (see the module docstring)."""
 
-    def __init__(self, table: FileStoreTable, *, clock: Clock) -> None:
-        self.table = table
+    def __init__(self, store: FileStore, *, clock: Clock) -> None:
+        self.store = store
         self.clock = clock
-        schema = table.schema
+        schema = store.schema
         self.has_pk = bool(schema.primary_keys)
-        self.options = table.options
+        self.options = store.options
         self.postpone = self.options.bucket == -2  # planned by PostponeBucketCompact instead
         if not self.has_pk:  # data-evolution tables refused before any task runs
             from paimon_core.append.row_tracking import check_compactable
 
-            check_compactable(self.options.options, table=table.name)
+            check_compactable(self.options.options, table=store.name)
         if self.has_pk and not self.postpone:
             from paimon_core.mergetree.compact.lookup_merge_tree_compact_rewriter import (
                 check_lookup_compaction_supported,
@@ -121,7 +121,7 @@ class CompactPlanner:
             )
 
             if uses_lookup_rewriter(self.options.options):
-                check_lookup_compaction_supported(table)
+                check_lookup_compaction_supported(store)
 
     # --- filters -----------------------------------------------------------------------
     def _spec_predicate(self, specs: Sequence[Mapping[str, str]], fields: Sequence[DataField]) -> Predicate | None:
@@ -137,7 +137,7 @@ class CompactPlanner:
             if unknown:
                 raise InvalidArgumentError(
                     f"Partition spec {dict(spec)} names non-partition column(s) {unknown}; "
-                    f"partition keys of {self.table.name} are {sorted(types)}"
+                    f"partition keys of {self.store.name} are {sorted(types)}"
                 )
             leaves = []
             for k, v in spec.items():
@@ -150,14 +150,14 @@ class CompactPlanner:
         return PredicateBuilder.or_(*clauses) if clauses else None
 
     def _partition_predicate(self, request: CompactRequest) -> Predicate | None:
-        fields = self.table.schema.partition_fields
+        fields = self.store.schema.partition_fields
         text = request.where
         if request.partitions:
             return self._spec_predicate(request.partitions, fields)
         if not text:
             return None
         if not fields:
-            raise InvalidArgumentError(f"Table {self.table.name} is not partitioned: partitions/where cannot be used")
+            raise InvalidArgumentError(f"Table {self.store.name} is not partitioned: partitions/where cannot be used")
         try:
             return parse_predicate(text, fields)
         except InvalidArgumentError as e:
@@ -168,7 +168,7 @@ class CompactPlanner:
     def _scan_filter(self, request: CompactRequest) -> ScanFilter:
         if request.buckets is not None and self.options.bucket <= 0:
             raise InvalidArgumentError(
-                f"buckets can only be given for fixed-bucket tables; {self.table.name} has bucket = {self.options.bucket}"
+                f"buckets can only be given for fixed-bucket tables; {self.store.name} has bucket = {self.options.bucket}"
             )
         return ScanFilter(partition_predicate=self._partition_predicate(request), buckets=request.buckets)
 
@@ -190,15 +190,15 @@ class CompactPlanner:
         """Plan on the latest snapshot; ``only`` limits it to some (partition, bucket)s (re-planning)."""
         if self.postpone:
             raise InvalidArgumentError(
-                f"Table {self.table.name} has postpone buckets (bucket = -2): its compaction assigns the buckets "
+                f"Table {self.store.name} has postpone buckets (bucket = -2): its compaction assigns the buckets "
                 "(paimon_core.operation.compact.postpone_bucket_compact.PostponeBucketCompact, which "
                 "TableCompact, table.compact() and spark_jobs compact use)"
             )
         flt = self._scan_filter(request)  # validates the request, even on an empty table
-        latest = self.table.latest_snapshot()
+        latest = self.store.latest_snapshot()
         if latest is None:
             return CompactPlan(None)
-        entries = self.table.new_file_store_scan().live_entries(latest, flt)
+        entries = self.store.new_file_store_scan().live_entries(latest, flt)
         if only is not None:
             entries = [e for e in entries if (e.partition, e.bucket) in only]
         entries, skipped = self._idle(entries, request.partition_idle_time_ms)
@@ -218,14 +218,14 @@ class CompactPlanner:
         partition, bucket = key
         return CompactTask(
             partition=partition,
-            partition_name=self.table.partition_path(partition),
+            partition_name=self.store.partition_path(partition),
             bucket=bucket,
             total_buckets=entries[0].total_buckets,
             **kw,
         )
 
     def _merge_tree_tasks(self, groups: Mapping[BucketKey, list[ManifestEntry]], strategy: Strategy) -> list[CompactTask]:
-        planner = MergeTreeBucketPlanner(self.table, clock=self.clock)
+        planner = MergeTreeBucketPlanner(self.store, clock=self.clock)
         tasks = []
         for (partition, bucket), entries in sorted(groups.items()):
             task = planner.plan(partition, bucket, entries[0].total_buckets, [e.file for e in entries], strategy=strategy)
@@ -268,7 +268,7 @@ class CompactPlanner:
         """{data file name: its deletion vector} of an append bucket (the whole partition when unaware)."""
         from paimon_core.append.append_deletion_index import DeletionIndex
 
-        return DeletionIndex.load(self.table, partition, bucket).deletion_files
+        return DeletionIndex.load(self.store, partition, bucket).deletion_files
 
     def _unaware_append_tasks(self, groups: Mapping[BucketKey, list[ManifestEntry]]) -> list[CompactTask]:
         from paimon_core.append.append_compact_coordinator import (
@@ -306,24 +306,25 @@ class MergeTreeBucketPlanner:
     level; ``minor``: the table's strategy, trivial units dropped), and the unit's upgrade and
     rewrite steps. Shared by dedicated compaction and by writers that compact."""
 
-    def __init__(self, table: FileStoreTable, *, clock: Clock) -> None:
+    def __init__(self, store: FileStore, *, clock: Clock) -> None:
         from paimon_core.mergetree.compact.compact_options import (
             compaction_file_size,
             force_keep_delete,
             num_levels,
         )
         from paimon_core.mergetree.keys import binary_key_of
+        from paimon_core.store.key_value_file_store import KeyValueFileStore
 
-        self.table = table
+        assert isinstance(store, KeyValueFileStore)  # a merge tree: primary-key tables only
+        self.store = store
         self.clock = clock
-        self.opts = table.options.options
-        schema = table.schema
-        self.key_of = binary_key_of([f.type for f in schema.fields_of(schema.trimmed_primary_keys)])
+        self.opts = store.options.options
+        self.key_of = binary_key_of([f.type for f in store.key_fields])
         self.num_levels = num_levels(self.opts)
         self.min_file_size = compaction_file_size(self.opts)
         self.force_keep_delete = force_keep_delete(self.opts)
         self.force_rewrite = self.opts.get("compaction.force-rewrite-all-files", "false").lower() == "true"
-        self.dv_maintained = table.options.deletion_vectors_enabled
+        self.dv_maintained = store.options.deletion_vectors_enabled
 
     def plan(
         self,
@@ -373,7 +374,7 @@ class MergeTreeBucketPlanner:
         return CompactTask(
             kind="merge-tree",
             partition=partition,
-            partition_name=self.table.partition_path(partition),
+            partition_name=self.store.partition_path(partition),
             bucket=bucket,
             total_buckets=total_buckets,
             output_level=unit.output_level,

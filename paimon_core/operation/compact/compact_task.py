@@ -28,7 +28,7 @@ from paimon_core.operation.commit.commit_message import CommitMessage
 
 if TYPE_CHECKING:
     from paimon_core.append.append_deletion_index import DeletionIndex
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 __all__ = ["CompactTask", "TaskKind", "run_compact_task"]
 
@@ -101,35 +101,37 @@ class CompactTask:
         }
 
 
-def run_compact_task(table: FileStoreTable, task: CompactTask) -> CommitMessage:
-    """Execute ``task`` on ``table`` (the compaction's table handle); see the module docstring."""
+def run_compact_task(store: FileStore, task: CompactTask) -> CommitMessage:
+    """Execute ``task`` on ``store`` (the compaction's table handle's store); see the module docstring."""
     if task.kind == "append":
         from paimon_core.append.append_compact_rewriter import rewrite_append_files
 
-        return rewrite_append_files(table, task.partition, task.bucket, task.files)
+        return rewrite_append_files(store, task.partition, task.bucket, task.files)
     from paimon_core.mergetree.compact.lookup_merge_tree_compact_rewriter import (
         run_lookup_compact_task,
         uses_lookup_rewriter,
     )
 
-    if uses_lookup_rewriter(table.options.options):
-        return run_lookup_compact_task(table, task)
+    if uses_lookup_rewriter(store.options.options):
+        return run_lookup_compact_task(store, task)
     from paimon_core.mergetree.compact.full_changelog_merge_tree_compact_rewriter import (
         FullChangelogMergeTreeCompactRewriter,
         produces_full_changelog,
     )
     from paimon_core.mergetree.compact.merge_tree_compact_rewriter import MergeTreeCompactRewriter
+    from paimon_core.store.key_value_file_store import KeyValueFileStore
 
+    assert isinstance(store, KeyValueFileStore)  # merge-tree tasks are planned for primary-key tables only
     rewriter: MergeTreeCompactRewriter
     steps: Sequence[CompactStep] = task.steps
     full_changelog: FullChangelogMergeTreeCompactRewriter | None = None
-    if produces_full_changelog(table) and task.max_level is not None:
+    if produces_full_changelog(store) and task.max_level is not None:
         rewriter = full_changelog = FullChangelogMergeTreeCompactRewriter(
-            table, task.partition, task.bucket, max_level=task.max_level
+            store, task.partition, task.bucket, max_level=task.max_level
         )
         steps = full_changelog.changelog_steps(task.steps)
     else:
-        rewriter = MergeTreeCompactRewriter(table, task.partition, task.bucket)
+        rewriter = MergeTreeCompactRewriter(store, task.partition, task.bucket)
     before: list[DataFileMeta] = []
     after: list[DataFileMeta] = []
     try:

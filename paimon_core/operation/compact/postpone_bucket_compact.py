@@ -388,7 +388,7 @@ def _compact_level0_buckets(rewrite: FileStoreTable, task: PostponePartitionTask
     files: dict[int, list[ManifestEntry]] = {}
     for e in rewrite.new_file_store_scan().live_entries(snapshot, flt):
         files.setdefault(e.bucket, []).append(e)
-    planner = MergeTreeBucketPlanner(rewrite, clock=rewrite.clock)
+    planner = MergeTreeBucketPlanner(rewrite.store, clock=rewrite.clock)
     out: list[CommitMessage] = []
     try:
         for bucket in todo:
@@ -399,7 +399,7 @@ def _compact_level0_buckets(rewrite: FileStoreTable, task: PostponePartitionTask
                 task.partition, bucket, entries[0].total_buckets, [e.file for e in entries], strategy="minor"
             )
             if planned is not None:
-                out.append(run_compact_task(rewrite, planned))
+                out.append(run_compact_task(rewrite.store, planned))
     except BaseException:
         delete_written(rewrite, out)
         raise

@@ -112,7 +112,7 @@ class SortCompaction:
         partition, else the universal strategy picks."""
         from paimon_core.append.incremental_cluster import IncrementalClusterPlanner
 
-        planner = IncrementalClusterPlanner(table)
+        planner = IncrementalClusterPlanner(table.store)
         return cls(table, planner.spec, commit_user=commit_user, executor=executor,
                    max_conflict_rounds=max_conflict_rounds, clustering=planner, full=full)  # fmt: skip
 
@@ -157,7 +157,7 @@ class SortCompaction:
             raise InvalidArgumentError("sort compact do not support 'partition_idle_time'.")
         if request.buckets is not None:
             raise InvalidArgumentError("Specifying buckets is not supported for sort compact.")
-        planner = CompactPlanner(self.table, clock=self.table.clock)
+        planner = CompactPlanner(self.table.store, clock=self.table.clock)
         flt = planner._scan_filter(request)  # noqa: SLF001 - the same partition filter as compaction
         latest = self.table.latest_snapshot()
         if latest is None:
@@ -177,7 +177,7 @@ class SortCompaction:
                 p,
                 self.table.partition_path(p),
                 tuple(sorted(fs, key=lambda f: f.min_sequence_number)),
-                DeletionIndex.load(self.table, p, 0, snapshot=latest) if with_dv else None,
+                DeletionIndex.load(self.table.store, p, 0, snapshot=latest) if with_dv else None,
                 levels.get(p, 0),
             )
             for p, fs in sorted(groups.items())
@@ -218,7 +218,7 @@ class SortCompaction:
         base = replace(base, planned_snapshot_id=snapshot_id, plan=tuple(t.to_dict() for t in tasks))
         if dry_run or not tasks:
             return replace(base, tasks=len(tasks), elapsed_ms=_ms(started))
-        written = self.executor(self.table, self.spec, tasks)
+        written = self.executor(self.table.store, self.spec, tasks)
         rounds = 0
         while True:
             messages = self._messages(tasks, written)
@@ -265,7 +265,7 @@ class SortCompaction:
         out = []
         for task, files in zip(tasks, written, strict=True):
             index = task.deletion_index
-            changes = index.remove(self.table, [f.file_name for f in task.files]) if index is not None else None
+            changes = index.remove(self.table.store, [f.file_name for f in task.files]) if index is not None else None
             out.append(
                 CommitMessage(
                     task.partition, 0, -1,
@@ -304,7 +304,7 @@ class SortCompaction:
                 delete_written(self.table, [message])
         redo = [t for t in now if t.partition in changed]
         out_tasks = [t for t, _ in kept] + redo
-        out_written = [w for _, w in kept] + (self.executor(self.table, self.spec, redo) if redo else [])
+        out_written = [w for _, w in kept] + (self.executor(self.table.store, self.spec, redo) if redo else [])
         return out_tasks, out_written
 
 

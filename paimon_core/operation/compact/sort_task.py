@@ -24,7 +24,7 @@ from paimon_core.sort.table_sorter import SortSpec, cut_by_weight, sort_indices
 
 if TYPE_CHECKING:
     from paimon_core.append.append_deletion_index import DeletionIndex
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 __all__ = ["READ_BATCH_ROWS", "SortCompactTask", "SortExecutor", "local_sort_executor", "memory_budget", "read_task_rows",
            "sort_task", "write_sorted_ranges"]  # fmt: skip
@@ -72,11 +72,11 @@ class SortCompactTask:
 
 
 #: Runs the tasks; returns per task the files written, in key order (threads, or Spark).
-SortExecutor = Callable[["FileStoreTable", SortSpec, Sequence[SortCompactTask]], list[list[DataFileMeta]]]
+SortExecutor = Callable[["FileStore", SortSpec, Sequence[SortCompactTask]], list[list[DataFileMeta]]]
 
 
 def read_task_rows(
-    table: FileStoreTable,
+    store: FileStore,
     partition: bytes,
     files: Sequence[DataFileMeta],
     *,
@@ -87,13 +87,13 @@ def read_task_rows(
     ``columns``), and each row's weight in input bytes (its file's bytes per row)."""
     from paimon_core.io.data_file_reader import DataFileReader
 
-    reader = DataFileReader(table.file_io, table.schema_manager_cached, table_name=table.name, batch_size=READ_BATCH_ROWS)
-    fields = list(table.schema.fields)
+    reader = DataFileReader(store.file_io, store.schema_manager_cached, table_name=store.name, batch_size=READ_BATCH_ROWS)
+    fields = list(store.schema.fields)
     if columns is not None:
         by_name = {f.name: f for f in fields}
         fields = [by_name[c] for c in columns]
-    schema = pa.schema([table.arrow_schema.field(f.name) for f in fields])
-    bucket_path = table.bucket_path(partition, 0)
+    schema = pa.schema([store.arrow_schema.field(f.name) for f in fields])
+    bucket_path = store.bucket_path(partition, 0)
     batches: list[pa.RecordBatch] = []
     weights: list[np.ndarray] = []
     for f in files:
@@ -108,7 +108,7 @@ def read_task_rows(
 
 
 def write_sorted_ranges(
-    table: FileStoreTable,
+    store: FileStore,
     partition: bytes,
     spec: SortSpec,
     rows: pa.Table,
@@ -123,13 +123,13 @@ def write_sorted_ranges(
 
     if rows.num_rows == 0:
         return []
-    order = sort_indices(spec.keys(rows, table.schema.fields))
+    order = sort_indices(spec.keys(rows, store.schema.fields))
     w = weights[order] if spec.range_strategy == "size" else np.ones(len(order))
     written: list[DataFileMeta] = []
     seq = first_sequence_number
     try:
         for lo, hi in cut_by_weight(w, ranges):
-            writer = new_compact_writer(table, partition, 0, first_sequence_number=seq)
+            writer = new_compact_writer(store, partition, 0, first_sequence_number=seq)
             try:
                 writer.write(rows.take(pa.array(order[lo:hi])))
                 written += writer.close()
@@ -138,9 +138,9 @@ def write_sorted_ranges(
                 raise
             seq += hi - lo
     except BaseException:
-        bucket_path = table.bucket_path(partition, 0)
+        bucket_path = store.bucket_path(partition, 0)
         for f in written:
-            table.file_io.delete(f.external_path or f"{bucket_path}/{f.file_name}")
+            store.file_io.delete(f.external_path or f"{bucket_path}/{f.file_name}")
         raise
     return written
 
@@ -149,47 +149,47 @@ WRITE_BUFFER_SIZE = "write-buffer-size"
 WRITE_BUFFER_SIZE_DEFAULT = "256 mb"
 
 
-def memory_budget(table: FileStoreTable) -> int:
+def memory_budget(store: FileStore) -> int:
     """Input bytes a task may sort in memory: ``write-buffer-size`` (Paimon's sort buffer)."""
     from paimon_core.options import parse_memory_size
 
-    raw = table.options.get(WRITE_BUFFER_SIZE) or WRITE_BUFFER_SIZE_DEFAULT
+    raw = store.options.get(WRITE_BUFFER_SIZE) or WRITE_BUFFER_SIZE_DEFAULT
     return parse_memory_size(raw, key=WRITE_BUFFER_SIZE)
 
 
-def sort_task(table: FileStoreTable, spec: SortSpec, task: SortCompactTask, *, budget: int | None = None) -> list[DataFileMeta]:
+def sort_task(store: FileStore, spec: SortSpec, task: SortCompactTask, *, budget: int | None = None) -> list[DataFileMeta]:
     """Run one task in this process: a partition within ``budget`` input bytes (default
     :func:`memory_budget`) is sorted in memory and cut exactly by weight; a larger one by sampled
     ranges with local spill files (:func:`paimon_core.operation.compact.sort_spill.spill_sort_task`)."""
-    if task.input_bytes > (memory_budget(table) if budget is None else budget):
+    if task.input_bytes > (memory_budget(store) if budget is None else budget):
         from paimon_core.operation.compact.sort_spill import spill_sort_task
 
-        return spill_sort_task(table, spec, task)
-    rows, weights = read_task_rows(table, task.partition, task.files, deletion_index=task.deletion_index)
-    target = table.options.target_file_size(has_primary_key=False)
+        return spill_sort_task(store, spec, task)
+    rows, weights = read_task_rows(store, task.partition, task.files, deletion_index=task.deletion_index)
+    target = store.options.target_file_size(has_primary_key=False)
     first_seq = min(f.min_sequence_number for f in task.files)
-    return write_sorted_ranges(table, task.partition, spec, rows, weights, ranges=task.ranges(target, spec),
+    return write_sorted_ranges(store, task.partition, spec, rows, weights, ranges=task.ranges(target, spec),
                                first_sequence_number=first_seq)  # fmt: skip
 
 
 def local_sort_executor(*, budget: int | None = None) -> SortExecutor:
     """Partitions one after another in this process (see :func:`sort_task` for ``budget``)."""
 
-    def run(table: FileStoreTable, spec: SortSpec, tasks: Sequence[SortCompactTask]) -> list[list[DataFileMeta]]:
+    def run(store: FileStore, spec: SortSpec, tasks: Sequence[SortCompactTask]) -> list[list[DataFileMeta]]:
         done: list[list[DataFileMeta]] = []
         try:
             for t in tasks:
-                done.append(sort_task(table, spec, t, budget=budget))
+                done.append(sort_task(store, spec, t, budget=budget))
         except BaseException:
-            _delete_files(table, tasks, done)
+            _delete_files(store, tasks, done)
             raise
         return done
 
     return run
 
 
-def _delete_files(table: FileStoreTable, tasks: Sequence[SortCompactTask], written: Sequence[Sequence[DataFileMeta]]) -> None:
+def _delete_files(store: FileStore, tasks: Sequence[SortCompactTask], written: Sequence[Sequence[DataFileMeta]]) -> None:
     for task, files in zip(tasks, written, strict=False):
-        bucket_path = table.bucket_path(task.partition, 0)
+        bucket_path = store.bucket_path(task.partition, 0)
         for f in files:
-            table.file_io.delete(f.external_path or f"{bucket_path}/{f.file_name}")
+            store.file_io.delete(f.external_path or f"{bucket_path}/{f.file_name}")

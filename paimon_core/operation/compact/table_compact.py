@@ -62,13 +62,13 @@ def local_executor(parallelism: int | None = None) -> TaskExecutor:
             done: list[CommitMessage] = []
             try:
                 for t in tasks:
-                    done.append(run_compact_task(table, t))
+                    done.append(run_compact_task(table.store, t))
             except BaseException:  # an interrupt too: what the finished tasks wrote is never committed
                 delete_written(table, done)
                 raise
             return done
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            futures = [pool.submit(run_compact_task, table, t) for t in tasks]
+            futures = [pool.submit(run_compact_task, table.store, t) for t in tasks]
             results: list[CommitMessage] = []
             error: BaseException | None = None
             for f in futures:
@@ -154,7 +154,7 @@ class TableCompact:
         self.executor = executor or local_executor()
         self.clock = clock or table.clock
         self.max_conflict_rounds = max_conflict_rounds
-        self.planner = CompactPlanner(self.table, clock=self.clock)
+        self.planner = CompactPlanner(self.table.store, clock=self.clock)
 
     def plan(self, request: CompactRequest) -> CompactPlan:
         return self.planner.plan(request)

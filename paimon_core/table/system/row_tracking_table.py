@@ -47,7 +47,7 @@ def read(table: FileStoreTable) -> pa.Table:
             "'with_metadata' table.",
             argument="name",
         )
-    schema = row_tracking_arrow_schema(table)
+    schema = row_tracking_arrow_schema(table.store)
     plan = TableScan(table, options=table.dynamic_options).plan()
     parts: list[pa.Table] = []
     if data_evolution_enabled(options):
@@ -65,7 +65,7 @@ def read(table: FileStoreTable) -> pa.Table:
     for split in plan.splits:
         for i, f in enumerate(split.files):
             deletion = split.deletion_files[i] if split.deletion_files else None
-            parts.extend(read_with_row_tracking(table, split.partition, split.bucket_path, f, deletion=deletion))
+            parts.extend(read_with_row_tracking(table.store, split.partition, split.bucket_path, f, deletion=deletion))
     if not parts:
         return schema.empty_table()
     return pa.concat_tables(parts)

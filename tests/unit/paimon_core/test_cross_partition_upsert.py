@@ -17,7 +17,7 @@ import pytest
 
 from paimon_core import FileSystemCatalog, InvalidArgumentError
 from paimon_core.bucket import bucket_hashes
-from paimon_core.crosspartition.index_bootstrap import _AllLevelsScan, bootstrap_keys
+from paimon_core.table.index_bootstrap import _AllLevelsScan, bootstrap_keys
 from paimon_core.exceptions import DuplicateKeyError, InvalidOptionError, SchemaError
 from paimon_core.operation.scan import ScanFilter
 from paimon_core.schema.data_types import BigIntType

@@ -71,11 +71,11 @@ def test_rewrite_applies_and_replaces_deletion_vectors(catalog: FileSystemCatalo
     deleted_from_a = sorted({0, a.file.row_count - 1})
     old_index = commit_index(t, a, {a.file.file_name: deleted_from_a, b.file.file_name: [0]})
     before = ids(t)
-    index = DeletionIndex.load(t, a.partition, a.bucket)
+    index = DeletionIndex.load(t.store, a.partition, a.bucket)
     assert index.index_file_of(a.file.file_name) == old_index
 
     unit = [a.file, c.file]  # b is not rewritten: its vector must survive
-    m = rewrite_append_files(t, a.partition, a.bucket, unit)
+    m = rewrite_append_files(t.store, a.partition, a.bucket, unit)
     assert sum(f.row_count for f in m.compact_after) == a.file.row_count - len(deleted_from_a) + c.file.row_count
     assert m.compact_deleted_index_files == (old_index,)
     (carried,) = m.compact_new_index_files
@@ -92,7 +92,7 @@ def test_rewrite_applies_and_replaces_deletion_vectors(catalog: FileSystemCatalo
     # snapshot in which the deleted rows would come back)
     assert len(result.snapshot_ids) == 1 and result.commit_kind == "COMPACT"
     assert ids(t) == before  # rows deleted from a and b stay deleted, nothing else changed
-    after = DeletionIndex.load(t, a.partition, a.bucket)
+    after = DeletionIndex.load(t.store, a.partition, a.bucket)
     assert set(after.deletion_files) == {b.file.file_name}
     assert t.file_io.exists(t.paths.index_file_path(old_index.file_name))  # never deleted by the rewrite
 
@@ -106,14 +106,14 @@ def test_planner_takes_files_with_many_deletes(catalog: FileSystemCatalog) -> No
     t.write_arrow(pa.table({"id": pa.array(range(10, 20), pa.int64())}))
     x, y = live(t)
     commit_index(t, x, {x.file.file_name: [0, 1, 2]})
-    index = DeletionIndex.load(t, x.partition, 0)
+    index = DeletionIndex.load(t.store, x.partition, 0)
     files: dict[bytes, list[DataFileMeta]] = {x.partition: [x.file, y.file]}
     (task,) = plan_unaware_bucket_compaction(
         files, target_file_size=1, compaction_file_size=0, deletion_files={x.partition: index.deletion_files}
     )
     assert task.files == (x.file,)
     before = ids(t)
-    m = rewrite_append_files(t, task.partition, 0, task.files, deletion_index=index)
+    m = rewrite_append_files(t.store, task.partition, 0, task.files, deletion_index=index)
     assert not m.compact_new_index_files and len(m.compact_deleted_index_files) == 1
     t.new_file_store_commit("compact-test").commit([m], 1)
     assert ids(t) == before

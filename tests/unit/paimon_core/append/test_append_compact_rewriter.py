@@ -134,7 +134,7 @@ def test_rewrite_each_bucket(catalog: FileSystemCatalog, bucket: int, partitione
     for (partition, b), files in groups.items():
         assert len(files) >= 3
         expected_pieces = file_rows(t, partition, b, files)
-        m = rewrite_append_files(t, partition, b, files)
+        m = rewrite_append_files(t.store, partition, b, files)
         assert (m.partition, m.bucket, m.total_buckets) == (partition, b, bucket)
         assert m.compact_before == tuple(files) and not m.new_files and not m.compact_deleted_index_files
         after = list(m.compact_after)
@@ -177,7 +177,7 @@ def test_planned_unaware_tasks_compact_the_table(catalog: FileSystemCatalog) -> 
         min_file_num=config.min_file_num,
     )
     assert sorted(t.partition for t in tasks) == sorted(by_partition)  # one leftover task each
-    messages = [rewrite_append_files(t, task.partition, 0, task.files) for task in tasks]
+    messages = [rewrite_append_files(t.store, task.partition, 0, task.files) for task in tasks]
     assert all(len(m.compact_after) == 1 for m in messages)  # 256 MB target: one file each
     t.new_file_store_commit("compact-test").commit(messages, 1)
     assert sorted_rows(t.to_arrow()).equals(before_rows)
@@ -202,13 +202,13 @@ def test_failure_deletes_what_was_written(catalog: FileSystemCatalog, monkeypatc
 
     monkeypatch.setattr(data_file_reader.DataFileReader, "read", failing)
     with pytest.raises(OSError, match="disk on fire"):
-        rewrite_append_files(t, partition, bucket, files)
+        rewrite_append_files(t.store, partition, bucket, files)
     assert sorted(s.path for s in t.file_io.list_status(bucket_dir)) == listing
 
 
 def test_empty_unit_is_an_empty_message(catalog: FileSystemCatalog) -> None:
     t = build(catalog, bucket=2, partitioned=False)
-    m = rewrite_append_files(t, b"\x00" * 12, 1, [])
+    m = rewrite_append_files(t.store, b"\x00" * 12, 1, [])
     assert m.is_empty() and m.total_buckets == 2
 
 
@@ -218,7 +218,7 @@ def test_sequence_numbers_start_at_the_first_input(catalog: FileSystemCatalog) -
     (partition, bucket), files = next(iter(by_bucket(t).items()))
     unit = files[2:]
     assert unit[0].min_sequence_number > 0
-    m = rewrite_append_files(t, partition, bucket, unit)
+    m = rewrite_append_files(t.store, partition, bucket, unit)
     (after,) = m.compact_after
     assert (after.min_sequence_number, after.max_sequence_number) == (
         unit[0].min_sequence_number,

@@ -84,7 +84,7 @@ def _apply(model: Model, upserts: Sequence[tuple[int, int, str]], deletes: Seque
 def _index(t: FileStoreTable) -> DeletionIndex:
     """The deletion vectors of the (one) bucket of the unpartitioned table."""
     entries = t.new_file_store_scan().live_entries(t.latest_snapshot())
-    return DeletionIndex.load(t, entries[0].partition, 0)
+    return DeletionIndex.load(t.store, entries[0].partition, 0)
 
 
 def _dv_cardinality(t: FileStoreTable) -> int:
@@ -232,12 +232,12 @@ def test_racing_compactions_of_one_bucket_cannot_lose_vectors(catalog: FileSyste
         _write(t, [(k, -k, "z") for k in (50, 51)])
         t.compact(compact_strategy="minor")  # level 4 + vectors on the max level
     _write(t, [(k, -k, "b") for k in range(20)])
-    (first,) = CompactPlanner(t, clock=t.clock).plan(CompactRequest(strategy="minor")).tasks
+    (first,) = CompactPlanner(t.store, clock=t.clock).plan(CompactRequest(strategy="minor")).tasks
     _write(t, [(k, -k, "c") for k in range(20, 40)])
     latest = t.new_file_store_scan().live_entries(t.latest_snapshot())
     newest = max((e.file for e in latest if e.file.level == 0), key=lambda f: f.max_sequence_number)
     second = dataclasses.replace(first, steps=(UpgradeStep(newest, 3),), output_level=3)
-    m1, m2 = run_compact_task(t, first), run_compact_task(t, second)
+    m1, m2 = run_compact_task(t.store, first), run_compact_task(t.store, second)
     assert m1.compact_new_index_files and m2.compact_new_index_files
     t.new_file_store_commit("a").commit([m1], 1)
     state = _state(t)
@@ -246,8 +246,8 @@ def test_racing_compactions_of_one_bucket_cannot_lose_vectors(catalog: FileSyste
     assert _state(t) == state and _state(t)[5] == (-5, "b")
     # started from the first compaction's vectors (as a writer compacting a bucket twice does), it lands
     delete_written(t, [m2])
-    chained = dataclasses.replace(second, deletion_index=deletion_index_after(t, first, m1))
-    t.new_file_store_commit("b").commit([run_compact_task(t, chained)], 2)
+    chained = dataclasses.replace(second, deletion_index=deletion_index_after(t.store, first, m1))
+    t.new_file_store_commit("b").commit([run_compact_task(t.store, chained)], 2)
     want = {k: (k, "a") for k in range(5000)} | {k: (-k, "z") for k in ((50, 51) if existing_vectors else ())}
     want |= {k: (-k, "b") for k in range(20)} | {k: (-k, "c") for k in range(20, 40)}
     assert _state(t) == want

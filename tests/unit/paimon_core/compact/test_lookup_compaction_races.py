@@ -138,8 +138,8 @@ def _two_levels(catalog: FileSystemCatalog, **options: str) -> FileStoreTable:
 
 def test_a_compaction_whose_input_got_a_vector_meanwhile_is_refused(catalog: FileSystemCatalog) -> None:
     t = _two_levels(catalog)
-    (task,) = CompactPlanner(t, clock=t.clock).plan(CompactRequest(strategy="full")).tasks
-    message = run_compact_task(t, task)
+    (task,) = CompactPlanner(t.store, clock=t.clock).plan(CompactRequest(strategy="full")).tasks
+    message = run_compact_task(t.store, task)
     assert not message.compact_new_index_files and not message.compact_deleted_index_files
     _write(t.copy({"write-only": "false"}), [(7, -7)])  # a writer's inline lookup marks F's k=7 deleted
     assert _vectors(t)

@@ -247,7 +247,7 @@ def test_deletion_vectors_are_applied_and_their_index_dropped(catalog: FileSyste
     assert result.rows_written == 3 * ROWS_PER_COMMIT - 4 and _state(t).equals(want)
     from paimon_core.append.append_deletion_index import DeletionIndex
 
-    assert DeletionIndex.load(t, entries[0].partition, 0).deletion_files == {}  # the vectors went with their files
+    assert DeletionIndex.load(t.store, entries[0].partition, 0).deletion_files == {}  # the vectors went with their files
     assert unreferenced_files(t) == set()
 
 

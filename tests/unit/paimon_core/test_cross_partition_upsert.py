@@ -17,10 +17,10 @@ import pytest
 
 from paimon_core import FileSystemCatalog, InvalidArgumentError
 from paimon_core.bucket import bucket_hashes
-from paimon_core.table.index_bootstrap import _AllLevelsScan, bootstrap_keys
 from paimon_core.exceptions import DuplicateKeyError, InvalidOptionError, SchemaError
 from paimon_core.operation.scan import ScanFilter
 from paimon_core.schema.data_types import BigIntType
+from paimon_core.table.index_bootstrap import _AllLevelsScan, bootstrap_keys
 from paimon_core.table.table_read import TableRead
 from paimon_core.utils.clock import ManualClock
 

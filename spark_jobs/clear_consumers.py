@@ -8,7 +8,7 @@
 
 Arguments (Paimon's names and order; also ``--includingConsumers`` etc.): ``including_consumers``
 (a regular expression over consumer ids, full match; default ``.*``: all) and
-``excluding_consumers`` (ids matching it are kept). An invalid regular expression fails (exit 1)
+``excluding_consumers`` (ids matching it are kept). An invalid regular expression fails (exit 3)
 and deletes nothing. A deleted consumer no longer holds snapshots back from expiry; stop its
 reader first. ``--dry-run`` (ours) reports and deletes nothing.
 
@@ -58,7 +58,7 @@ def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 failed, 2 bad arguments)."""
+    """Entry point; returns the exit code (0 ok, 2 bad arguments, 3 failed, 75 failed but retryable)."""
     return run_procedure(JOB, argv, parse_args, call)
 
 

@@ -50,8 +50,10 @@ from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
 from paimon_core.table.commit_message import CommitMessage
 from paimon_core.table.table import FileStoreTable
 from paimon_core.utils.time_util import to_duration_millis
-from spark_jobs.common.args import UsageError, parse_bucket_list
-from spark_jobs.common.procedure import Param, ProcedureArgs, parse_procedure_args, result_dict, run_procedure
+from spark_jobs.common.args import UsageError, parse_bucket_list, parse_options
+from spark_jobs.common.ledger import job_action
+from spark_jobs.common.procedure import Param, ProcedureArgs, parse_procedure_args, result_dict
+from spark_jobs.common.runner import JobContext, run_job
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -98,6 +100,7 @@ def parse_args(argv: Sequence[str]) -> ProcedureArgs:
             raise UsageError("Specifying buckets is not supported for sort compact.")
         if args.get("streaming"):
             raise UsageError("sort compaction runs in batch only; drop --streaming")
+    parse_options(args.get("options"))  # refused before any table is opened
     if (args.get("mode") or "distributed") not in ("distributed", "local"):
         raise UsageError(f"--mode must be distributed or local, got {args.get('mode')!r}")
     if args.get("commit_identifier") is not None and not args.get("commit_user"):
@@ -117,18 +120,6 @@ def parse_args(argv: Sequence[str]) -> ProcedureArgs:
     elif streaming_only:
         raise UsageError(f"{', '.join('--' + n for n in streaming_only)}: only with --streaming")
     return args
-
-
-def _options(text: str | None) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for kv in (text or "").split(","):
-        if not kv.strip():
-            continue
-        key, sep, value = kv.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"--options must be 'k=v,k2=v2', got {text!r}")
-        out[key.strip()] = value.strip()
-    return out
 
 
 def request_of(args: ProcedureArgs) -> CompactRequest:
@@ -196,7 +187,7 @@ def spark_executor(spark: SparkSession) -> TaskExecutor:
 
 
 def call(table: FileStoreTable, args: ProcedureArgs, *, spark: SparkSession | None = None) -> Mapping[str, Any]:
-    options = _options(args.get("options"))
+    options = parse_options(args.get("options"))
     if options:
         table = table.copy(options)
     if table.options.bucket == -2:  # postpone buckets: the compaction assigns them (Java's CompactAction)
@@ -252,27 +243,21 @@ def _sort(table: FileStoreTable, args: ProcedureArgs, order: str, spark: SparkSe
             "incremental_clustering": job.clustering is not None}  # fmt: skip
 
 
-def _call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
+def _body(ctx: JobContext[ProcedureArgs]) -> Mapping[str, Any]:
+    """The table opened first (a missing or refused table fails before a JVM starts); Spark for
+    a distributed run that changes something."""
+    args = ctx.args
+    table = ctx.table()
     if (args.get("mode") or "distributed") == "local" or args.dry_run:
         return call(table, args)
     if args.get("buckets") is not None:  # refused before a JVM starts
         _check_buckets(table, parse_bucket_list(args.get("buckets")))
-    from pyspark.sql import SparkSession
-
-    from spark_jobs.common.session import get_spark
-
-    existing = SparkSession.getActiveSession()
-    spark = get_spark(args.config.session_config())
-    try:
-        return call(table, args, spark=spark)
-    finally:
-        if existing is None:
-            spark.stop()
+    return call(table, args, spark=ctx.spark())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 failed, 2 bad arguments)."""
-    return run_procedure(JOB, argv, parse_args, _call)
+    """Entry point; returns the exit code (0 ok, 2 bad arguments, 3 failed, 75 failed but retryable)."""
+    return run_job(JOB, argv, parse_args, _body, needs_spark=True, action=lambda a: job_action(JOB, a))
 
 
 if __name__ == "__main__":

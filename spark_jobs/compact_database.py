@@ -13,8 +13,12 @@ positionally. Databases match ``including_databases`` (a regex, default all); ta
 ``including_tables`` on ``db.table`` and not ``excluding_tables`` (excluding wins, as in Paimon).
 Tables are compacted one after another, each in its own COMPACT commit (``mode`` divided and
 combined plan the same batch work here; Flink's difference is about streaming sinks). A table
-that fails is reported in the result with its error and the others go on; the job then exits 1
-(so an orchestrator sees it) after printing the one JSON line with every table's result. With
+that fails is reported in the result with its error and the others go on; the job then exits 3,
+or 75 when every failure may pass on a retry (``retryable``), after printing the one JSON line
+with every table's result. A table of a kind paimon_core refuses (a chain table, a BLOB column ...:
+:class:`~paimon_core.exceptions.UnsupportedTableKindError`) is left alone, as Java's
+``compact_database`` skips tables it cannot compact: listed in ``tables`` as ``skipped`` with the
+reason (and in ``skipped_tables``), one ``skipped`` ledger row, and no failure of the job. With
 ``--commit_user`` each table commits as ``<user>:<db.table>``, so a retried job skips the tables
 it already compacted.
 """
@@ -24,17 +28,18 @@ from __future__ import annotations
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from paimon_core import FileSystemCatalog, PaimonError
 from paimon_core.operation.compact.table_compact import TableCompact, local_executor
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
-from spark_jobs.common.args import EXIT_FAILURE, EXIT_USAGE, UsageError
-from spark_jobs.common.ledger import job_recording
-from spark_jobs.common.output import configure_logging, emit, emit_error, exit_code_for
+from spark_jobs.common.args import UsageError, parse_options
+from spark_jobs.common.ledger import job_catalog, job_recording
+from spark_jobs.common.output import is_retryable
 from spark_jobs.common.procedure import Param, ProcedureArgs, parse_procedure_args
-from spark_jobs.compact import _options, request_of, spark_executor
+from spark_jobs.common.runner import JobContext, SkippedTable, open_or_skip, run_job
+from spark_jobs.compact import request_of, spark_executor
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -64,6 +69,7 @@ def parse_args(argv: Sequence[str]) -> ProcedureArgs:
         raise UsageError(f"--mode must be divided or combined, got {args.get('mode')!r}")
     if (args.get("execution") or "distributed") not in ("distributed", "local"):
         raise UsageError(f"--execution must be distributed or local, got {args.get('execution')!r}")
+    parse_options(args.get("table_options"), name="table_options")  # refused before any table is opened
     for name in ("including_databases", "including_tables", "excluding_tables"):
         try:
             re.compile(args.get(name) or ".*")
@@ -88,23 +94,28 @@ def matching_tables(catalog: FileSystemCatalog, args: ProcedureArgs) -> list[str
     return sorted(out)
 
 
-def run(args: ProcedureArgs, *, spark: SparkSession | None = None) -> tuple[dict[str, Any], bool]:
-    """Compact the matching tables; returns (the JSON payload, whether every table succeeded).
-    Each table is one row of the warehouse's maintenance ledger (action ``compact_database``)."""
+def run(args: ProcedureArgs, *, spark: SparkSession | None = None) -> dict[str, Any]:
+    """Compact the matching tables; returns the JSON payload (``status`` ``error`` when a table
+    failed). Each table is one row of the warehouse's maintenance ledger (action
+    ``compact_database``); a table whose kind paimon_core refuses is skipped (see the module
+    docstring)."""
     started = time.monotonic()
-    catalog = FileSystemCatalog(args.config.warehouse, storage_options=dict(args.config.storage_options) or None)
+    catalog = job_catalog(args.config)
     names = matching_tables(catalog, args)
     request = request_of(args)  # validated once, before any table is touched
-    options = _options(args.get("table_options"))
+    options = parse_options(args.get("table_options"), name="table_options")
     executor = spark_executor(spark) if spark is not None else local_executor()
     user = args.get("commit_user")
     ident = args.get("commit_identifier")
     results: list[dict[str, Any]] = []
+    errors: list[BaseException] = []
     for name in names:
         try:
             with job_recording(args.config, name, JOB, catalog=catalog, dry_run=args.dry_run) as recording:
-                table = catalog.get_table(name)
-                recording.set_table(table)
+                table = open_or_skip(catalog, name, recording)
+                if isinstance(table, SkippedTable):
+                    results.append(table.to_dict())
+                    continue
                 if options:
                     table = table.copy(options)
                 job = TableCompact(table, commit_user=f"{user}:{name}" if user else None, executor=executor)
@@ -115,20 +126,21 @@ def run(args: ProcedureArgs, *, spark: SparkSession | None = None) -> tuple[dict
             # a dry run shows its plan: the compaction units per (partition, bucket)
             results.append({"status": "ok", **{k: r[k] for k in _SUMMARY}, **({"plan": r["plan"]} if args.dry_run else {})})
         except (PaimonError, OSError) as e:
+            errors.append(e)
             results.append({"table": name, "status": "error", "error_type": type(e).__name__, "error": str(e)})
     failed = [r["table"] for r in results if r["status"] == "error"]
-    payload = {
-        "job": JOB,
+    return {
         "status": "ok" if not failed else "error",
         "error": f"{len(failed)} of {len(names)} table(s) failed: {', '.join(failed)}" if failed else None,
-        "retryable": bool(failed),
+        # a retry helps only when every failure may pass (a conflict, a timeout), not a lost file
+        "retryable": bool(errors) and all(is_retryable(e) for e in errors),
         "dry_run": args.dry_run,
         "tables": results,
         "compacted_tables": sum(1 for r in results if r["status"] == "ok" and r.get("snapshot_id")),
         "failed_tables": failed,
+        "skipped_tables": [r["table"] for r in results if r["status"] == "skipped"],
         "seconds": round(time.monotonic() - started, 3),
     }
-    return payload, not failed
 
 
 _SUMMARY = (
@@ -145,34 +157,16 @@ _SUMMARY = (
 )
 
 
+def _body(ctx: JobContext[ProcedureArgs]) -> Mapping[str, Any]:
+    args = ctx.args
+    distributed = (args.get("execution") or "distributed") == "distributed" and not args.dry_run
+    return run(args, spark=ctx.spark() if distributed else None)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: 0 when every table succeeded, 75 (retryable) when one failed (all are still reported), 2 bad arguments."""
-    configure_logging()
-    try:
-        args = parse_args(list(sys.argv[1:] if argv is None else argv))
-    except UsageError as e:
-        return emit_error(JOB, e, exit_code=EXIT_USAGE)
-    try:
-        if (args.get("execution") or "distributed") == "local" or args.dry_run:
-            payload, ok = run(args)
-        else:
-            from pyspark.sql import SparkSession
-
-            from spark_jobs.common.session import get_spark
-
-            existing = SparkSession.getActiveSession()
-            spark = get_spark(args.config.session_config())
-            try:
-                payload, ok = run(args, spark=spark)
-            finally:
-                if existing is None:
-                    spark.stop()
-    except (UsageError, PaimonError) as e:
-        return emit_error(JOB, e, exit_code=EXIT_USAGE if isinstance(e, UsageError) else EXIT_FAILURE)
-    except Exception as e:  # noqa: BLE001 - Spark errors become the JSON line
-        return emit_error(JOB, e, exit_code=EXIT_FAILURE)
-    emit(payload)
-    return 0 if ok else exit_code_for(bool(payload["retryable"]))
+    """Entry point: 0 when every table succeeded or was skipped, 3 (75 when retryable) when one
+    failed (all are still reported), 2 bad arguments."""
+    return run_job(JOB, argv, parse_args, _body, needs_spark=True, ledger="tables")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from paimon_core.table.table import FileStoreTable
+from spark_jobs.common.args import parse_options
 from spark_jobs.common.procedure import Param, ProcedureArgs, parse_procedure_args, result_dict, run_procedure
 
 __all__ = ["JOB", "PARAMS", "call", "main", "parse_args"]
@@ -50,13 +51,13 @@ _SORT_OPTIONS = {
 
 
 def parse_args(argv: Sequence[str]) -> ProcedureArgs:
-    return parse_procedure_args(JOB, "Compact the manifests of a Paimon table.", PARAMS, argv, dry_run=True)
+    args = parse_procedure_args(JOB, "Compact the manifests of a Paimon table.", PARAMS, argv, dry_run=True)
+    parse_options(args.get("options"))  # refused before the table is opened
+    return args
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
-    from spark_jobs.compact import _options
-
-    options = _options(args.get("options"))
+    options = parse_options(args.get("options"))
     for arg, key in _SORT_OPTIONS.items():  # over --options, as Java's procedure
         value = args.get(arg)
         if value is not None:
@@ -67,7 +68,7 @@ def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 failed, 2 bad arguments)."""
+    """Entry point; returns the exit code (0 ok, 2 bad arguments, 3 failed, 75 failed but retryable)."""
     return run_procedure(JOB, argv, parse_args, call)
 
 

@@ -8,7 +8,7 @@
 Arguments (Paimon's names and order; each also as ``--ignoreIfExists`` etc.): ``branch``,
 ``tag`` (the branch starts at that tag's snapshot; without it the branch is empty, with the
 table's latest schema), ``ignore_if_exists``. A bad name (``main``, all digits, ``/`` ...), an
-existing branch or an unknown tag fails (exit 1) and changes nothing.
+existing branch or an unknown tag fails (exit 3) and changes nothing.
 
 Calls ``table.create_branch(...)``: a driver-only metadata procedure, so no Spark session is
 started (see :mod:`spark_jobs.common.procedure`). Prints one JSON line: branch, tag, snapshot_id,
@@ -51,7 +51,7 @@ def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 failed, 2 bad arguments)."""
+    """Entry point; returns the exit code (0 ok, 2 bad arguments, 3 failed, 75 failed but retryable)."""
     return run_procedure(JOB, argv, parse_args, call)
 
 

@@ -9,7 +9,7 @@
 Arguments (Paimon's names and order; each also as ``--time_retained`` etc.): ``tag``,
 ``snapshot`` (default: the latest), ``time_retained`` (a Paimon duration such as ``1 d`` or
 ``12 h``; the tag expires that long after its creation). An existing tag name fails
-(``TagAlreadyExistsError``, exit 1) and changes nothing.
+(``TagAlreadyExistsError``, exit 3) and changes nothing.
 
 Calls ``table.create_tag(...)``: a driver-only metadata procedure, so no Spark session is started
 (see :mod:`spark_jobs.common.procedure`). Prints one JSON line: tag, snapshot_id, schema_id,
@@ -52,7 +52,7 @@ def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 failed, 2 bad arguments)."""
+    """Entry point; returns the exit code (0 ok, 2 bad arguments, 3 failed, 75 failed but retryable)."""
     return run_procedure(JOB, argv, parse_args, call)
 
 

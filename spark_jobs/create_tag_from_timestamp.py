@@ -10,7 +10,7 @@
 Arguments (Paimon's names and order): ``tag``, ``timestamp`` (epoch millis, as Paimon takes it, or
 an ISO time, UTC), ``time_retained`` (a Paimon duration such as ``1 d``). The tagged snapshot is the
 earliest live one committed at or after ``timestamp``, or an earlier-expired one a tag still holds
-(as Java does). No such snapshot, or an existing tag name, fails (exit 1) and changes nothing.
+(as Java does). No such snapshot, or an existing tag name, fails (exit 3) and changes nothing.
 ``--dry-run`` (ours) checks all of that and reports the snapshot it would tag, writing nothing.
 
 Calls ``table.create_tag_from_timestamp(...)``: a driver-only metadata procedure, so no Spark
@@ -60,7 +60,7 @@ def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 failed, 2 bad arguments)."""
+    """Entry point; returns the exit code (0 ok, 2 bad arguments, 3 failed, 75 failed but retryable)."""
     return run_procedure(JOB, argv, parse_args, call)
 
 

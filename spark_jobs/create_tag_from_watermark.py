@@ -10,7 +10,7 @@ procedure ``sys.create_tag_from_watermark``).
 Arguments (Paimon's names and order): ``tag``, ``watermark`` (a Java long, epoch millis),
 ``time_retained``. As Java's ``CreateTagFromWatermarkProcedure``: the oldest live snapshot whose
 watermark is >= ``watermark`` (``laterOrEqualWatermark``), or an earlier tagged snapshot whose
-watermark also qualifies. No such snapshot, a taken tag name or a bad watermark fails (exit 1; a
+watermark also qualifies. No such snapshot, a taken tag name or a bad watermark fails (exit 3; a
 watermark that is not an integer: exit 2) and changes nothing. ``--dry-run`` (ours) checks and
 writes nothing.
 
@@ -73,7 +73,7 @@ def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 failed, 2 bad arguments)."""
+    """Entry point; returns the exit code (0 ok, 2 bad arguments, 3 failed, 75 failed but retryable)."""
     return run_procedure(JOB, argv, parse_args, call)
 
 

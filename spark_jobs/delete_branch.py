@@ -6,7 +6,7 @@
     python -m spark_jobs delete_branch --warehouse W --table db.t b1
 
 Arguments (Paimon's names and order): ``branch``, one name or a comma-separated list. Every
-branch must exist (else ``BranchNotFoundError``, exit 1, nothing deleted). Only the branches'
+branch must exist (else ``BranchNotFoundError``, exit 3, nothing deleted). Only the branches'
 metadata goes: data files they share with the table stay, and files only they referenced are left
 for ``remove_orphan_files``. ``--dry-run`` reports what would be deleted and deletes nothing.
 
@@ -47,7 +47,7 @@ def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 failed, 2 bad arguments)."""
+    """Entry point; returns the exit code (0 ok, 2 bad arguments, 3 failed, 75 failed but retryable)."""
     return run_procedure(JOB, argv, parse_args, call)
 
 

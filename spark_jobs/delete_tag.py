@@ -6,7 +6,7 @@
     python -m spark_jobs delete_tag --warehouse W --table db.t t1,t2
 
 Arguments (Paimon's names and order): ``tag``, one name or a comma-separated list. An unknown tag
-fails (``TagNotFoundError``, exit 1). ``--dry-run`` reports what would be deleted and deletes nothing.
+fails (``TagNotFoundError``, exit 3). ``--dry-run`` reports what would be deleted and deletes nothing.
 
 Calls ``table.delete_tag(...)``: a driver-only metadata procedure, so no Spark session is started
 (see :mod:`spark_jobs.common.procedure`). Prints one JSON line with the core result (deleted_tags,
@@ -55,7 +55,7 @@ def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 failed, 2 bad arguments)."""
+    """Entry point; returns the exit code (0 ok, 2 bad arguments, 3 failed, 75 failed but retryable)."""
     return run_procedure(JOB, argv, parse_args, call)
 
 

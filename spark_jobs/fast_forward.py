@@ -9,7 +9,7 @@ Arguments (Paimon's names and order): ``branch``. From the branch's earliest sna
 table's snapshots and tags are replaced by the branch's, and its schemas from that snapshot's
 schema on (Java's ``fastForward``); older snapshots stay. Only metadata files change: data files
 no snapshot references any more are left for ``remove_orphan_files``. An unknown branch, ``main``
-or a branch without snapshots fails (exit 1) and changes nothing. ``--dry-run`` reports the plan.
+or a branch without snapshots fails (exit 3) and changes nothing. ``--dry-run`` reports the plan.
 ``--table db.t$branch_x`` fast-forwards branch ``x`` instead of ``main``.
 
 Calls ``table.fast_forward(...)``: a driver-only metadata procedure, so no Spark session is started
@@ -51,7 +51,7 @@ def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 failed, 2 bad arguments)."""
+    """Entry point; returns the exit code (0 ok, 2 bad arguments, 3 failed, 75 failed but retryable)."""
     return run_procedure(JOB, argv, parse_args, call)
 
 

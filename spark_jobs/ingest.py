@@ -33,19 +33,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from paimon_core import FileSystemCatalog, PaimonError
+from paimon_core import FileSystemCatalog
 from paimon_core.schema.data_types import DateType, VarCharType
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
 from paimon_core.table.table import FileStoreTable
-from spark_jobs.common.args import (
-    EXIT_FAILURE,
-    EXIT_USAGE,
-    JobConfig,
-    UsageError,
-    base_parser,
-    parse_job_args,
-)
-from spark_jobs.common.output import configure_logging, emit, emit_error
+from spark_jobs.common.args import JobConfig, UsageError, base_parser, parse_job_args
+from spark_jobs.common.runner import JobContext, run_job
 from spark_jobs.common.session import parse_conf_pairs
 
 if TYPE_CHECKING:
@@ -351,37 +344,17 @@ def _snapshot_fields(snapshot: Any) -> dict[str, Any]:
     }
 
 
+def _body(ctx: JobContext[IngestPlan]) -> Mapping[str, Any]:
+    plan = ctx.args
+    if _already_committed(plan):  # no Spark session needed for a no-op re-run
+        return committed_result(plan, _catalog(plan).get_table(plan.config.table), started=ctx.started)
+    return run(ctx.spark(), plan)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: parse, create the session, ingest, print one JSON line; returns the exit code."""
-    configure_logging()
-    try:
-        plan = parse_args(sys.argv[1:] if argv is None else argv)
-    except UsageError as e:
-        return emit_error(JOB, e, exit_code=EXIT_USAGE)
-    try:
-        if _already_committed(plan):  # no Spark session needed for a no-op re-run
-            emit(run(None, plan))  # type: ignore[arg-type]
-            return 0
-        from pyspark.sql import SparkSession
-
-        from spark_jobs.common.session import get_spark
-
-        existing = SparkSession.getActiveSession()  # a caller's session (a test, a notebook) stays up
-        spark = get_spark(plan.config.session_config())
-        try:
-            emit(run(spark, plan))
-        finally:
-            if existing is None:
-                spark.stop()
-    except UsageError as e:
-        return emit_error(JOB, e, exit_code=EXIT_USAGE)
-    except (PaimonError, OSError) as e:
-        logger.exception("ingest failed")
-        return emit_error(JOB, e, exit_code=EXIT_FAILURE)
-    except Exception as e:  # noqa: BLE001 - Spark errors (AnalysisException, Py4J...) become the JSON line
-        logger.exception("ingest failed")
-        return emit_error(JOB, e, exit_code=EXIT_FAILURE)
-    return 0
+    """Entry point: parse, ingest (a Spark session unless the run id already committed), print
+    one JSON line; returns the exit code. Not maintenance: no ledger row."""
+    return run_job(JOB, argv, parse_args, _body, needs_spark=True, ledger="off")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ Arguments (Paimon's names and order): ``partitions``, ``;`` between partitions a
 partition's ``key=value`` pairs (leading partition keys; a prefix marks the parent directory).
 The table's ``partition.mark-done-action`` decides what done means: ``success-file`` (default)
 writes Java's ``_SUCCESS`` JSON file into each partition directory; ``done-partition`` and
-``mark-event`` need a metastore and fail (exit 1) with nothing written, as in Java for a
+``mark-event`` need a metastore and fail (exit 3) with nothing written, as in Java for a
 file-system catalog.
 
 Calls ``table.mark_partition_done(...)``: driver-only, no Spark session. Prints one JSON line with
@@ -42,7 +42,7 @@ def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 failed, 2 bad arguments)."""
+    """Entry point; returns the exit code (0 ok, 2 bad arguments, 3 failed, 75 failed but retryable)."""
     return run_procedure(JOB, argv, parse_args, call)
 
 

@@ -8,7 +8,7 @@
 Arguments (Paimon's names and order): ``source_branch``, ``target_branch`` (default ``main``). As
 Java's ``FileSystemBranchManager.mergeBranch``: the data files in the source's latest snapshot that
 the target lacks are committed to the target as one APPEND snapshot. Refused as Java refuses them
-(exit 1, nothing changed): a branch into itself, a missing branch or one without snapshot, a history
+(exit 3, nothing changed): a branch into itself, a missing branch or one without snapshot, a history
 that is not complete and append-only from snapshot 1, primary-key or data-evolution tables,
 different row-tracking settings or fields (:mod:`paimon_core.branch.branch_merge`). ``--dry-run``
 (ours) counts the files it would merge and commits nothing.
@@ -45,7 +45,7 @@ def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 failed, 2 bad arguments)."""
+    """Entry point; returns the exit code (0 ok, 2 bad arguments, 3 failed, 75 failed but retryable)."""
     return run_procedure(JOB, argv, parse_args, call)
 
 

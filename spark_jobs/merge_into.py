@@ -38,23 +38,14 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from paimon_core import FileSystemCatalog, PaimonError
-from spark_jobs.common.args import (
-    EXIT_FAILURE,
-    EXIT_USAGE,
-    JobConfig,
-    UsageError,
-    base_parser,
-    parse_job_args,
-)
-from spark_jobs.common.ledger import job_recording
+from paimon_core import FileSystemCatalog
+from spark_jobs.common.args import JobConfig, UsageError, base_parser, parse_job_args
 from spark_jobs.common.merge_spec import ARG_NAMES, MergeIntoError, MergeIntoSpec
-from spark_jobs.common.output import configure_logging, emit, emit_error
+from spark_jobs.common.runner import JobContext, run_job
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -186,52 +177,24 @@ def committed_result(catalog: FileSystemCatalog, args: MergeIntoArgs) -> dict[st
     }
 
 
+def _body(ctx: JobContext[MergeIntoArgs]) -> Mapping[str, Any]:
+    """The target opened first (a missing one fails before a JVM starts); a ``--run-id`` run
+    whose commit landed is answered without Spark."""
+    args = ctx.args
+    ctx.table()
+    done = committed_result(ctx.catalog, args)
+    if done is not None:
+        logger.info("merge_into run %s on %s already committed: nothing to do", args.run_id, args.config.table)
+        return done
+    # an error's line names the root cause (a Python worker's own exception, Spark's condition
+    # line; positions are in the SQL built from the arguments, logged at DEBUG) and whether a
+    # retry can help (CAST_INVALID_INPUT, a NULL key: no): spark_jobs.common.output
+    return {**run(ctx.spark(), args).to_dict(), "seconds": ctx.elapsed()}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 failed, 2 bad arguments)."""
-    configure_logging()
-    started = time.monotonic()
-    try:
-        args = parse_args(list(sys.argv[1:] if argv is None else argv))
-    except UsageError as e:
-        return emit_error(JOB, e, exit_code=EXIT_USAGE)
-    try:
-        catalog = FileSystemCatalog(args.config.warehouse, storage_options=dict(args.config.storage_options) or None)
-        target = args.spec.target_table
-        with job_recording(args.config, target, JOB, catalog=catalog, dry_run=args.dry_run) as recording:
-            recording.set_table(catalog.get_table(target))
-            done = committed_result(catalog, args)
-            if done is not None:
-                recording.set_result(done)
-            else:
-                from pyspark.sql import SparkSession
-
-                from spark_jobs.common.session import get_spark
-
-                existing = SparkSession.getActiveSession()
-                spark = get_spark(args.config.session_config())
-                try:
-                    result = run(spark, args)
-                finally:
-                    if existing is None:
-                        spark.stop()
-                recording.set_result(result)
-        if done is not None:
-            logger.info("merge_into run %s on %s already committed: nothing to do", args.run_id, args.config.table)
-            emit(done)
-            return 0
-    except (UsageError, MergeIntoError) as e:
-        return emit_error(JOB, e, exit_code=EXIT_FAILURE if isinstance(e, MergeIntoError) else EXIT_USAGE)
-    except (PaimonError, OSError) as e:
-        logger.info("merge_into on %s failed: %s", args.config.table, e)
-        return emit_error(JOB, e, exit_code=EXIT_FAILURE)
-    except Exception as e:  # noqa: BLE001 - Spark errors (AnalysisException ...) become the JSON line
-        # the line names the root cause (a Python worker's own exception, Spark's condition line;
-        # positions are in the SQL built from the arguments, logged at INFO) and whether a retry
-        # can help (CAST_INVALID_INPUT, a NULL key: no): spark_jobs.common.output
-        logger.info("merge_into on %s failed", args.config.table, exc_info=True)
-        return emit_error(JOB, e, exit_code=EXIT_FAILURE)
-    emit({**result.to_dict(), "job": JOB, "status": "ok", "seconds": round(time.monotonic() - started, 3)})
-    return 0
+    """Entry point; returns the exit code (0 ok, 2 bad arguments, 3 failed, 75 failed but retryable)."""
+    return run_job(JOB, argv, parse_args, _body, needs_spark=True)
 
 
 if __name__ == "__main__":

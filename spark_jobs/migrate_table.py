@@ -14,23 +14,21 @@ No row is copied: every file moves under its own name into ``<partition>/bucket-
 and one APPEND snapshot publishes them (see :mod:`paimon_core.migrate.file_migrator`). A dry run
 checks every file and reports files, rows and partitions without creating or moving anything. A
 source inside a Paimon table (``schema/schema-N`` at it or any ancestor), inside the warehouse's
-own metadata, or holding a symbolic link is refused (exit 1, nothing changed). A driver-only
+own metadata, or holding a symbolic link is refused (exit 3, nothing changed). A driver-only
 procedure: no Spark session is started.
 """
 
 from __future__ import annotations
 
-import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from paimon_core import FileSystemCatalog, PaimonError
-from spark_jobs.common.args import EXIT_FAILURE, EXIT_USAGE, UsageError
-from spark_jobs.common.ledger import job_recording
-from spark_jobs.common.output import configure_logging, emit, emit_error
+from spark_jobs.common.args import UsageError, parse_options
 from spark_jobs.common.procedure import Param, ProcedureArgs, parse_procedure_args
+from spark_jobs.common.runner import JobContext, run_job
 
-__all__ = ["JOB", "PARAMS", "main", "parse_args"]
+__all__ = ["JOB", "PARAMS", "check_connector", "main", "parse_args"]
 
 JOB = "migrate_table"
 PARAMS = (
@@ -38,62 +36,48 @@ PARAMS = (
     Param("source_path", "str", "the directory of Parquet files (Hive-style partitions)", required=True),
     Param("options", "str", "options of the new table, 'k=v,k2=v2'"),
 )
-logger = logging.getLogger(__name__)
+
+
+def check_connector(value: str | None, *, argument: str, source: str) -> None:
+    """UsageError unless ``value`` (``source_type`` / ``connector``, default parquet) is one a
+    filesystem catalog can migrate: Parquet directories. ``source``: what to give instead of a
+    Hive table (``"the table's"``, ``"the database's"``)."""
+    connector = (value or "parquet").lower()
+    if connector == "hive":
+        raise UsageError(f"{argument} 'hive' needs a Hive metastore; give {source} directory with {argument} parquet")
+    if connector != "parquet":
+        raise UsageError(f"unsupported {argument} {connector!r}: only 'parquet' directories can be migrated")
 
 
 def parse_args(argv: Sequence[str]) -> ProcedureArgs:
     args = parse_procedure_args(
         JOB, "Adopt a directory of Parquet files as a Paimon append table.", PARAMS, argv, dry_run=True
     )
-    source_type = (args.get("source_type") or "parquet").lower()
-    if source_type == "hive":
-        raise UsageError("source_type 'hive' needs a Hive metastore; give the table's directory with source_type parquet")
-    if source_type != "parquet":
-        raise UsageError(f"unsupported source_type {source_type!r}: only 'parquet' directories can be migrated")
+    check_connector(args.get("source_type"), argument="source_type", source="the table's")
+    parse_options(args.get("options"))
     return args
 
 
-def _options(text: str | None) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in (text or "").split(","):
-        if not item.strip():
-            continue
-        if "=" not in item:
-            raise UsageError(f"options must be 'k=v' pairs separated by ',', got {item!r}")
-        key, value = item.split("=", 1)
-        out[key.strip()] = value.strip()
-    return out
+def _body(ctx: JobContext[ProcedureArgs]) -> Mapping[str, Any]:
+    """Migrate into ``--table`` (created when missing: the ledger row then starts from no snapshot)."""
+    from paimon_core.migrate import migrate_directory
+
+    args, catalog, name = ctx.args, ctx.catalog, ctx.config.table
+    existed = catalog.table_exists(name)
+    if existed:
+        ctx.table()
+    result = migrate_directory(
+        catalog, str(args.get("source_path")), name, options=parse_options(args.get("options")), dry_run=args.dry_run
+    )
+    if not existed and catalog.table_exists(name):
+        ctx.table()
+        ctx.recording.set_metrics(snapshot_before=None)  # the migration created the table
+    return result.to_dict()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 failed, 2 bad arguments)."""
-    from paimon_core.migrate import migrate_directory
-
-    configure_logging()
-    try:
-        args = parse_args(list(sys.argv[1:] if argv is None else argv))
-        options = _options(args.get("options"))
-    except UsageError as e:
-        return emit_error(JOB, e, exit_code=EXIT_USAGE)
-    config = args.config
-    try:
-        catalog = FileSystemCatalog(config.warehouse, storage_options=dict(config.storage_options) or None)
-        with job_recording(config, config.table, JOB, catalog=catalog, dry_run=args.dry_run) as recording:
-            existed = catalog.table_exists(config.table)
-            if existed:
-                recording.set_table(catalog.get_table(config.table))
-            result = migrate_directory(
-                catalog, str(args.get("source_path")), config.table, options=options, dry_run=args.dry_run
-            )
-            if not existed and catalog.table_exists(config.table):
-                recording.set_table(catalog.get_table(config.table))
-                recording.set_metrics(snapshot_before=None)  # the migration created the table
-            recording.set_result(result)
-    except (PaimonError, OSError) as e:
-        logger.info("%s into %s failed: %s", JOB, config.table, e)
-        return emit_error(JOB, e, exit_code=EXIT_FAILURE)
-    emit({**result.to_dict(), "job": JOB, "status": "ok", "table": config.table})
-    return 0
+    """Entry point; returns the exit code (0 ok, 2 bad arguments, 3 failed)."""
+    return run_job(JOB, argv, parse_args, _body)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ tag and consumer is deleted, the table truncated (one OVERWRITE snapshot), its c
 every other snapshot expired and the orphan files removed; the schema stays. It cannot be undone:
 ``--dry-run`` (ours) lists the branches, tags, consumers, live files and rows, snapshots and
 changelogs that would go, and changes nothing. A handle on a branch, or a table option naming a
-fallback branch, is refused (exit 1, nothing changed).
+fallback branch, is refused (exit 3, nothing changed).
 
 Calls ``table.purge_files(...)`` (:mod:`paimon_core.operation.purge_files`): driver-only, no Spark
 session. Prints one JSON line: what was (or would be) removed and ``result`` "Success" (Java's row).
@@ -40,7 +40,7 @@ def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 failed, 2 bad arguments)."""
+    """Entry point; returns the exit code (0 ok, 2 bad arguments, 3 failed, 75 failed but retryable)."""
     return run_procedure(JOB, argv, parse_args, call)
 
 

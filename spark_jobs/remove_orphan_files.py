@@ -22,10 +22,16 @@
 * ``--mode local``: the whole clean in this process (``paimon_core``'s ``OrphanFilesClean``); no
   Spark session is started.
 
+With ``--table DB.*`` a table of a kind paimon_core refuses (a chain table, a BLOB column ...:
+:class:`~paimon_core.exceptions.UnsupportedTableKindError`) is left alone byte for byte and the
+others are cleaned: it is listed in ``tables`` as ``skipped`` with the reason (and in
+``skipped_tables``), with a ``skipped`` ledger row. Named alone (``--table DB.T``) it is refused.
+
 Prints one JSON line: job, status, mode, table, deleted_file_count, deleted_bytes, deleted_paths
 (first 1000, sorted), candidates_scanned, older_than_millis, dry_run, tables (per-table counts),
-seconds. Bad arguments exit 2; a failed or aborted clean exits 1 (one JSON line and one log
-line, as every job: a missing database fails before a Spark session starts).
+skipped_tables, seconds. Bad arguments exit 2; a failed or aborted clean exits 3 (75 when a retry
+may pass; one JSON line and one log line, as every job: a missing database fails before a Spark
+session starts).
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -76,16 +82,9 @@ from paimon_core.operation.referenced_files import (
     list_branches,
 )
 from paimon_core.table.table import FileStoreTable
-from spark_jobs.common.args import (
-    EXIT_FAILURE,
-    EXIT_USAGE,
-    JobConfig,
-    UsageError,
-    base_parser,
-    parse_job_args,
-)
+from spark_jobs.common.args import JobConfig, UsageError, base_parser, parse_job_args
 from spark_jobs.common.ledger import job_recording
-from spark_jobs.common.output import configure_logging, emit, emit_error
+from spark_jobs.common.runner import JobContext, SkippedTable, open_or_skip, run_job
 
 if TYPE_CHECKING:
     from pyspark import Broadcast
@@ -450,7 +449,8 @@ def run(spark: SparkSession | None, plan: OrphanCleanPlan) -> dict[str, Any]:
     """Clean with an existing session (None for ``--mode local``); returns the JSON-safe result.
 
     With ``DB.*`` a table that fails does not stop the others; the first failure is then
-    raised as :class:`OrphanCleanAbortedError` naming every failed table. Each table is one row
+    raised as :class:`OrphanCleanAbortedError` naming every failed table; a table whose kind
+    paimon_core refuses is skipped and listed (see the module docstring). Each table is one row
     of the warehouse's maintenance ledger (:mod:`spark_jobs.common.ledger`).
     """
     started = time.monotonic()
@@ -458,11 +458,16 @@ def run(spark: SparkSession | None, plan: OrphanCleanPlan) -> dict[str, Any]:
     cutoff = resolve_older_than(plan.older_than, catalog.clock.now_millis(), force=plan.force)
     names = _table_names(catalog, plan)
     results: list[OrphanFilesCleanResult] = []
+    skipped: list[SkippedTable] = []
     failed: dict[str, PaimonError] = {}
     for name in names:
         try:
             with job_recording(plan.config, name, JOB, catalog=catalog, dry_run=plan.dry_run) as recording:
-                table = catalog.get_table(name)
+                # DB.*: a refused table is skipped; named alone (DB.T), it is refused
+                table = open_or_skip(catalog, name, recording) if plan.all_tables else catalog.get_table(name)
+                if isinstance(table, SkippedTable):
+                    skipped.append(table)
+                    continue
                 recording.set_table(table)
                 if plan.mode == "local" or spark is None:
                     clean = OrphanFilesClean(table, parallelism=plan.parallelism or 8)
@@ -486,6 +491,8 @@ def run(spark: SparkSession | None, plan: OrphanCleanPlan) -> dict[str, Any]:
             tables=sorted(failed),
         ) from next(iter(failed.values()))
     total = combine_results(results, table=plan.config.table)
+    counts = ("table", "deleted_file_count", "deleted_bytes", "candidates_scanned")
+    tables = [{"status": "ok", **{k: r.to_dict()[k] for k in counts}} for r in results]
     return {
         "job": JOB,
         "status": "ok",
@@ -493,53 +500,30 @@ def run(spark: SparkSession | None, plan: OrphanCleanPlan) -> dict[str, Any]:
         **total.to_dict(),
         "older_than_millis": cutoff,
         "dry_run": plan.dry_run,
-        "tables": [
-            {
-                k: r.to_dict()[k]
-                for k in ("table", "deleted_file_count", "deleted_bytes", "candidates_scanned")
-            }
-            for r in results
-        ],
+        "tables": sorted([*tables, *(s.to_dict() for s in skipped)], key=lambda t: str(t["table"])),
+        "skipped_tables": [s.table for s in skipped],
         "seconds": round(time.monotonic() - started, 3),
     }
 
 
+def _body(ctx: JobContext[OrphanCleanPlan]) -> Mapping[str, Any]:
+    """``--mode local`` in this process; else the database is checked first (a missing one fails
+    before a JVM starts), then the clean runs on Spark."""
+    plan = ctx.args
+    if plan.mode == "local":
+        return run(None, plan)
+    _table_names(_catalog(plan), plan)  # a missing database fails here, before a JVM starts
+    return run(ctx.spark(), plan)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: parse, clean, print one JSON line; returns the exit code.
+    """Entry point: parse, clean, print one JSON line; returns the exit code (0 ok, 2 bad
+    arguments, 3 failed, 75 failed but retryable).
 
     A session this call creates is stopped at the end; one that was already active (a
     notebook, a test run) is reused and left running.
     """
-    configure_logging()
-    try:
-        plan = parse_args(sys.argv[1:] if argv is None else argv)
-    except UsageError as e:
-        return emit_error(JOB, e, exit_code=EXIT_USAGE)
-    try:
-        if plan.mode == "local":
-            emit(run(None, plan))
-            return 0
-        _table_names(_catalog(plan), plan)  # a missing database fails here, before a JVM starts
-        from pyspark.sql import SparkSession
-
-        from spark_jobs.common.session import get_spark
-
-        existing = SparkSession.getActiveSession()
-        spark = get_spark(plan.config.session_config())
-        try:
-            emit(run(spark, plan))
-        finally:
-            if existing is None:
-                spark.stop()
-    except InvalidArgumentError as e:
-        return emit_error(JOB, e, exit_code=EXIT_USAGE)
-    except (PaimonError, OSError) as e:  # one line, as every job (the JSON line carries the error)
-        logger.info("%s on %s failed: %s", JOB, plan.config.table, e)
-        return emit_error(JOB, e, exit_code=EXIT_FAILURE)
-    except Exception as e:  # noqa: BLE001 - Spark errors (Py4J, PythonException) become the JSON line
-        logger.exception("%s on %s failed", JOB, plan.config.table)
-        return emit_error(JOB, e, exit_code=EXIT_FAILURE)
-    return 0
+    return run_job(JOB, argv, parse_args, _body, needs_spark=True, ledger="tables")
 
 
 if __name__ == "__main__":

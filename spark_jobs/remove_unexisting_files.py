@@ -13,7 +13,7 @@ data files are checked (one listing per bucket directory); the missing ones are 
 table's state in one OVERWRITE commit, so the table reads again; their rows were already lost.
 Nothing on the file system is deleted. Use it only for what Paimon documents (a file deleted by hand
 or by a too short orphan-cleanup age; a file a restarted writer committed again after its
-expiry). A concurrent commit that removed one of those files fails it (exit 1, table unchanged).
+expiry). A concurrent commit that removed one of those files fails it (exit 75, table unchanged).
 Deletion-vector tables whose missing files still have vectors are refused.
 
 Calls ``table.remove_unexisting_files(...)``: a driver-only metadata procedure (the checks run on a
@@ -54,7 +54,7 @@ def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 failed, 2 bad arguments)."""
+    """Entry point; returns the exit code (0 ok, 2 bad arguments, 3 failed, 75 failed but retryable)."""
     return run_procedure(JOB, argv, parse_args, call)
 
 

@@ -8,7 +8,7 @@
 Arguments (Paimon's names and order): ``from_branch``, ``to_branch``. As Java's
 ``renameBranch``: ``main`` cannot be renamed, the branch must exist, the new name must be free and
 valid (not ``main``, not blank, not all digits); ours also refuses a branch a table option reads
-(``scan.fallback-branch``). Any of these fails (exit 1) and changes nothing. ``--dry-run`` (ours)
+(``scan.fallback-branch``). Any of these fails (exit 3) and changes nothing. ``--dry-run`` (ours)
 checks and writes nothing.
 
 Calls ``table.rename_branch(...)`` (:mod:`paimon_core.branch.branch_rename`): driver-only, no Spark
@@ -42,7 +42,7 @@ def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 failed, 2 bad arguments)."""
+    """Entry point; returns the exit code (0 ok, 2 bad arguments, 3 failed, 75 failed but retryable)."""
     return run_procedure(JOB, argv, parse_args, call)
 
 

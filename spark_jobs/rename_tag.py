@@ -7,7 +7,7 @@
 
 Arguments (Paimon's names and order; Flink's ``tagName`` / ``targetTagName`` also work): ``tag``,
 ``target_tag``. An unknown tag (``TagNotFoundError``) or a taken target name
-(``TagAlreadyExistsError``) fails (exit 1) and changes nothing. ``--dry-run`` (ours) checks both
+(``TagAlreadyExistsError``) fails (exit 3) and changes nothing. ``--dry-run`` (ours) checks both
 names and writes nothing.
 
 Calls ``table.rename_tag(...)``: a driver-only metadata procedure, so no Spark session is started
@@ -56,7 +56,7 @@ def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 failed, 2 bad arguments)."""
+    """Entry point; returns the exit code (0 ok, 2 bad arguments, 3 failed, 75 failed but retryable)."""
     return run_procedure(JOB, argv, parse_args, call)
 
 

@@ -10,7 +10,7 @@ comma-separated list of ``db`` and ``db.table``. Java's repair syncs a metastore
 the file system; a filesystem catalog has none (the warehouse directory is the catalog), so the
 job checks that every database and table named exists and can be opened, and changes nothing
 (:mod:`paimon_core.catalog.catalog_repair`). A missing database or table, or a name with more
-than two parts, fails (exit 1). Takes no ``--table``.
+than two parts, fails (exit 3). Takes no ``--table``.
 
 Driver-only, no Spark session. Prints one JSON line: databases, tables, note, result (Java's
 row: true). Each table checked is one ledger row (action ``repair``).
@@ -19,14 +19,12 @@ row: true). Each table checked is one ledger row (action ``repair``).
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from paimon_core import PaimonError
 from paimon_core.catalog.catalog_repair import repair
-from spark_jobs.common.args import EXIT_FAILURE, EXIT_USAGE, UsageError
-from spark_jobs.common.ledger import job_catalog, job_recording
-from spark_jobs.common.output import configure_logging, emit, emit_error
 from spark_jobs.common.procedure import Param, ProcedureArgs, parse_procedure_args, result_dict
+from spark_jobs.common.runner import JobContext, run_job
 
 __all__ = ["JOB", "PARAMS", "main", "parse_args"]
 
@@ -48,24 +46,19 @@ def parse_args(argv: Sequence[str]) -> ProcedureArgs:
     )  # fmt: skip
 
 
+def _body(ctx: JobContext[ProcedureArgs]) -> Mapping[str, Any]:
+    """Check the catalog; one ledger row per table checked."""
+    result = result_dict(repair(ctx.catalog, ctx.args.get("database_or_table")))
+    for name in result["tables"]:
+        with ctx.record(name) as recording:
+            recording.set_table(ctx.catalog.get_table(name))
+            recording.set_result(result)
+    return result
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 failed, 2 bad arguments)."""
-    configure_logging()
-    try:
-        args = parse_args(list(sys.argv[1:] if argv is None else argv))
-    except UsageError as e:
-        return emit_error(JOB, e, exit_code=EXIT_USAGE)
-    try:
-        catalog = job_catalog(args.config)
-        result = result_dict(repair(catalog, args.get("database_or_table")))
-        for name in result["tables"]:
-            with job_recording(args.config, name, JOB, catalog=catalog) as recording:
-                recording.set_table(catalog.get_table(name))
-                recording.set_result(result)
-    except (PaimonError, OSError) as e:
-        return emit_error(JOB, e, exit_code=EXIT_FAILURE)
-    emit({**result, "job": JOB, "status": "ok"})
-    return 0
+    """Entry point; returns the exit code (0 ok, 2 bad arguments, 3 failed)."""
+    return run_job(JOB, argv, parse_args, _body, ledger="tables")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@
 Arguments (Paimon's names and order): ``snapshot_id``. As Java's
 ``SnapshotManager.repairEarliestSnapshot``: it must lie between the current earliest and the
 latest snapshot, every snapshot from it to the latest must exist, and it must follow a gap (or be
-the current earliest); else the job fails (exit 1) naming the problem and nothing changes. Only the
+the current earliest); else the job fails (exit 3) naming the problem and nothing changes. Only the
 hint file is written. ``--dry-run`` (ours) runs every check and writes nothing.
 
 Calls ``table.repair_earliest_snapshot(...)``: driver-only, no Spark session. Prints one JSON
@@ -42,7 +42,7 @@ def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 failed, 2 bad arguments)."""
+    """Entry point; returns the exit code (0 ok, 2 bad arguments, 3 failed, 75 failed but retryable)."""
     return run_procedure(JOB, argv, parse_args, call)
 
 

@@ -7,7 +7,7 @@
 
 Arguments (Paimon's names and order; also ``--snapshot_id`` etc.): ``tag``, ``snapshot`` (default:
 the latest), ``time_retained`` (without it the replaced tag has no retention, as in Java). A tag
-that does not exist fails (``TagNotFoundError``, exit 1) and changes nothing; use ``create_tag``. ``--dry-run`` (ours)
+that does not exist fails (``TagNotFoundError``, exit 3) and changes nothing; use ``create_tag``. ``--dry-run`` (ours)
 checks the tag and the snapshot and reports the change, writing nothing.
 
 Calls ``table.replace_tag(...)``: a driver-only metadata procedure, so no Spark session is started
@@ -61,7 +61,7 @@ def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 failed, 2 bad arguments)."""
+    """Entry point; returns the exit code (0 ok, 2 bad arguments, 3 failed, 75 failed but retryable)."""
     return run_procedure(JOB, argv, parse_args, call)
 
 

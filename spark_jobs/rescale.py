@@ -12,7 +12,7 @@ default: the whole table). ``source.parallelism`` / ``sink.parallelism`` are acc
 
 The partition's rows are read at the latest snapshot and rewritten with the new bucket count in one
 OVERWRITE commit in strict mode: a concurrent commit to the partition fails the rescale cleanly
-(exit 1, nothing lost, its files deleted). See :mod:`paimon_core.operation.rescale`.
+(exit 75, nothing lost, its files deleted). See :mod:`paimon_core.operation.rescale`.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 failed, 2 bad arguments)."""
+    """Entry point; returns the exit code (0 ok, 2 bad arguments, 3 failed, 75 failed but retryable)."""
     return run_procedure(JOB, argv, parse_args, call)
 
 

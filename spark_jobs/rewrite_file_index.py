@@ -9,7 +9,7 @@ options (``file-index.bloom-filter.columns``, ``file-index.bitmap.columns``,
 ``file-index.bsi.columns``, ``file-index.range-bitmap.columns``, per column
 ``file-index.<type>.<column>.<option>``; set them with ALTER TABLE first). paimon_core cannot write
 Paimon's file-index format yet: after checking the table, the partitions and those options, the job
-refuses (exit 1) with an error naming the missing feature, and changes nothing
+refuses (exit 3) with an error naming the missing feature, and changes nothing
 (:mod:`paimon_core.operation.rewrite_file_index`); run it in Flink or Spark meanwhile. Only when no
 index is configured and no file has one (Java's rewrite would change nothing) it succeeds, saying so.
 Driver-only, no Spark session. Prints one JSON line.
@@ -39,7 +39,7 @@ def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 failed, 2 bad arguments)."""
+    """Entry point; returns the exit code (0 ok, 2 bad arguments, 3 failed, 75 failed but retryable)."""
     return run_procedure(JOB, argv, parse_args, call)
 
 

@@ -11,7 +11,7 @@ Arguments (Paimon's names and order): exactly one of ``tag`` and ``snapshot_id``
 ``rollback_to`` nothing is deleted: a new OVERWRITE snapshot gets the target's files, and later
 snapshots and tags stay (so this rollback can itself be rolled back). A snapshot target is first
 tagged ``rollback-to-as-latest-<id>-<uuid>`` so expiry cannot take its files meanwhile (Java keeps
-that tag). A commit landing at the same moment fails it (``CommitConflictError``, exit 1) with the
+that tag). A commit landing at the same moment fails it (``CommitConflictError``, exit 75: a retry may pass) with the
 table unchanged. ``--dry-run`` (ours) reports and changes nothing.
 
 Calls ``table.rollback_to_as_latest(...)``: a driver-only metadata procedure, so no Spark session is
@@ -67,7 +67,7 @@ def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 failed, 2 bad arguments)."""
+    """Entry point; returns the exit code (0 ok, 2 bad arguments, 3 failed, 75 failed but retryable)."""
     return run_procedure(JOB, argv, parse_args, call)
 
 

@@ -9,7 +9,7 @@
 Arguments (Paimon's names and order): ``timestamp`` (epoch millis, as Paimon takes it, or an ISO
 time, UTC). The target is the newest snapshot committed at or before it; the snapshots, tags and
 changelogs after it are removed as ``rollback_to`` does (metadata only; data files are left to
-``remove_orphan_files``). No snapshot that old fails (exit 1) and changes nothing. ``--dry-run``
+``remove_orphan_files``). No snapshot that old fails (exit 3) and changes nothing. ``--dry-run``
 (ours) reports and changes nothing.
 
 Calls ``table.rollback_to_timestamp(...)``: a driver-only metadata procedure, so no Spark session is
@@ -50,7 +50,7 @@ def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 failed, 2 bad arguments)."""
+    """Entry point; returns the exit code (0 ok, 2 bad arguments, 3 failed, 75 failed but retryable)."""
     return run_procedure(JOB, argv, parse_args, call)
 
 

@@ -10,7 +10,7 @@ Arguments (Paimon's names and order): ``watermark`` (a Java long, epoch millis).
 ``RollbackToWatermarkProcedure``: the target is the newest snapshot whose watermark is <=
 ``watermark`` (``earlierOrEqualWatermark``; snapshots without a watermark are skipped); the
 snapshots, tags and changelogs after it are removed as ``rollback_to`` removes them. An empty table
-or no such snapshot fails (exit 1), a watermark that is not an integer exits 2; nothing changes.
+or no such snapshot fails (exit 3), a watermark that is not an integer exits 2; nothing changes.
 ``--dry-run`` (ours) reports and changes nothing.
 
 Calls ``table.rollback_to_watermark(...)``: driver-only, no Spark session. Prints one JSON line:
@@ -49,7 +49,7 @@ def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 failed, 2 bad arguments)."""
+    """Entry point; returns the exit code (0 ok, 2 bad arguments, 3 failed, 75 failed but retryable)."""
     return run_procedure(JOB, argv, parse_args, call)
 
 

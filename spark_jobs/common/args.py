@@ -43,6 +43,7 @@ __all__ = [
     "check_argument",
     "parse_bucket_list",
     "parse_job_args",
+    "parse_options",
     "parse_partition_specs",
     "use_result_file",
 ]
@@ -117,6 +118,22 @@ def parse_partition_specs(text: str, *, name: str = "partitions") -> tuple[dict[
             "or leave it out to cover every partition"
         )
     return tuple(dict(s) for s in specs)
+
+
+def parse_options(text: str | None, *, name: str = "options") -> dict[str, str]:
+    """Paimon's table-options argument ``'k=v,k2=v2'`` (``compact``'s ``options``,
+    ``compact_database``'s ``table_options``, the migrations' ``options``) as a dict; empty items
+    are ignored; :class:`UsageError` naming the argument and the item for one without ``=`` or
+    without a key."""
+    out: dict[str, str] = {}
+    for item in (text or "").split(","):
+        if not item.strip():
+            continue
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"{_flag(name)} must be 'k=v[,k2=v2]', got {item.strip()!r} in {text!r}")
+        out[key.strip()] = value.strip()
+    return out
 
 
 #: One item of a bucket list: a bucket or a closed range (Java's ``ParameterUtils.INTEGER_RANGE``).

@@ -18,7 +18,9 @@ The shared argument rules (non-empty ``partitions``, ``commit_identifier`` >= 0,
 
 The job prints exactly one JSON line: the core result's ``to_dict()`` plus ``job``, ``status``
 and ``table``; on a bad argument it prints an error line and exits 2, on a core
-:class:`~paimon_core.PaimonError` (missing table, unknown tag, invalid retention...) exits 1.
+:class:`~paimon_core.PaimonError` (missing table, unknown tag, invalid retention...) exits 3, or 75
+when a retry may succeed (a commit conflict): the job runner's contract,
+:func:`spark_jobs.common.runner.run_job`, which :func:`run_procedure` uses.
 
 Each run is one row of the warehouse's maintenance ledger (``paimon_maintenance.ledger``, created
 if missing; ``--no-ledger`` records nothing): see :mod:`spark_jobs.common.ledger`.
@@ -30,29 +32,16 @@ costs seconds): nothing here imports pyspark. Run them with ``python -m spark_jo
 
 from __future__ import annotations
 
-import logging
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from paimon_core import PaimonError
 from paimon_core.table.table import FileStoreTable
-from spark_jobs.common.args import (
-    EXIT_FAILURE,
-    EXIT_USAGE,
-    JobConfig,
-    UsageError,
-    base_parser,
-    check_argument,
-    parse_job_args,
-)
-from spark_jobs.common.ledger import job_action, job_catalog, job_recording
-from spark_jobs.common.output import configure_logging, emit, emit_error
+from spark_jobs.common.args import JobConfig, UsageError, base_parser, check_argument, parse_job_args
+from spark_jobs.common.ledger import job_action, job_catalog
+from spark_jobs.common.runner import run_job
 
 __all__ = ["Param", "ProcedureArgs", "open_table", "parse_procedure_args", "result_dict", "run_procedure"]
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -179,27 +168,6 @@ def run_procedure(
     call: Callable[[FileStoreTable, ProcedureArgs], Mapping[str, Any]],
 ) -> int:
     """Parse, open the table, run ``call``, print one JSON line; returns the exit code. The run
-    is one row of the warehouse's maintenance ledger (:mod:`spark_jobs.common.ledger`)."""
-    configure_logging()
-    try:
-        args = parse(list(sys.argv[1:] if argv is None else argv))
-    except UsageError as e:
-        return emit_error(job, e, exit_code=EXIT_USAGE)
-    try:
-        catalog = job_catalog(args.config)
-        with job_recording(args.config, args.config.table, job_action(job, args), catalog=catalog) as recording:
-            recording.set_dry_run(args.dry_run)
-            table = catalog.get_table(args.config.table)
-            recording.set_table(table)
-            payload = dict(call(table, args))
-            recording.set_result(payload)
-    except UsageError as e:
-        return emit_error(job, e, exit_code=EXIT_USAGE)
-    except (PaimonError, OSError) as e:
-        logger.info("%s on %s failed: %s", job, args.config.table, e)
-        return emit_error(job, e, exit_code=EXIT_FAILURE)
-    except Exception as e:  # noqa: BLE001 - an unexpected error still becomes the JSON line
-        logger.exception("%s on %s failed", job, args.config.table)
-        return emit_error(job, e, exit_code=EXIT_FAILURE)
-    emit({**payload, "job": job, "status": "ok", "table": args.config.table})
-    return 0
+    is one row of the warehouse's maintenance ledger (:func:`spark_jobs.common.runner.run_job`
+    with ``ledger="table"``); no Spark session."""
+    return run_job(job, argv, parse, lambda ctx: call(ctx.table(), ctx.args), action=lambda a: job_action(job, a))

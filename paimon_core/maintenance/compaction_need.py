@@ -15,7 +15,8 @@ table's own rules as Paimon applies them:
 * append tables: the files Paimon's ``AppendCompactCoordinator`` (unaware bucket: small files
   below ``target-file-size`` x ``compaction.small-file-ratio``, bins of 2 x target or at least
   ``compaction.min.file-num`` files) or ``BucketedAppendCompactManager`` (fixed bucket) would
-  rewrite, as the state recorded them.
+  rewrite, as the state recorded them; data-evolution tables: those ``DataEvolutionCompactCoordinator``
+  would merge (row-id runs of at least ``compaction.min.file-num`` files).
 
 Partitions with a file newer than ``partition_idle_time`` (the registry's, or a table option
 ``partition.idle-time-to-compact``) are left alone; with ``respect_offpeak`` a table with
@@ -362,9 +363,11 @@ def _append_picks(
     state: TableState, settings: MaintenanceSettings, hot: set[str], outside_offpeak: bool
 ) -> tuple[str, list[_Pick], int, str]:
     from paimon_core.append.append_compact_coordinator import AppendCompactConfig
+    from paimon_core.append.row_tracking import data_evolution_enabled
 
     config = AppendCompactConfig.from_options(state.options)
     fixed = state.bucket_mode > 0
+    data_evolution = data_evolution_enabled(state.options)  # Java's DataEvolutionCompactCoordinator
     strategy = settings.compaction
     small = f"under {fmt_bytes(config.compaction_file_size)} (target-file-size x compaction.small-file-ratio)"
     picks: list[_Pick] = []
@@ -380,7 +383,13 @@ def _append_picks(
         if outside_offpeak:
             deferred += 1
             continue
-        if not fixed:
+        if not fixed and data_evolution:
+            where = f"partition {b.partition}" if b.partition else "the table"
+            why = (
+                f"{where}: {files} files of neighbouring row-id ranges (base and column files) to merge "
+                f"(DataEvolutionCompactCoordinator: >= compaction.min.file-num {config.min_file_num} files a task)"
+            )
+        elif not fixed:
             where = f"partition {b.partition}" if b.partition else "the table"
             why = (
                 f"{where}: {files} files {small} to bin-pack (AppendCompactCoordinator: bins of 2 x "

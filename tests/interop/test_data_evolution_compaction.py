@@ -275,3 +275,63 @@ def test_deletion_vectors_move_to_the_merged_file(
     for sid in range(1, 8):  # the snapshots before read as before (their vectors are still there)
         assert peer_mapping(pypaimon_peer, wh, {"scan.snapshot-id": sid}) == ours(t, {"scan.snapshot-id": sid})
     assert {f.file_name for f in before}.isdisjoint(f.file_name for f in after)
+
+
+def test_update_landing_during_compaction_makes_it_replan(
+    pypaimon_peer: Peer, rust_peer: Peer, peer_python: str, warehouse: str
+) -> None:
+    """pypaimon updates rows 1 and 2 by row id while our tasks run: its partial-column file over
+    range 0..29 would overlap our merged 0..89 without spanning it (an unreadable table), so our
+    commit conflicts (Java ``DataEvolutionConflictDetection.checkRowIdRangeConflicts``), deletes
+    what it wrote, re-plans on the new snapshot and merges the update in."""
+    from paimon_core.operation.compact.compact_planner import CompactRequest
+    from paimon_core.operation.compact.table_compact import TableCompact, local_executor
+
+    wh = warehouse
+    t = new_table(pypaimon_peer, wh)
+    for k in range(3):
+        pypaimon_peer.write(wh, "db.t", batch(k * ROWS))
+    update(peer_python, wh, update_a(range(0, 3 * ROWS, 3), 1000), update_a(range(1, 3 * ROWS, 3), 2000))  # 4, 5
+    inner = local_executor(1)
+    runs: list[list[str]] = []
+
+    def racing(table: Any, tasks: Any) -> Any:
+        out = inner(table, tasks)
+        runs.append([f.file_name for m in out for f in m.compact_after])
+        if len(runs) == 1:
+            update(peer_python, wh, update_a([1, 2], 7000))  # 6: lands before our commit
+        return out
+
+    result = TableCompact(t, executor=racing).run(CompactRequest())
+    assert result.conflict_rounds == 1 and len(runs) == 2 and result.snapshot_id == 7
+    first_try = runs[0][0]
+    path = t.paths.data_file_path(t.partition_path(t.partition_codec.encode([])), 0, first_try)
+    assert not t.file_io.exists(path)  # the conflicting round's file was deleted
+    got = check(pypaimon_peer, rust_peer, wh, t, {})
+    assert [got[i][2] for i in (0, 1, 2, 3, 4)] == [1000, 7001, 7002, 1003, 2004]
+    assert rows_of(got) == rows_of(peer_mapping(pypaimon_peer, wh, {"scan.snapshot-id": 6}))
+    assert [(f.first_row_id, f.row_count) for f in live_files(t)] == [(0, 3 * ROWS)]
+
+
+def test_spark_jobs_compact_local_dry_run_then_compacts(
+    pypaimon_peer: Peer, rust_peer: Peer, peer_python: str, warehouse: str
+) -> None:
+    """``python -m spark_jobs compact --mode local``: the dry run shows the data-evolution task
+    and changes nothing; the run merges the files (one COMPACT snapshot), rows and ids kept."""
+    wh = warehouse
+    t = new_table(pypaimon_peer, wh)
+    for k in range(3):
+        pypaimon_peer.write(wh, "db.t", batch(k * ROWS))
+    update(peer_python, wh, update_a(range(5, 70), 3000))  # 4
+    want = peer_mapping(pypaimon_peer, wh)
+    base = [sys.executable, "-m", "spark_jobs", "compact", "--warehouse", wh, "--table", "db.t", "--mode", "local"]
+    proc = subprocess.run([*base, "--dry-run"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    plan = json.loads(proc.stdout.strip().splitlines()[-1])["plan"]
+    assert [(p["kind"], p["input_files"], p["input_rows"]) for p in plan] == [("data-evolution", 6, 2 * 3 * ROWS)]  # partial files span whole ranges
+    assert t.latest_snapshot().id == 4  # type: ignore[union-attr]
+    proc = subprocess.run(base, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["snapshot_id"] == 5 and out["files_read"] == 6 and out["files_written"] == 1
+    assert rows_of(check(pypaimon_peer, rust_peer, wh, t, {})) == rows_of(want)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from paimon_core.append.row_tracking import (
     ROW_TRACKING_PARTITION_GROUP_ON_COMMIT,
     assign_row_tracking,
+    data_evolution_enabled,
     row_tracking_enabled,
 )
 from paimon_core.exceptions import (
@@ -131,6 +132,8 @@ class FileStoreCommit:
         bucket = self.options.bucket
         self.total_buckets = bucket if bucket > 0 else -1
         self._deletion_vectors = self.options.deletion_vectors_enabled
+        #: data-evolution tables: a COMPACT commit checks row-id ranges (Java DataEvolutionConflictDetection)
+        self._data_evolution = not schema.primary_keys and data_evolution_enabled(self.options.options)
         self._bucket_history: bool | None = None
         last_safe = self.options.commit_strict_mode_last_safe_snapshot
         self._strict = (
@@ -497,7 +500,12 @@ class FileStoreCommit:
         if latest is not None and (check_append or any(e.kind == FileKind.DELETE for e in changes)):
             base = self.scan.live_entries(latest, ScanFilter(partitions=frozenset(e.partition for e in changes)))
             check_no_conflicts(
-                base, changes, snapshot_id=latest.id, key_of=self._key_of, check_buckets=kind != CommitKind.OVERWRITE
+                base,
+                changes,
+                snapshot_id=latest.id,
+                key_of=self._key_of,
+                check_buckets=kind != CommitKind.OVERWRITE,
+                check_row_id_ranges=self._data_evolution and kind == CommitKind.COMPACT,
             )
             if self._deletion_vectors and latest.index_manifest is not None:
                 latest_index = read_index_manifest(self.file_io, self.paths.manifest_path(latest.index_manifest))

@@ -1,6 +1,6 @@
 """Conflict detection before a snapshot is published (Java's ``ConflictDetection``).
 
-Four checks, each failing the commit with a :class:`CommitConflictError` that names the files:
+Five checks, each failing the commit with a :class:`CommitConflictError` that names the files:
 
 * **File deletion conflicts**: a DELETE entry (compaction input, overwrite, delete) whose file
   the base snapshot no longer has, or an ADD of a file that is already live.
@@ -9,6 +9,8 @@ Four checks, each failing the commit with a :class:`CommitConflictError` that na
 * **LSM conflicts** (primary-key tables): after the changes, two files of one partition and bucket
   at the same level >= 1 overlap in key range. Levels >= 1 are sorted runs; an overlap means two
   compactions of the same bucket raced and both landed on top of the same base.
+* **Row-id ranges** (COMPACT commits of data-evolution tables): overlapping files must span the
+  same row-id range (:func:`check_row_id_range_conflicts`).
 * **Deletion vectors** (tables with ``deletion-vectors.enabled``): a data file the commit removes
   still has a vector in an index file the commit keeps (:func:`check_deletion_vector_conflicts`),
   and DV index changes that race another commit's (:func:`check_index_conflicts`).
@@ -36,17 +38,61 @@ def check_no_conflicts(
     snapshot_id: int | None,
     key_of: KeyOf | None = None,
     check_buckets: bool = True,
+    check_row_id_ranges: bool = False,
 ) -> None:
     """Fail if the changes conflict with the base snapshot's live entries ``base`` (see module doc).
 
     ``key_of`` (primary-key tables) turns a file's BinaryRow min/max key into a comparable tuple and
     enables the LSM check. ``check_buckets=False`` for overwrites, which may change the bucket count.
+    ``check_row_id_ranges`` (COMPACT commits of data-evolution tables): the row-id range check.
     """
     merged = _apply(base, changes, snapshot_id)
     if check_buckets:
         _check_bucket_count(base, changes, snapshot_id)
     if key_of is not None:
         _check_key_ranges(merged, changes, snapshot_id, key_of)
+    if check_row_id_ranges:
+        check_row_id_range_conflicts(merged, snapshot_id=snapshot_id)
+
+
+def check_row_id_range_conflicts(merged: Sequence[ManifestEntry], *, snapshot_id: int | None) -> None:
+    """Java ``DataEvolutionConflictDetection.checkRowIdRangeConflicts``: after the commit, the
+    data files of a data-evolution table that overlap in row-id range must all span the same
+    range. A compaction merging ranges [0, 99] and [100, 199] into one file conflicts with an
+    update that landed meanwhile over [0, 99] alone: committed, the table could not be read."""
+    ranged = sorted(
+        (
+            (e.file.first_row_id, e.file.first_row_id + e.file.row_count - 1, e)
+            for e in merged
+            if e.file.first_row_id is not None and not _dedicated(e.file.file_name)
+        ),
+        key=lambda r: (r[0], r[1]),
+    )
+    groups: list[list[tuple[int, int, ManifestEntry]]] = []
+    end = 0
+    for start, stop, e in ranged:
+        if groups and start <= end:
+            groups[-1].append((start, stop, e))
+            end = max(end, stop)
+        else:
+            groups.append([(start, stop, e)])
+            end = stop
+    for group in groups:
+        if len({(a, b) for a, b, _ in group}) > 1:
+            files = ", ".join(f"{g.file.file_name} (rows {a}..{b})" for a, b, g in group)
+            raise CommitConflictError(
+                "For Data Evolution table, multiple 'MERGE INTO' and 'COMPACT' operations have encountered "
+                f"conflicts, data files: {files} (latest snapshot {snapshot_id}); this commit is abandoned and the "
+                "table is unchanged",
+                file_name=group[-1][2].file.file_name,
+                snapshot_id=snapshot_id,
+                conflict="row-id-range",
+            )
+
+
+def _dedicated(file_name: str) -> bool:
+    """Blob and vector-store files cover sub-ranges of a data file (Java ``dedicatedStorageFile``)."""
+    return file_name.endswith(".blob") or ".vector." in file_name
 
 
 def _apply(base: Sequence[ManifestEntry], changes: Sequence[ManifestEntry], snapshot_id: int | None) -> list[ManifestEntry]:

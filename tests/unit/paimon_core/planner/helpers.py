@@ -153,6 +153,7 @@ TABLE_KINDS = {
     "append_fixed": {"bucket": "2", "bucket-key": "id"},
     "pk_fixed": {"bucket": "2"},
     "pk_dynamic": {"bucket": "-1"},
+    "data_evolution": {"bucket": "-1", "row-tracking.enabled": "true", "data-evolution.enabled": "true"},
 }
 
 

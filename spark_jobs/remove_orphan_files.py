@@ -301,7 +301,7 @@ def clean_table_distributed(
     sc = spark.sparkContext
     cpu = worker_cpu(spark)  # the workers' CPU, for the ledger row
     branches = valid_branches(table.file_io, table.path)
-    dirs = plan_candidate_dirs(table, branches)
+    dirs = plan_candidate_dirs(table.store, branches)
     # 1. Candidates first, materialized with their lineage cut: never re-listed later.
     sc.setJobDescription(f"orphan clean {table.name}: list {len(dirs)} directories")
     listing = sc.parallelize(list(enumerate(dirs)), _slices(len(dirs), parallelism)).flatMap(cpu.each(_list_dir))
@@ -470,7 +470,7 @@ def run(spark: SparkSession | None, plan: OrphanCleanPlan) -> dict[str, Any]:
                     continue
                 recording.set_table(table)
                 if plan.mode == "local" or spark is None:
-                    clean = OrphanFilesClean(table, parallelism=plan.parallelism or 8)
+                    clean = OrphanFilesClean(table.store, parallelism=plan.parallelism or 8)
                     result = clean.clean(older_than=cutoff, dry_run=plan.dry_run, force=True)
                 else:
                     parallelism = plan.parallelism or spark.sparkContext.defaultParallelism

@@ -290,7 +290,7 @@ def _expire_partitions_if_due(table: FileStoreTable, warehouse: str) -> None:
     from paimon_core.operation.partition_expire import PartitionExpire
 
     try:
-        expire = PartitionExpire.from_options(table)
+        expire = PartitionExpire.from_options(table.store)
         if expire is not None:
             dropped = expire.expire()
             if dropped.expired_partitions:

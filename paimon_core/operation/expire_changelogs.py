@@ -41,7 +41,7 @@ from paimon_core.snapshot.snapshot import Snapshot
 from paimon_core.utils.time_util import TimePoint, to_epoch_millis
 
 if TYPE_CHECKING:
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 logger = logging.getLogger(__name__)
 
@@ -64,10 +64,10 @@ class ExpireChangelogsResult(_ToDict):
 class ExpireChangelogs:
     """Expires the long-lived changelogs of one table."""
 
-    def __init__(self, table: FileStoreTable) -> None:
-        self.table = table
-        self.snapshot_manager = table.snapshot_manager
-        self.changelog_manager = ChangelogManager(table.file_io, table.paths)
+    def __init__(self, store: FileStore) -> None:
+        self.store = store
+        self.snapshot_manager = store.snapshot_manager
+        self.changelog_manager = ChangelogManager(store.file_io, store.paths)
 
     def expire(
         self,
@@ -79,7 +79,7 @@ class ExpireChangelogs:
         delete_all: bool = False,
         dry_run: bool = False,
     ) -> ExpireChangelogsResult:
-        opts = self.table.options
+        opts = self.store.options
         r_max = check_int_argument(
             opts.changelog_num_retained_max if retain_max is None else retain_max, "retain_max", 1
         )
@@ -94,7 +94,7 @@ class ExpireChangelogs:
                 f"retain_max ({r_max}) must not be less than retain_min ({r_min})", argument="retain_max"
             )
         cutoff = (
-            self.table.clock.now_millis() - opts.changelog_time_retained_ms
+            self.store.clock.now_millis() - opts.changelog_time_retained_ms
             if older_than is None
             else to_epoch_millis(older_than, name="older_than")
         )
@@ -103,21 +103,21 @@ class ExpireChangelogs:
         earliest_snap = self.snapshot_manager.earliest_snapshot_id()
         latest_cl = cm.latest_id()
         earliest_cl = cm.earliest_id()
-        empty = ExpireChangelogsResult(self.table.name, dry_run, earliest_changelog_id=earliest_cl)
+        empty = ExpireChangelogsResult(self.store.name, dry_run, earliest_changelog_id=earliest_cl)
         if latest_snap is None or earliest_snap is None or latest_cl is None or earliest_cl is None:
             return empty
 
         if delete_all:
             if latest_cl >= earliest_snap:
                 raise InvalidArgumentError(
-                    f"Latest changelog {latest_cl} of {self.table.name} is not older than its earliest "
+                    f"Latest changelog {latest_cl} of {self.store.name} is not older than its earliest "
                     f"snapshot {earliest_snap}: the table is inconsistent, not deleting changelogs",
                 )
             return self._run(earliest_cl, latest_cl + 1, earliest_snap, dry_run, retained_end=None)
 
         begin = max(latest_snap - r_max + 1, earliest_cl)
         end = latest_snap - r_min + 1
-        consumers = self.table.consumer_manager.min_next_snapshot()
+        consumers = self.store.consumer_manager.min_next_snapshot()
         if consumers is not None:
             end = min(end, consumers)
         end = min(end, earliest_cl + limit, latest_cl)
@@ -138,7 +138,7 @@ class ExpireChangelogs:
         """Expire changelogs [earliest, end); ``retained_end`` is the changelog kept as the
         range's end (None for delete_all, where the earliest snapshot bounds the range)."""
         cm = self.changelog_manager
-        tags = [snap for snap, _ in read_tagged_snapshots(self.table)]
+        tags = [snap for snap, _ in read_tagged_snapshots(self.store)]
         keep: list[Snapshot] = find_skipping_tags(
             tags, earliest, end if retained_end is not None else earliest_snap
         )
@@ -146,22 +146,22 @@ class ExpireChangelogs:
             end_changelog = cm.try_changelog(retained_end)
             if end_changelog is None:
                 logger.error(
-                    "Changelog %d of %s is missing, not expiring changelogs", retained_end, self.table.name
+                    "Changelog %d of %s is missing, not expiring changelogs", retained_end, self.store.name
                 )
-                return ExpireChangelogsResult(self.table.name, dry_run, earliest_changelog_id=earliest)
+                return ExpireChangelogsResult(self.store.name, dry_run, earliest_changelog_id=earliest)
             keep.append(end_changelog)
         earliest_snapshot = self.snapshot_manager.try_snapshot(earliest_snap)
         if earliest_snapshot is not None:
             keep.append(earliest_snapshot)
         expired: list[int] = []
-        with FileDeleter(self.table.file_io, dry_run=dry_run) as deleter:
-            deletion = ChangelogDeletion(self.table, deleter)
+        with FileDeleter(self.store.file_io, dry_run=dry_run) as deleter:
+            deletion = ChangelogDeletion(self.store, deleter)
             try:
                 skipping: set[str] | None = deletion.manifest_skipping_set(keep, tolerate_missing=True)
             except UnsafePathError:
                 raise
             except Exception as e:  # noqa: BLE001 - keep every manifest rather than guess
-                logger.info("Not deleting changelog manifests of %s: %s", self.table.name, e)
+                logger.info("Not deleting changelog manifests of %s: %s", self.store.name, e)
                 skipping = None
             recent = RecentNames()
             cached: tuple[int, EntrySkipper | None] | None = None
@@ -197,7 +197,7 @@ class ExpireChangelogs:
                 cm.commit_earliest_hint(end)
         counts = deleter.counts
         result = ExpireChangelogsResult(
-            table=self.table.name,
+            table=self.store.name,
             dry_run=dry_run,
             expired_changelog_ids=tuple(expired),
             deleted_data_files=counts["data"],
@@ -210,7 +210,7 @@ class ExpireChangelogs:
         logger.info(
             "%s changelogs of %s: %d expired, %d changelog files, %d data files, %d manifest files",
             "Dry-run expiry of" if dry_run else "Expired",
-            self.table.name,
+            self.store.name,
             len(expired),
             result.deleted_changelog_files,
             result.deleted_data_files,
@@ -224,5 +224,5 @@ class ExpireChangelogs:
         except UnsafePathError:
             raise
         except Exception as e:  # noqa: BLE001 - never delete what an unreadable tag may use
-            logger.warning("Cannot read the files of tag snapshot %d of %s: %s", tag.id, self.table.name, e)
+            logger.warning("Cannot read the files of tag snapshot %d of %s: %s", tag.id, self.store.name, e)
             return None

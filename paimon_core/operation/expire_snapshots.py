@@ -58,7 +58,7 @@ from paimon_core.snapshot.snapshot import Snapshot
 from paimon_core.utils.time_util import TimePoint, to_epoch_millis
 
 if TYPE_CHECKING:
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 logger = logging.getLogger(__name__)
 
@@ -104,14 +104,14 @@ class ExpireSnapshots:
 
     def __init__(
         self,
-        table: FileStoreTable,
+        store: FileStore,
         *,
         chunk_size: int = DEFAULT_CHUNK_SIZE,
         batch_size: int = DEFAULT_BATCH_SIZE,
     ) -> None:
-        self.table = table
-        self.snapshot_manager = table.snapshot_manager
-        self.changelog_manager = ChangelogManager(table.file_io, table.paths)
+        self.store = store
+        self.snapshot_manager = store.snapshot_manager
+        self.changelog_manager = ChangelogManager(store.file_io, store.paths)
         self.chunk_size = max(1, chunk_size)
         self.batch_size = batch_size
 
@@ -126,7 +126,7 @@ class ExpireSnapshots:
     ) -> ExpireSnapshotsResult:
         """Expire by the table options; arguments override ``snapshot.num-retained.max/min``,
         ``snapshot.expire.limit`` and (``older_than``, an absolute cutoff) ``snapshot.time-retained``."""
-        opts = self.table.options
+        opts = self.store.options
         r_max = check_int_argument(
             opts.snapshot_num_retained_max if retain_max is None else retain_max, "retain_max", 1
         )
@@ -140,7 +140,7 @@ class ExpireSnapshots:
             raise InvalidArgumentError(
                 f"retain_max ({r_max}) must not be less than retain_min ({r_min})", argument="retain_max"
             )
-        now = self.table.clock.now_millis()
+        now = self.store.clock.now_millis()
         cutoff = (
             now - opts.snapshot_time_retained_ms
             if older_than is None
@@ -154,7 +154,7 @@ class ExpireSnapshots:
         earliest = self.snapshot_manager.earliest_snapshot_file_id()
         committed = self.snapshot_manager.earliest_snapshot_id()
         base = ExpireSnapshotsResult(
-            table=self.table.name,
+            table=self.store.name,
             dry_run=dry_run,
             expired_consumers=tuple(expired_consumers),
             earliest_snapshot_id=earliest,
@@ -185,19 +185,19 @@ class ExpireSnapshots:
             # deleted some of their files: finish it whatever the retention says now.
             logger.warning(
                 "Finishing an interrupted expiry of %s: snapshots %d..%d are below EARLIEST %d",
-                self.table.name, earliest, committed - 1, committed,
+                self.store.name, earliest, committed - 1, committed,
             )
             end = committed
 
         decoupled = opts.changelog_lifecycle_decoupled
         with FileDeleter(
-            self.table.file_io, dry_run=dry_run, batch_size=self.batch_size, parallelism=self._parallelism()
+            self.store.file_io, dry_run=dry_run, batch_size=self.batch_size, parallelism=self._parallelism()
         ) as deleter:
-            run = _Run(dry_run, deleter, SnapshotDeletion(self.table, deleter, changelog_decoupled=decoupled))
+            run = _Run(dry_run, deleter, SnapshotDeletion(self.store, deleter, changelog_decoupled=decoupled))
             new_earliest = self._expire_until(earliest, end, run)
         counts = deleter.counts
         result = ExpireSnapshotsResult(
-            table=self.table.name,
+            table=self.store.name,
             dry_run=dry_run,
             expired_snapshot_ids=tuple(run.expired),
             deleted_data_files=counts["data"],
@@ -218,7 +218,7 @@ class ExpireSnapshots:
         logger.info(
             "%s snapshots of %s: %d expired (now earliest %s), %d data, %d changelog, %d manifest, %d index files",
             "Dry-run expiry of" if dry_run else "Expired",
-            self.table.name,
+            self.store.name,
             len(run.expired),
             result.earliest_snapshot_id,
             result.deleted_data_files,
@@ -231,8 +231,8 @@ class ExpireSnapshots:
     # --- consumers -----------------------------------------------------------------------
     def _expire_consumers(self, now: int, dry_run: bool) -> tuple[list[str], dict[str, tuple[int, int]]]:
         """Expire consumers idle longer than ``consumer.expiration-time``; return them and the rest."""
-        cm = self.table.consumer_manager
-        expiration = self.table.options.consumer_expiration_time_ms
+        cm = self.store.consumer_manager
+        expiration = self.store.options.consumer_expiration_time_ms
         expired = cm.expire(now - expiration, dry_run=dry_run) if expiration is not None else []
         live = {cid: v for cid, v in cm.consumers_with_mtime().items() if cid not in set(expired)}
         return expired, live
@@ -241,7 +241,7 @@ class ExpireSnapshots:
         self, consumers: dict[str, tuple[int, int]], would_end: int, latest: int, now: int
     ) -> list[str]:
         """Log each consumer that holds expiry back, with its lag against the retention."""
-        expiration = self.table.options.consumer_expiration_time_ms
+        expiration = self.store.options.consumer_expiration_time_ms
         blocking = sorted(cid for cid, (nxt, _) in consumers.items() if nxt < would_end)
         for cid in blocking:
             nxt, mtime = consumers[cid]
@@ -249,7 +249,7 @@ class ExpireSnapshots:
                 "Consumer %s of %s (next snapshot %d, %d snapshots behind latest %d, last progress %.1f h ago) "
                 "keeps snapshots from %d on from expiring; %s",
                 cid,
-                self.table.name,
+                self.store.name,
                 nxt,
                 latest - nxt + 1,
                 latest,
@@ -263,13 +263,13 @@ class ExpireSnapshots:
 
     # --- the expiry ------------------------------------------------------------------------
     def _parallelism(self) -> int:
-        v = self.table.options.get("file-operation.thread-num")
+        v = self.store.options.get("file-operation.thread-num")
         return int(v) if v and v.strip().isdigit() and int(v) > 0 else 8
 
     def _read(self, snapshot_id: int) -> Snapshot | None:
         path = self.snapshot_manager.snapshot_path(snapshot_id)
         try:
-            data = self.table.file_io.read_bytes(path)
+            data = self.store.file_io.read_bytes(path)
         except FileNotFoundError:
             return None
         return Snapshot.from_json(data, path=path)
@@ -283,8 +283,8 @@ class ExpireSnapshots:
             end -= 1
             end_snap = self._read(end)
         if end <= earliest:
-            if not run.dry_run and not self.table.file_io.exists(
-                join(self.table.paths.snapshot_dir, EARLIEST)
+            if not run.dry_run and not self.store.file_io.exists(
+                join(self.store.paths.snapshot_dir, EARLIEST)
             ):
                 self.snapshot_manager.commit_earliest_hint(earliest)
             return earliest
@@ -320,7 +320,7 @@ class ExpireSnapshots:
         end_snap = snaps[-1]
         expiring = snaps[:-1]
         # Re-read the tags for every chunk: a tag created or deleted meanwhile is seen soon.
-        tags = [snap for snap, _ in read_tagged_snapshots(self.table)]
+        tags = [snap for snap, _ in read_tagged_snapshots(self.store)]
         # Plan the whole chunk before changing anything: a path from metadata that points
         # outside the table (UnsafePathError) stops the run with this chunk untouched.
         data, changelogs, manifests = self._plan_chunk(snaps, tags, run)
@@ -370,7 +370,7 @@ class ExpireSnapshots:
                 logger.info(
                     "Not deleting data files of snapshot %d of %s: tag snapshot %d cannot be read",
                     snap.id,
-                    self.table.name,
+                    self.store.name,
                     tags[idx].id,
                 )
                 continue
@@ -386,7 +386,7 @@ class ExpireSnapshots:
         except UnsafePathError:
             raise
         except Exception as e:  # noqa: BLE001 - keep every manifest rather than guess
-            logger.info("Not deleting manifests of %s: cannot build the skipping set: %s", self.table.name, e)
+            logger.info("Not deleting manifests of %s: cannot build the skipping set: %s", self.store.name, e)
             return data, changelogs, []
         recent = RecentNames()
         children: Planned = []
@@ -410,7 +410,7 @@ class ExpireSnapshots:
         except UnsafePathError:
             raise
         except Exception as e:  # noqa: BLE001 - never delete what an unreadable tag may use
-            logger.warning("Cannot read the files of tag snapshot %d of %s: %s", tag.id, self.table.name, e)
+            logger.warning("Cannot read the files of tag snapshot %d of %s: %s", tag.id, self.store.name, e)
             skipper = None
         run.skipper_cache = (tag.id, skipper)
         return skipper

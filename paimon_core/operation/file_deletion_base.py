@@ -48,7 +48,7 @@ from paimon_core.paths import enclosing_table
 from paimon_core.snapshot.snapshot import Snapshot
 
 if TYPE_CHECKING:
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 logger = logging.getLogger(__name__)
 
@@ -217,7 +217,7 @@ class RecentNames:
 
 
 def read_tagged_snapshots(
-    table: FileStoreTable, *, exclude: Iterable[str] = ()
+    store: FileStore, *, exclude: Iterable[str] = ()
 ) -> list[tuple[Snapshot, list[str]]]:
     """Tagged snapshots by id with their tag names, minus ``exclude`` (Java's ``TagManager.tags()``).
 
@@ -227,7 +227,7 @@ def read_tagged_snapshots(
     excluded = set(exclude)
     pairs = [
         (snap, [n for n in names if n not in excluded])
-        for snap, names in table.tag_manager.tags_by_snapshot()
+        for snap, names in store.tag_manager.tags_by_snapshot()
     ]
     return [(snap, names) for snap, names in pairs if names]
 
@@ -253,20 +253,20 @@ def find_skipping_tags(sorted_tags: Sequence[Snapshot], begin: int, end_exclusiv
 class FileDeletionBase:
     """Planning helpers over one table; subclasses decide which lists a deletion may touch."""
 
-    def __init__(self, table: FileStoreTable, deleter: FileDeleter) -> None:
-        self.table = table
-        self.file_io = table.file_io
-        self.paths = table.paths
+    def __init__(self, store: FileStore, deleter: FileDeleter) -> None:
+        self.store = store
+        self.file_io = store.file_io
+        self.paths = store.paths
         self.deleter = deleter
         if deleter.keep is None:  # files other branches reference stay: read before any change
             from paimon_core.branch.branch_files import files_of_other_branches
 
-            deleter.keep = files_of_other_branches(table)
+            deleter.keep = files_of_other_branches(store)
         if not deleter.roots:
             deleter.roots = tuple(self.paths.roots)
-        self.clean_empty_dirs = table.options.snapshot_clean_empty_directories
+        self.clean_empty_dirs = store.options.snapshot_clean_empty_directories
         self._deletion_buckets: set[tuple[bytes, int]] = set()
-        self.bucket_dir = lru_cache(maxsize=4096)(table.bucket_path)
+        self.bucket_dir = lru_cache(maxsize=4096)(store.bucket_path)
         self._external_add_cache: dict[str, frozenset[str]] = {}
         self._root_tables: dict[str, str | None] = {}
         self._canonical_roots: list[str] | None = None
@@ -573,7 +573,7 @@ class FileDeletionBase:
         partitions: set[str] = set()
         for partition, bucket in buckets:
             self._try_delete_empty_dir(self.bucket_dir(partition, bucket))
-            parts = self.table.partition_path(partition).split("/")
+            parts = self.store.partition_path(partition).split("/")
             partitions.update("/".join(parts[: i + 1]) for i in range(len(parts)) if parts[0])
         for rel in sorted(partitions, key=lambda p: p.count("/"), reverse=True):
             self._try_delete_empty_dir(join(self.paths.table_path, rel))

@@ -46,7 +46,7 @@ from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER, CommitKind, S
 from paimon_core.version import WRITER_VERSION
 
 if TYPE_CHECKING:
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 __all__ = ["CompactManifestResult", "ManifestCompact"]
 
@@ -95,21 +95,21 @@ class CompactManifestResult(_ToDict):
 class ManifestCompact:
     """One full manifest compaction of ``table`` (see the module docstring)."""
 
-    def __init__(self, table: FileStoreTable, *, commit_user: str | None = None) -> None:
-        self.table = table
-        self.commit_user = commit_user or new_commit_user(table.options.get("commit.user-prefix"))
-        self.commit: FileStoreCommit = table.new_file_store_commit(self.commit_user)
+    def __init__(self, store: FileStore, *, commit_user: str | None = None) -> None:
+        self.store = store
+        self.commit_user = commit_user or new_commit_user(store.options.get("commit.user-prefix"))
+        self.commit: FileStoreCommit = store.new_commit(self.commit_user)
 
     def run(self, *, dry_run: bool = False) -> CompactManifestResult:
         started = time.monotonic()
-        options = self.table.options
-        partition_keys = list(self.table.schema.partition_keys)
+        options = self.store.options
+        partition_keys = list(self.store.schema.partition_keys)
         sort_opts: ManifestSortOptions | None = ManifestSortOptions.of(options)
         sort_index = 0
         if sort_opts is not None and sort_opts.enabled:
             if sort_opts.data_evolution:
                 raise InvalidOptionError(
-                    f"Table {self.table.name}: 'manifest-sort.enabled' on a data-evolution table (Java sorts its "
+                    f"Table {self.store.name}: 'manifest-sort.enabled' on a data-evolution table (Java sorts its "
                     "manifests by row id) is not supported; compact its manifests without manifest sort",
                     key="manifest-sort.enabled",
                 )
@@ -119,9 +119,9 @@ class ManifestCompact:
         attempt = 0
         while True:
             attempt += 1
-            latest = self.table.snapshot_manager.latest_snapshot()
+            latest = self.store.snapshot_manager.latest_snapshot()
             result = CompactManifestResult(
-                table=self.table.name, dry_run=dry_run, base_snapshot_id=None, commit_user=self.commit_user
+                table=self.store.name, dry_run=dry_run, base_snapshot_id=None, commit_user=self.commit_user
             )
             if latest is None:
                 return _with(result, attempts=attempt, elapsed_ms=_ms(started))
@@ -180,12 +180,12 @@ class ManifestCompact:
             names = [m.file_name for m in written]
             if not _changes_anything(metas, merged, result.delete_entries_before, sorted_=sort_opts is not None):
                 self.commit._cleanup(names)
-                logger.info("Manifests of %s (snapshot %d) are already compact", self.table.name, latest.id)
+                logger.info("Manifests of %s (snapshot %d) are already compact", self.store.name, latest.id)
                 return _with(result, manifests_after=len(metas), bytes_after=result.bytes_before, elapsed_ms=_ms(started))
             sid = self._publish(latest, merged, names)
             if sid is not None:
                 logger.info(
-                    "Compacted the manifests of %s: %d -> %d (snapshot %d)", self.table.name, len(metas), len(merged), sid
+                    "Compacted the manifests of %s: %d -> %d (snapshot %d)", self.store.name, len(metas), len(merged), sid
                 )
                 return _with(
                     result,
@@ -197,7 +197,7 @@ class ManifestCompact:
                 )
             if attempt > options.commit_max_retries:
                 raise CommitRetriesExhaustedError(
-                    f"Gave up compacting the manifests of {self.table.name} after {attempt} attempts: "
+                    f"Gave up compacting the manifests of {self.store.name} after {attempt} attempts: "
                     "other commits kept taking the next snapshot id",
                     attempts=attempt,
                 )
@@ -206,8 +206,8 @@ class ManifestCompact:
 
     def _publish(self, latest: Snapshot, merged: list[ManifestFileMeta], written: list[str]) -> int | None:
         """Write the manifest lists and race for ``latest.id + 1``; None when another commit won."""
-        paths = self.table.paths
-        io = self.table.file_io
+        paths = self.store.paths
+        io = self.store.file_io
         try:
             base_list = paths.new_manifest_list_name()
             base_size = write_manifest_list(io, paths.manifest_path(base_list), merged)
@@ -226,7 +226,7 @@ class ManifestCompact:
                 commit_user=self.commit_user,
                 commit_identifier=BATCH_COMMIT_IDENTIFIER,
                 commit_kind=CommitKind.COMPACT,
-                time_millis=self.table.clock.now_millis(),
+                time_millis=self.store.clock.now_millis(),
                 total_record_count=latest.total_record_count,
                 delta_record_count=0,
                 watermark=latest.watermark,
@@ -241,14 +241,14 @@ class ManifestCompact:
         try:
             published = self.commit.snapshot_commit.commit(snapshot)
         except Exception as e:
-            existing = self.table.snapshot_manager.try_snapshot(snapshot.id)
+            existing = self.store.snapshot_manager.try_snapshot(snapshot.id)
             if existing is not None and existing.uuid == snapshot.uuid:
                 return snapshot.id
             if existing is not None:
                 self.commit._cleanup(written)
                 return None
             raise CommitStateUnknownError(
-                f"Publishing snapshot {snapshot.id} of {self.table.name} failed: {e}; the manifest compaction "
+                f"Publishing snapshot {snapshot.id} of {self.store.name} failed: {e}; the manifest compaction "
                 f"did not land (no snapshot-{snapshot.id}), retry it",
                 snapshot_id=snapshot.id,
             ) from e

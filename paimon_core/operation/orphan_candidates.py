@@ -37,7 +37,7 @@ from paimon_core.path_confinement import link_below
 from paimon_core.paths import BUCKET_PREFIX, EARLIEST, LATEST, PathFactory
 
 if TYPE_CHECKING:
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 __all__ = [
     "CandidateDir",
@@ -65,40 +65,40 @@ class CandidateDir:
     mtime_millis: int = 0
 
 
-def plan_candidate_dirs(table: FileStoreTable, branches: Sequence[str]) -> list[CandidateDir]:
+def plan_candidate_dirs(store: FileStore, branches: Sequence[str]) -> list[CandidateDir]:
     """Every directory whose files are candidates (lists the partition tree on this node).
 
     Only directories inside the table directory: the ``data-file.external-paths`` roots are
     never listed (:func:`skipped_external_roots`), and no directory below a symbolic link is."""
-    io, paths = table.file_io, table.paths
+    io, paths = store.file_io, store.paths
     fixed = [
         CandidateDir(d, "metadata", io) for d in (paths.manifest_dir, paths.index_dir, paths.statistics_dir)
     ]
     for branch in branches:
-        bp = PathFactory(branch_path(table.path, branch))
+        bp = PathFactory(branch_path(store.path, branch))
         fixed.append(CandidateDir(bp.snapshot_dir, "snapshot", io))
         fixed.append(CandidateDir(bp.changelog_dir, "changelog", io))
-    out = [d for d in fixed if not _below_link(io, d.path, table.path)]
-    depth = len(table.schema.partition_keys)
-    out.extend(_data_dirs(io, table.path, depth))
-    if not _below_link(io, paths.staging_dir, table.path):
+    out = [d for d in fixed if not _below_link(io, d.path, store.path)]
+    depth = len(store.schema.partition_keys)
+    out.extend(_data_dirs(io, store.path, depth))
+    if not _below_link(io, paths.staging_dir, store.path):
         out.extend(_staging_dirs(io, paths.staging_dir))
-    for root in skipped_external_roots(table):
+    for root in skipped_external_roots(store):
         logger.warning(
             "Not listing external data path %s of %s: orphan cleanup never lists a data-file.external-paths "
             "root (the option is metadata, and a schema file naming any directory would make that directory's "
             "files candidates); expiry deletes the files the table's snapshots wrote there",
             root,
-            table.path,
+            store.path,
         )
     return out
 
 
-def skipped_external_roots(table: FileStoreTable) -> list[str]:
+def skipped_external_roots(store: FileStore) -> list[str]:
     """The table's ``data-file.external-paths`` roots outside its directory: orphan cleanup never
     lists them (a root inside the table directory is listed with the table)."""
-    table_root = table.path.rstrip("/") + "/"
-    value = table.options.get("data-file.external-paths") or ""
+    table_root = store.path.rstrip("/") + "/"
+    value = store.options.get("data-file.external-paths") or ""
     roots = [p.strip().rstrip("/") for p in value.split(",") if p.strip()]
     return [r for r in roots if not (r.rstrip("/") + "/").startswith(table_root)]
 

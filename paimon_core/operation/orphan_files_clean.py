@@ -72,7 +72,7 @@ from paimon_core.utils.time_util import TimePoint, to_epoch_millis
 
 if TYPE_CHECKING:
     from paimon_core.catalog.filesystem_catalog import FileSystemCatalog
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 __all__ = [
     "DEFAULT_OLDER_THAN_MILLIS",
@@ -183,7 +183,7 @@ class OrphanFilesClean:
 
     def __init__(
         self,
-        table: FileStoreTable,
+        store: FileStore,
         *,
         parallelism: int | None = None,
         clean_empty_dirs: bool = True,
@@ -192,22 +192,22 @@ class OrphanFilesClean:
     ) -> None:
         if parallelism is not None and parallelism < 1:
             raise InvalidArgumentError(f"parallelism must be >= 1, got {parallelism}", argument="parallelism")
-        self.table = table
-        self.parallelism = parallelism or default_parallelism(table.path)
+        self.store = store
+        self.parallelism = parallelism or default_parallelism(store.path)
         self.clean_empty_dirs = clean_empty_dirs
         self.reader = ReferenceReader(
-            table.file_io, table.path, vanish_checks=vanish_checks, vanish_wait_seconds=vanish_wait_seconds
+            store.file_io, store.path, vanish_checks=vanish_checks, vanish_wait_seconds=vanish_wait_seconds
         )
 
     def clean(
         self, *, older_than: TimePoint | None = None, dry_run: bool = False, force: bool = False
     ) -> OrphanFilesCleanResult:
         """Delete (or, with ``dry_run``, only report) the orphan files older than ``older_than``."""
-        table = self.table
-        cutoff = resolve_older_than(older_than, table.clock.now_millis(), force=force)
+        store = self.store
+        cutoff = resolve_older_than(older_than, store.clock.now_millis(), force=force)
         started = time.monotonic()
-        branches = valid_branches(table.file_io, table.path)
-        dirs = plan_candidate_dirs(table, branches)
+        branches = valid_branches(store.file_io, store.path)
+        dirs = plan_candidate_dirs(store, branches)
         # 1. candidates first ...
         listed = parallel_map(list_candidate_files, dirs, self.parallelism)
         listed_count = [len(x) for x in listed]
@@ -233,7 +233,7 @@ class OrphanFilesClean:
         )
         needed = [(t, io) for t, io in leftovers if t.name in referenced or pending.holds(t.name)]
         for t, io in needed:
-            logger.warning("Orphan clean of %s: moving %s back from an earlier run's trash", table.name, t.original)
+            logger.warning("Orphan clean of %s: moving %s back from an earlier run's trash", store.name, t.original)
             restore(io, t)
         del candidates, referenced, names
         # 3. delete: moved aside, checked again, then deleted
@@ -250,7 +250,7 @@ class OrphanFilesClean:
             prune = empty | {i for i, n in deleted_in.items() if n == listed_count[i]}
             prune_empty_dirs(dirs[i] for i in sorted(prune))
         result = OrphanFilesCleanResult(
-            table=table.name,
+            table=store.name,
             deleted_paths=tuple(s.path for _, s in deleted[:MAX_REPORTED_PATHS]),
             deleted_file_count=len(deleted),
             deleted_bytes=sum(s.size for _, s in deleted),
@@ -260,7 +260,7 @@ class OrphanFilesClean:
         )
         logger.info(
             "Orphan clean of %s%s: %d of %d files (%d bytes) older than %d %s in %.1fs",
-            table.name,
+            store.name,
             " (dry run)" if dry_run else "",
             result.deleted_file_count,
             scanned,
@@ -273,7 +273,7 @@ class OrphanFilesClean:
 
     def pending(self) -> PendingFiles:
         """The files commits in flight announced (see :mod:`.commit.pending_commits`)."""
-        return read_pending(self.table.file_io, self.table.path)
+        return read_pending(self.store.file_io, self.store.path)
 
     def referenced_names(
         self,
@@ -288,9 +288,9 @@ class OrphanFilesClean:
 
         Raises :class:`OrphanCleanAbortedError` when something referenced cannot be read.
         """
-        table = self.table
+        store = self.store
         try:
-            roots = collect_roots(table.file_io, table.path, branches, parallelism=self.parallelism)
+            roots = collect_roots(store.file_io, store.path, branches, parallelism=self.parallelism)
             if state is not None:
                 roots = [r for r in roots if r.key not in state.root_keys]
                 state.root_keys.update(r.key for r in roots)
@@ -299,9 +299,9 @@ class OrphanFilesClean:
             raise
         except Exception as e:
             raise OrphanCleanAbortedError(
-                f"Orphan clean of {table.name} aborted, nothing deleted: cannot read what the table "
+                f"Orphan clean of {store.name} aborted, nothing deleted: cannot read what the table "
                 f"references: {type(e).__name__}: {e}",
-                table=table.name,
+                table=store.name,
             ) from e
 
     def _referenced(
@@ -338,7 +338,7 @@ class OrphanFilesClean:
     def trash_ios(self, dirs: Sequence[CandidateDir]) -> dict[str, FileIO]:
         """The trash's root (the table directory: candidates are never elsewhere) and FileIO;
         refuses a trash directory that is a link."""
-        ios = {self.table.path: candidate_io(dirs, self.table.path, self.table.file_io)}
+        ios = {self.store.path: candidate_io(dirs, self.store.path, self.store.file_io)}
         for root, io in ios.items():
             check_trash_root(io, root)
         return ios
@@ -361,7 +361,7 @@ class OrphanFilesClean:
         announced now, delete the rest; returns what was deleted (index -1: ``leftovers``, files
         an earlier run left in the trash that the first read did not find referenced).
         ``state``: what the first reference read covered."""
-        table = self.table
+        store = self.store
         ios = ios if ios is not None else self.trash_ios(dirs)
         roots = tuple(ios)
         run_id = new_run_id()
@@ -388,25 +388,25 @@ class OrphanFilesClean:
         # appeared since the first read (a commit, tag or branch landed meanwhile).
         try:
             pending = self.pending()
-            branches = [MAIN_BRANCH, *list_branches(table.file_io, table.path)]
+            branches = [MAIN_BRANCH, *list_branches(store.file_io, store.path)]
             again = self.referenced_names(branches, keep={t.name for _, t, _ in items}, state=state)
         except Exception:
             undone = sum(restore(io, t) for _, t, io in items)
-            logger.error("Orphan clean of %s: the second reference read failed; moved %d files back", table.name, undone)
-            prune_trash(table.file_io, table.path, [run_id])
+            logger.error("Orphan clean of %s: the second reference read failed; moved %d files back", store.name, undone)
+            prune_trash(store.file_io, store.path, [run_id])
             raise
         back = [(t, io) for _, t, io in items if t.name in again or pending.holds(t.name)]
         stuck = [t for t, io in back if not restore(io, t)]  # logged; left for the next run
         if back:
             logger.warning(
                 "Orphan clean of %s: %d moved files became referenced meanwhile (a commit landed); moved back",
-                table.name,
+                store.name,
                 len(back),
             )
         restored = {t.trash for t, _ in back}
         rest = [(i, t, io) for i, t, io in items if t.trash not in restored]
         own = [x for x in rest if x[0] >= 0]
-        if own and not stuck and purge_run(ios[table.path], table.path, run_id):
+        if own and not stuck and purge_run(ios[store.path], store.path, run_id):
             # This run's directory holds only files found unreferenced now: one recursive delete
             # (on an object store: a listing and bulk deletes instead of one request per file).
             ok = [x[0] >= 0 or purge(x[2], x[1]) for x in rest]
@@ -476,7 +476,7 @@ def clean_database(
         try:
             table = catalog.get_table(identifier)
             results.append(
-                OrphanFilesClean(table, parallelism=parallelism).clean(
+                OrphanFilesClean(table.store, parallelism=parallelism).clean(
                     older_than=cutoff, dry_run=dry_run, force=True
                 )
             )

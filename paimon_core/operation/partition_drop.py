@@ -31,7 +31,7 @@ from paimon_core.results import _ToDict
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
 
 if TYPE_CHECKING:
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 __all__ = ["DropPartitionResult", "PartitionSpecs", "drop_partitions", "parse_partition_specs"]
 
@@ -110,7 +110,7 @@ def _spec_text(spec: Mapping[str, str]) -> str:
 
 
 def drop_partitions(
-    table: FileStoreTable,
+    store: FileStore,
     partitions: PartitionSpecs,
     *,
     dry_run: bool = False,
@@ -118,22 +118,22 @@ def drop_partitions(
     """Drop the partitions the specs match in one OVERWRITE commit (see the module docstring)."""
     from paimon_core.operation.commit.committer import new_commit_user
 
-    keys = list(table.schema.partition_keys)
+    keys = list(store.schema.partition_keys)
     if not keys:
-        raise InvalidArgumentError(f"Table {table.name} is not partitioned: it has no partition to drop")
+        raise InvalidArgumentError(f"Table {store.name} is not partitioned: it has no partition to drop")
     specs = parse_partition_specs(partitions)
     for spec in specs:
         unknown = [k for k in spec if k not in keys]
         if unknown:
             raise InvalidArgumentError(
-                f"Partition spec '{_spec_text(spec)}' names {unknown}, which are not partition keys of {table.name} "
+                f"Partition spec '{_spec_text(spec)}' names {unknown}, which are not partition keys of {store.name} "
                 f"(partition keys: {keys}); nothing was dropped",
                 argument="partitions",
             )
-    default = table.options.partition_default_name
-    latest = table.snapshot_manager.latest_snapshot()
-    entries = table.new_file_store_scan().live_entries(latest) if latest is not None else []
-    parts = partition_entries(table, entries)
+    default = store.options.partition_default_name
+    latest = store.snapshot_manager.latest_snapshot()
+    entries = store.new_scan().live_entries(latest) if latest is not None else []
+    parts = partition_entries(store, entries)
 
     def spec_of(p: PartitionEntry) -> dict[str, str]:
         return {k: default if v is None else v for k, v in zip(keys, p.values, strict=True)}
@@ -143,7 +143,7 @@ def drop_partitions(
         hits = [p for p in parts if all(spec_of(p)[k] == v for k, v in spec.items())]
         if not hits:
             raise InvalidArgumentError(
-                f"Partition '{_spec_text(spec)}' does not exist in {table.name} (no live file); nothing was dropped",
+                f"Partition '{_spec_text(spec)}' does not exist in {store.name} (no live file); nothing was dropped",
                 argument="partitions",
                 partition=_spec_text(spec),
             )
@@ -159,14 +159,14 @@ def drop_partitions(
         )
         for p in sorted(matched.values(), key=lambda p: tuple(spec_of(p).values()))
     )
-    result = DropPartitionResult(table=table.name, dry_run=dry_run, partitions=listed)
+    result = DropPartitionResult(table=store.name, dry_run=dry_run, partitions=listed)
     if dry_run:
         return result
-    committer = table.new_file_store_commit(new_commit_user(table.options.get("commit.user-prefix")))
+    committer = store.new_commit(new_commit_user(store.options.get("commit.user-prefix")))
     commit = committer.drop_partitions(list(matched), BATCH_COMMIT_IDENTIFIER, check_committed=False)
     logger.info(
         "Dropped %d partition(s) of %s in snapshot %s: %s",
-        len(listed), table.name, commit.snapshot_id, [p.partition for p in listed],
+        len(listed), store.name, commit.snapshot_id, [p.partition for p in listed],
     )  # fmt: skip
     return dataclasses.replace(
         result,

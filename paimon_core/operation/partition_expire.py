@@ -37,7 +37,7 @@ from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
 from paimon_core.utils.clock import Clock
 
 if TYPE_CHECKING:
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
     from paimon_core.utils.time_util import Duration
 
 __all__ = ["ExpiredPartition", "PartitionExpire", "PartitionExpireResult", "local_now", "select_expired"]
@@ -111,7 +111,7 @@ class PartitionExpire:
 
     def __init__(
         self,
-        table: FileStoreTable,
+        store: FileStore,
         *,
         expiration_time: Duration,
         strategy: str | None = None,
@@ -124,35 +124,35 @@ class PartitionExpire:
     ) -> None:
         from paimon_core.utils.time_util import to_duration_millis
 
-        if not table.schema.partition_keys:
-            raise InvalidArgumentError(f"Table {table.name} has no partition keys: no partition can expire")
-        self.table = table
-        self.clock = clock or table.clock
+        if not store.schema.partition_keys:
+            raise InvalidArgumentError(f"Table {store.name} has no partition keys: no partition can expire")
+        self.store = store
+        self.clock = clock or store.clock
         self.expiration_ms = to_duration_millis(expiration_time, name="expiration_time")
         self.check_interval_ms = to_duration_millis(check_interval, name="partition.expiration-check-interval")
         self.strategy = create_strategy(
-            table,
-            table.options,
+            store,
+            store.options,
             strategy=strategy,
             timestamp_formatter=timestamp_formatter,
             timestamp_pattern=timestamp_pattern,
         )
-        self.max_expires = table.options.partition_expiration_max_num if max_expires is None else max_expires
+        self.max_expires = store.options.partition_expiration_max_num if max_expires is None else max_expires
         if self.max_expires < 0:
             raise InvalidArgumentError(f"max_expires must be >= 0, got {self.max_expires}", argument="max_expires")
         self.end_input_check = end_input_check
         self.last_check = self.clock.now_millis()  # Java: the commit's creation time
 
     @classmethod
-    def from_options(cls, table: FileStoreTable, *, clock: Clock | None = None) -> PartitionExpire | None:
+    def from_options(cls, store: FileStore, *, clock: Clock | None = None) -> PartitionExpire | None:
         """What a writer runs: None when ``partition.expiration-time`` is unset or the table is
         unpartitioned (Java's ``newPartitionExpire``)."""
-        opts = table.options
+        opts = store.options
         expiration = opts.partition_expiration_time_ms
-        if expiration is None or not table.schema.partition_keys:
+        if expiration is None or not store.schema.partition_keys:
             return None
         return cls(
-            table,
+            store,
             expiration_time=expiration,
             check_interval=opts.partition_expiration_check_interval_ms,
             end_input_check=opts.end_input_check_partition_expire,
@@ -165,15 +165,15 @@ class PartitionExpire:
 
     def plan(self) -> list[PartitionEntry]:
         """The partitions of the latest snapshot that would be dropped now."""
-        snapshot = self.table.snapshot_manager.latest_snapshot()
-        entries = self.table.new_file_store_scan().live_entries(snapshot)
-        parts = partition_entries(self.table, entries)
+        snapshot = self.store.snapshot_manager.latest_snapshot()
+        entries = self.store.new_scan().live_entries(snapshot)
+        parts = partition_entries(self.store, entries)
         return select_expired(
             parts,
             self.strategy,
             self.expire_before(),
             max_expires=self.max_expires,
-            default_name=self.table.options.partition_default_name,
+            default_name=self.store.options.partition_default_name,
         )
 
     def expire_time(self, entry: PartitionEntry) -> dt.datetime | None:
@@ -211,8 +211,8 @@ class PartitionExpire:
 
         before = self.expire_before()
         expired = self.plan()
-        default = self.table.options.partition_default_name
-        keys = self.table.schema.partition_keys
+        default = self.store.options.partition_default_name
+        keys = self.store.schema.partition_keys
         listed = tuple(
             ExpiredPartition(
                 partition=", ".join(f"{k}={default if v is None else v}" for k, v in zip(keys, p.values, strict=True)),
@@ -224,7 +224,7 @@ class PartitionExpire:
             for p in expired
         )
         result = PartitionExpireResult(
-            table=self.table.name,
+            table=self.store.name,
             strategy=self.strategy.name,
             expiration_time_ms=self.expiration_ms,
             expire_before=before.isoformat(),
@@ -233,13 +233,13 @@ class PartitionExpire:
         )
         if dry_run or not expired:
             return result
-        user = commit_user or new_commit_user(self.table.options.get("commit.user-prefix"))
-        committer = self.table.new_file_store_commit(user)
+        user = commit_user or new_commit_user(self.store.options.get("commit.user-prefix"))
+        committer = self.store.new_commit(user)
         commit = committer.drop_partitions([p.partition for p in expired], commit_identifier, check_committed=False)
         logger.info(
             "Expired %d partition(s) of %s (%s before %s) in snapshot %s: %s",
             len(listed),
-            self.table.name,
+            self.store.name,
             self.strategy.name,
             before.isoformat(),
             commit.snapshot_id,

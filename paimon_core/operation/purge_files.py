@@ -32,7 +32,7 @@ from paimon_core.snapshot.changelog_manager import ChangelogManager
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
 
 if TYPE_CHECKING:
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 __all__ = ["PurgeFiles", "PurgeFilesResult"]
 
@@ -67,48 +67,48 @@ class PurgeFilesResult(_ToDict):
 class PurgeFiles:
     """Purges one table (see the module docstring)."""
 
-    def __init__(self, table: FileStoreTable) -> None:
-        self.table = table
+    def __init__(self, store: FileStore) -> None:
+        self.store = store
 
     def check(self) -> None:
-        table = self.table
-        if table.branch != MAIN_BRANCH:
+        store = self.store
+        if store.branch != MAIN_BRANCH:
             raise InvalidArgumentError(
-                f"purge_files runs on the main branch of a table; {table.name} is a handle on branch "
-                f"'{table.branch}' (nothing changed)",
-                branch=table.branch,
+                f"purge_files runs on the main branch of a table; {store.name} is a handle on branch "
+                f"'{store.branch}' (nothing changed)",
+                branch=store.branch,
             )
         for key in _FALLBACK_OPTIONS:
-            value = table.options.get(key)
+            value = store.options.get(key)
             if value:
                 raise InvalidArgumentError(
-                    f"Cannot purge {table.name}: its branches would be dropped, and branch '{value}' is configured "
+                    f"Cannot purge {store.name}: its branches would be dropped, and branch '{value}' is configured "
                     f"as '{key}'. Unset '{key}' first (nothing changed).",
                     branch=value,
                 )
-        for d in (table.paths.changelog_dir,):
-            link = link_below(table.file_io, d, [table.path], include_self=True)
+        for d in (store.paths.changelog_dir,):
+            link = link_below(store.file_io, d, [store.path], include_self=True)
             if link is not None:
                 raise UnsafePathError(
-                    f"Cannot purge {table.name}: {link} is a symbolic link, and deleting through it would delete "
+                    f"Cannot purge {store.name}: {link} is a symbolic link, and deleting through it would delete "
                     "the files it points to (nothing changed)",
                     path=link,
                 )
 
     def plan(self) -> PurgeFilesResult:
-        table = self.table
-        latest = table.snapshot_manager.latest_snapshot()
-        live = table.new_file_store_scan().live_entries(latest) if latest is not None else []
+        store = self.store
+        latest = store.snapshot_manager.latest_snapshot()
+        live = store.new_scan().live_entries(latest) if latest is not None else []
         return PurgeFilesResult(
-            table=table.name,
+            table=store.name,
             dry_run=True,
-            dropped_branches=tuple(table.branch_manager().branches()),
-            deleted_tags=tuple(table.tag_manager.list_names()),
-            deleted_consumers=tuple(sorted(table.consumer_manager.list_all_ids())),
+            dropped_branches=tuple(store.branch_manager().branches()),
+            deleted_tags=tuple(store.tag_manager.list_names()),
+            deleted_consumers=tuple(sorted(store.consumer_manager.list_all_ids())),
             live_files=len(live),
             live_rows=sum(e.file.row_count for e in live),
-            snapshots=len(table.snapshot_manager.list_snapshot_ids()),
-            changelogs=len(ChangelogManager(table.file_io, table.paths).list_ids()),
+            snapshots=len(store.snapshot_manager.list_snapshot_ids()),
+            changelogs=len(ChangelogManager(store.file_io, store.paths).list_ids()),
         )
 
     def run(self, *, dry_run: bool = False) -> PurgeFilesResult:
@@ -121,41 +121,41 @@ class PurgeFiles:
         plan = self.plan()
         if dry_run:
             return plan
-        table = self.table
+        store = self.store
         # 1. branches
         if plan.dropped_branches:
-            table.branch_manager().delete_branch(list(plan.dropped_branches))
+            store.branch_manager().delete_branch(list(plan.dropped_branches))
         # 2. tags, with the files only they hold
         data = manifests = deleted_bytes = 0
         if plan.deleted_tags:
-            tags = delete_tags(table, list(plan.deleted_tags))
+            tags = delete_tags(store, list(plan.deleted_tags))
             data += tags.deleted_data_files
             manifests += tags.deleted_manifest_files
             deleted_bytes += tags.deleted_bytes
         # 3. consumers
         for consumer in plan.deleted_consumers:
-            table.consumer_manager.delete_consumer(consumer)
+            store.consumer_manager.delete_consumer(consumer)
         # 4. truncate
-        committer = table.new_file_store_commit(new_commit_user(table.options.get("commit.user-prefix")))
+        committer = store.new_commit(new_commit_user(store.options.get("commit.user-prefix")))
         commit = committer.truncate(BATCH_COMMIT_IDENTIFIER)
         # 5. long-lived changelogs
-        table.file_io.delete(table.paths.changelog_dir, recursive=True)
+        store.file_io.delete(store.paths.changelog_dir, recursive=True)
         # 6. every snapshot but the latest
-        now = table.clock.now_millis()
-        expired = ExpireSnapshots(table).expire(retain_max=1, retain_min=1, older_than=now, max_deletes=_LONG_MAX)
+        now = store.clock.now_millis()
+        expired = ExpireSnapshots(store).expire(retain_max=1, retain_min=1, older_than=now, max_deletes=_LONG_MAX)
         data += expired.deleted_data_files + expired.deleted_changelog_files
         manifests += expired.deleted_manifest_files
         deleted_bytes += expired.deleted_bytes
         # 7. orphans (files of dropped branches, failed writes)
-        orphans = OrphanFilesClean(table).clean(older_than=table.clock.now_millis() - 1, force=True)
+        orphans = OrphanFilesClean(store).clean(older_than=store.clock.now_millis() - 1, force=True)
         logger.info(
             "Purged %s: %d branch(es), %d tag(s), %d consumer(s), %d live file(s); %d snapshot(s) expired, "
             "%d orphan file(s) deleted",
-            table.name, len(plan.dropped_branches), len(plan.deleted_tags), len(plan.deleted_consumers),
+            store.name, len(plan.dropped_branches), len(plan.deleted_tags), len(plan.deleted_consumers),
             plan.live_files, len(expired.expired_snapshot_ids), orphans.deleted_file_count,
         )  # fmt: skip
         return PurgeFilesResult(
-            table=table.name,
+            table=store.name,
             dry_run=False,
             dropped_branches=plan.dropped_branches,
             deleted_tags=plan.deleted_tags,

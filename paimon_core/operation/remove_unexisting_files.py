@@ -36,15 +36,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from paimon_core.exceptions import InvalidArgumentError
+from paimon_core.operation.commit.commit_message import CommitMessage
 from paimon_core.results import _ToDict
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
-from paimon_core.table.commit_message import CommitMessage
 
 if TYPE_CHECKING:
     from paimon_core.io.file_io import FileIO
     from paimon_core.manifest.entries import ManifestEntry
     from paimon_core.snapshot.snapshot import Snapshot
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 logger = logging.getLogger(__name__)
 
@@ -81,27 +81,27 @@ class RemoveUnexistingFilesResult(_ToDict):
 class RemoveUnexistingFiles:
     """Finds the live data files of a table that no longer exist, and drops them in one commit."""
 
-    def __init__(self, table: FileStoreTable, *, parallelism: int | None = None) -> None:
+    def __init__(self, store: FileStore, *, parallelism: int | None = None) -> None:
         if parallelism is not None and (
             isinstance(parallelism, bool) or not isinstance(parallelism, int) or parallelism < 1
         ):
             raise InvalidArgumentError(
                 f"parallelism must be a positive integer, got {parallelism!r}", argument="parallelism"
             )
-        self.table = table
-        self.file_io: FileIO = table.file_io
+        self.store = store
+        self.file_io: FileIO = store.file_io
         self.parallelism = parallelism or DEFAULT_PARALLELISM
 
     def run(self, *, dry_run: bool = False) -> RemoveUnexistingFilesResult:
-        table = self.table
-        snapshot = table.snapshot_manager.latest_snapshot()
+        store = self.store
+        snapshot = store.snapshot_manager.latest_snapshot()
         if snapshot is None:
-            return RemoveUnexistingFilesResult(table.name, dry_run, None, 0, 0, 0)
-        entries = table.new_file_store_scan().live_entries(snapshot)
+            return RemoveUnexistingFilesResult(store.name, dry_run, None, 0, 0, 0)
+        entries = store.new_scan().live_entries(snapshot)
         missing = self._not_in_orphan_trash(self.list_missing(entries), dry_run=dry_run)
         partitions = self._by_partition(missing)
         result = RemoveUnexistingFilesResult(
-            table=table.name,
+            table=store.name,
             dry_run=dry_run,
             snapshot_id=snapshot.id,
             checked_files=len(entries),
@@ -110,18 +110,18 @@ class RemoveUnexistingFiles:
             partitions=partitions,
         )
         if not missing:
-            logger.info("All %d data files of %s (snapshot %d) exist", len(entries), table.name, snapshot.id)
+            logger.info("All %d data files of %s (snapshot %d) exist", len(entries), store.name, snapshot.id)
             return result
         self._check_no_deletion_vectors(snapshot, [e for e, _ in missing])
         if dry_run:
             logger.info(
                 "Would remove %d missing data file(s) from %s (snapshot %d)",
                 len(missing),
-                table.name,
+                store.name,
                 snapshot.id,
             )
             return result
-        commit = table.new_file_store_commit(f"{COMMIT_USER_PREFIX}{uuid.uuid4()}")
+        commit = store.new_commit(f"{COMMIT_USER_PREFIX}{uuid.uuid4()}")
         committed = commit.commit(
             _messages(e for e, _ in missing), BATCH_COMMIT_IDENTIFIER, check_committed=False
         )
@@ -129,7 +129,7 @@ class RemoveUnexistingFiles:
             "Removed %d missing data file(s) (%d rows) from %s in snapshot %s",
             len(missing),
             result.removed_rows,
-            table.name,
+            store.name,
             committed.snapshot_id,
         )
         return dataclasses.replace(
@@ -138,8 +138,8 @@ class RemoveUnexistingFiles:
 
     # --- existence --------------------------------------------------------------------------
     def data_file_path(self, e: ManifestEntry) -> str:
-        return self.table.paths.file_in_dir(
-            self.table.bucket_path(e.partition, e.bucket), e.file.file_name, e.file.external_path
+        return self.store.paths.file_in_dir(
+            self.store.bucket_path(e.partition, e.bucket), e.file.file_name, e.file.external_path
         )
 
     def list_missing(self, entries: Sequence[ManifestEntry]) -> list[tuple[ManifestEntry, str]]:
@@ -171,7 +171,7 @@ class RemoveUnexistingFiles:
         """Less the files an orphan clean only moved aside (see :func:`.orphan_trash.not_missing`)."""
         from paimon_core.operation.orphan_trash import not_missing
 
-        back = not_missing(self.file_io, (self.table.path,), [p for _, p in missing], dry_run=dry_run)
+        back = not_missing(self.file_io, (self.store.path,), [p for _, p in missing], dry_run=dry_run)
         return [(e, p) for e, p in missing if p not in back]
 
     # --- result / commit ----------------------------------------------------------------------
@@ -183,7 +183,7 @@ class RemoveUnexistingFiles:
             grouped[e.partition].append((e, p))
         out = [
             UnexistingPartitionFiles(
-                partition=self.table.partition_path(part),
+                partition=self.store.partition_path(part),
                 files=tuple(sorted(p for _, p in items)),
                 row_count=sum(e.file.row_count for e, _ in items),
             )
@@ -198,7 +198,7 @@ class RemoveUnexistingFiles:
         from paimon_core.manifest.index_manifest import read_index_manifest
         from paimon_core.operation.commit.conflicts import DELETION_VECTORS
 
-        index = read_index_manifest(self.file_io, self.table.paths.manifest_path(snapshot.index_manifest))
+        index = read_index_manifest(self.file_io, self.store.paths.manifest_path(snapshot.index_manifest))
         dropped = {e.index_file.file_name for e in index if e.kind == FileKind.DELETE}
         with_vectors = {
             (e.partition, r.data_file_name)
@@ -211,7 +211,7 @@ class RemoveUnexistingFiles:
         blocked = sorted(e.file.file_name for e in missing if (e.partition, e.file.file_name) in with_vectors)
         if blocked:
             raise InvalidArgumentError(
-                f"Cannot remove missing data files {blocked} from {self.table.name}: they still have deletion "
+                f"Cannot remove missing data files {blocked} from {self.store.name}: they still have deletion "
                 "vectors, whose index files this procedure does not rewrite; nothing was changed",
                 argument="table",
             )

@@ -33,7 +33,7 @@ from paimon_core.version import WRITER_VERSION
 if TYPE_CHECKING:
     from paimon_core.manifest.entries import ManifestEntry, ManifestFileMeta
     from paimon_core.operation.scan import FileStoreScan
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 __all__ = ["RemoveUnexistingManifests", "RemoveUnexistingManifestsResult"]
 
@@ -58,19 +58,19 @@ class RemoveUnexistingManifestsResult(_ToDict):
 class RemoveUnexistingManifests:
     """Repairs the latest snapshot of one table (see the module docstring)."""
 
-    def __init__(self, table: FileStoreTable) -> None:
-        self.table = table
+    def __init__(self, store: FileStore) -> None:
+        self.store = store
 
     def _lists(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
-        scan = self.table.new_file_store_scan()
+        scan = self.store.new_scan()
         out: list[ManifestFileMeta] = []
         for name in (snapshot.base_manifest_list, snapshot.delta_manifest_list):
-            path = self.table.paths.manifest_path(name)
+            path = self.store.paths.manifest_path(name)
             try:
                 out += scan.read_list(name)
             except FileNotFoundError:
                 raise MetadataFileNotFoundError(
-                    f"Manifest list {path} of snapshot {snapshot.id} of {self.table.name} is missing: "
+                    f"Manifest list {path} of snapshot {snapshot.id} of {self.store.name} is missing: "
                     "remove_unexisting_manifests can only drop missing manifests (nothing changed)",
                     path=path,
                     snapshot_id=snapshot.id,
@@ -78,12 +78,12 @@ class RemoveUnexistingManifests:
         return out
 
     def run(self, *, dry_run: bool = False) -> RemoveUnexistingManifestsResult:
-        table = self.table
-        latest = table.snapshot_manager.latest_snapshot()
+        store = self.store
+        latest = store.snapshot_manager.latest_snapshot()
         if latest is None:
-            return RemoveUnexistingManifestsResult(table.name, dry_run)
+            return RemoveUnexistingManifestsResult(store.name, dry_run)
         metas = self._lists(latest)
-        file_io, paths = table.file_io, table.paths
+        file_io, paths = store.file_io, store.paths
         present = [file_io.exists(paths.manifest_path(m.file_name)) for m in metas]
         in_trash: dict[str, str] = {}  # a dry run leaves an orphan clean's moved manifests where they lie
         if not all(present):  # an orphan clean may only have moved them aside: not missing
@@ -91,20 +91,20 @@ class RemoveUnexistingManifests:
 
             gone = [paths.manifest_path(m.file_name) for m, ok in zip(metas, present, strict=True) if not ok]
             if dry_run:
-                in_trash = {p[p.rfind("/") + 1 :]: t.trash for p, t in find_in_trash(file_io, (table.path,), gone).items()}
+                in_trash = {p[p.rfind("/") + 1 :]: t.trash for p, t in find_in_trash(file_io, (store.path,), gone).items()}
                 back = {paths.manifest_path(n) for n in in_trash} | {p for p in gone if file_io.exists(p)}
             else:
-                back = not_missing(file_io, (table.path,), gone, dry_run=False)
+                back = not_missing(file_io, (store.path,), gone, dry_run=False)
             present = [ok or paths.manifest_path(m.file_name) in back for m, ok in zip(metas, present, strict=True)]
         existing = [m for m, ok in zip(metas, present, strict=True) if ok]
         missing = tuple(m.file_name for m, ok in zip(metas, present, strict=True) if not ok)
-        scan = table.new_file_store_scan()
+        scan = store.new_scan()
         records = 0
         for m in existing:
             for e in _read(scan, m, in_trash.get(m.file_name)):
                 records += e.file.row_count if e.kind == FileKind.ADD else -e.file.row_count
         result = RemoveUnexistingManifestsResult(
-            table=table.name,
+            table=store.name,
             dry_run=dry_run,
             latest_snapshot_id=latest.id,
             manifests=len(metas),
@@ -114,10 +114,10 @@ class RemoveUnexistingManifests:
         if dry_run or not missing:
             return result
         for name in missing:
-            logger.warning("Drop manifest file: %s (of %s)", name, table.name)
+            logger.warning("Drop manifest file: %s (of %s)", name, store.name)
         new_id = self._commit(latest, existing, records)
         return RemoveUnexistingManifestsResult(
-            table=table.name,
+            table=store.name,
             dry_run=False,
             latest_snapshot_id=latest.id,
             manifests=len(metas),
@@ -128,8 +128,8 @@ class RemoveUnexistingManifests:
         )
 
     def _commit(self, latest: Snapshot, existing: list[ManifestFileMeta], records: int) -> int:
-        table = self.table
-        file_io, paths = table.file_io, table.paths
+        store = self.store
+        file_io, paths = store.file_io, store.paths
         commit_user = f"Repair-table-{uuid.uuid4()}"
         written: list[str] = []
         try:
@@ -154,7 +154,7 @@ class RemoveUnexistingManifests:
             writer_version=WRITER_VERSION,
             commit_identifier=BATCH_COMMIT_IDENTIFIER,
             commit_kind=CommitKind.OVERWRITE,
-            time_millis=table.clock.now_millis(),
+            time_millis=store.clock.now_millis(),
             total_record_count=records,
             delta_record_count=0,
             watermark=latest.watermark,
@@ -163,16 +163,16 @@ class RemoveUnexistingManifests:
             next_row_id=latest.next_row_id,
         )
         try:
-            published = table.new_file_store_commit(commit_user).snapshot_commit.commit(snapshot)
+            published = store.new_commit(commit_user).snapshot_commit.commit(snapshot)
         except Exception as e:
-            landed = table.snapshot_manager.try_snapshot(snapshot.id)
+            landed = store.snapshot_manager.try_snapshot(snapshot.id)
             if landed is not None and landed.commit_user == commit_user:
                 return snapshot.id
             if landed is not None:
                 self._cleanup(written)
                 raise
             raise CommitStateUnknownError(
-                f"Publishing snapshot {snapshot.id} of {table.name} (remove_unexisting_manifests) failed: "
+                f"Publishing snapshot {snapshot.id} of {store.name} (remove_unexisting_manifests) failed: "
                 f"{type(e).__name__}: {e}; it may still land: its manifest lists were kept, check the table",
                 snapshot_id=snapshot.id,
             ) from e
@@ -180,16 +180,16 @@ class RemoveUnexistingManifests:
             self._cleanup(written)
             raise CommitConflictError(
                 f"Failed, snapshot conflict, maybe multiple jobs is running to commit snapshots: snapshot "
-                f"{snapshot.id} of {table.name} was committed meanwhile; nothing was changed, retry",
+                f"{snapshot.id} of {store.name} was committed meanwhile; nothing was changed, retry",
                 snapshot_id=snapshot.id,
             )
-        logger.info("Committed snapshot %d of %s without its missing manifests", snapshot.id, table.name)
+        logger.info("Committed snapshot %d of %s without its missing manifests", snapshot.id, store.name)
         return snapshot.id
 
     def _cleanup(self, names: list[str]) -> None:
         for name in names:
             try:
-                self.table.file_io.delete(self.table.paths.manifest_path(name))
+                self.store.file_io.delete(self.store.paths.manifest_path(name))
             except OSError as e:  # pragma: no cover - best effort; orphan clean removes leftovers
                 logger.warning("Could not delete unused manifest list %s: %s", name, e)
 

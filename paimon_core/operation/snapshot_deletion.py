@@ -23,24 +23,24 @@ from paimon_core.operation.file_deletion_base import (
 from paimon_core.snapshot.snapshot import Snapshot
 
 if TYPE_CHECKING:
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 logger = logging.getLogger(__name__)
 
 Planned = list[tuple[Category, str, int | None]]
 
 
-def produces_changelog(table: FileStoreTable) -> bool:
-    return (table.options.get("changelog-producer") or "none").strip().lower() != "none"
+def produces_changelog(store: FileStore) -> bool:
+    return (store.options.get("changelog-producer") or "none").strip().lower() != "none"
 
 
 class SnapshotDeletion(FileDeletionBase):
     """Deletion rules for snapshots that expire."""
 
-    def __init__(self, table: FileStoreTable, deleter: FileDeleter, *, changelog_decoupled: bool) -> None:
-        super().__init__(table, deleter)
+    def __init__(self, store: FileStore, deleter: FileDeleter, *, changelog_decoupled: bool) -> None:
+        super().__init__(store, deleter)
         self.changelog_decoupled = changelog_decoupled
-        self.produce_changelog = produces_changelog(table)
+        self.produce_changelog = produces_changelog(store)
 
     def plan_deleted_data(self, snapshot: Snapshot, skip: EntrySkipper) -> list[tuple[Category, str, int]]:
         """Data files the snapshot marked deleted and no tag needs."""

@@ -34,7 +34,7 @@ from paimon_core.results import _ToDict
 from paimon_core.snapshot.snapshot import Snapshot
 
 if TYPE_CHECKING:
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 logger = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ def parse_tag_names(names: str | Sequence[str]) -> list[str]:
 
 
 def delete_tags(
-    table: FileStoreTable, names: str | Sequence[str], *, dry_run: bool = False
+    store: FileStore, names: str | Sequence[str], *, dry_run: bool = False
 ) -> DeleteTagResult:
     """Delete tags and the files only they used. Every tag must exist (checked first:
     ``TagNotFoundError`` names the missing one and nothing is deleted), and a tag whose files
@@ -123,20 +123,20 @@ def delete_tags(
     tag_names = parse_tag_names(names)
     tags = {}
     for name in tag_names:
-        tags[name] = table.tag_manager.get(name)  # TagNotFoundError before anything changes
-        if not table.snapshot_manager.snapshot_exists(tags[name].id):  # its files may go: names checked first
+        tags[name] = store.tag_manager.get(name)  # TagNotFoundError before anything changes
+        if not store.snapshot_manager.snapshot_exists(tags[name].id):  # its files may go: names checked first
             check_snapshot_names(tags[name], what=f"tag '{name}' of snapshot")
     removed: list[str] = []
     kept: list[str] = []
-    with FileDeleter(table.file_io, dry_run=dry_run) as deleter:
-        deletion = TagDeletion(table, deleter)
+    with FileDeleter(store.file_io, dry_run=dry_run) as deleter:
+        deletion = TagDeletion(store, deleter)
         for name in tag_names:
-            if not _delete_one(table, deletion, name, tags[name], removed):
+            if not _delete_one(store, deletion, name, tags[name], removed):
                 kept.append(name)
             removed.append(name)
     counts = deleter.counts
     result = DeleteTagResult(
-        table=table.name,
+        table=store.name,
         dry_run=dry_run,
         deleted_tags=tuple(removed),
         deleted_data_files=counts["data"],
@@ -151,7 +151,7 @@ def delete_tags(
         "%s tags %s of %s: %d data files, %d manifest files, %d index files",
         "Dry-run deletion of" if dry_run else "Deleted",
         ",".join(removed),
-        table.name,
+        store.name,
         result.deleted_data_files,
         result.deleted_manifest_files,
         result.deleted_index_files,
@@ -159,32 +159,32 @@ def delete_tags(
     return result
 
 
-def _neighbours(table: FileStoreTable, tag: Snapshot, tagged: list[Snapshot]) -> list[Snapshot]:
+def _neighbours(store: FileStore, tag: Snapshot, tagged: list[Snapshot]) -> list[Snapshot]:
     """The nearest older and newer tag or existing snapshot (Java: left tag, and the earlier
     of the right tag and the earliest snapshot; snapshots below the tag only exist when the
     sequence has gaps, and then they are neighbours too)."""
-    snapshot_ids = table.snapshot_manager.list_snapshot_ids()
+    snapshot_ids = store.snapshot_manager.list_snapshot_ids()
     pos = bisect.bisect_left(snapshot_ids, tag.id)
     older = [s for s in tagged if s.id < tag.id][-1:]
     newer = [s for s in tagged if s.id > tag.id][:1]
     if pos > 0 and (not older or snapshot_ids[pos - 1] > older[0].id):
-        older = [table.snapshot_manager.snapshot(snapshot_ids[pos - 1])]
+        older = [store.snapshot_manager.snapshot(snapshot_ids[pos - 1])]
     if pos < len(snapshot_ids) and (not newer or snapshot_ids[pos] < newer[0].id):
-        newer = [table.snapshot_manager.snapshot(snapshot_ids[pos])]
+        newer = [store.snapshot_manager.snapshot(snapshot_ids[pos])]
     return older + newer
 
 
 def _delete_one(
-    table: FileStoreTable, deletion: TagDeletion, name: str, tag: Snapshot, removed: list[str]
+    store: FileStore, deletion: TagDeletion, name: str, tag: Snapshot, removed: list[str]
 ) -> bool:
     """Delete one tag; False when its files had to be kept (a neighbour was unreadable)."""
     deleter = deletion.deleter
-    tag_path = table.tag_manager.tag_path(name)
-    if table.snapshot_manager.snapshot_exists(tag.id):
+    tag_path = store.tag_manager.tag_path(name)
+    if store.snapshot_manager.snapshot_exists(tag.id):
         deleter.delete_now("tag", tag_path)
         return True
     # Read every tag before deleting this one's file (tags are found by their files).
-    tagged = read_tagged_snapshots(table, exclude=removed)
+    tagged = read_tagged_snapshots(store, exclude=removed)
     same_snapshot = [names for snap, names in tagged if snap.id == tag.id]
     if same_snapshot and len(same_snapshot[0]) > 1:
         deleter.delete_now("tag", tag_path)
@@ -192,7 +192,7 @@ def _delete_one(
     # Plan every file before deleting the tag file: a name that points outside the table
     # (UnsafePathError) stops here with nothing deleted.
     with naming_snapshot(tag.id, what=f"tag '{name}' of snapshot"):
-        planned = _plan_files(table, deletion, name, tag, [snap for snap, _ in tagged if snap.id != tag.id])
+        planned = _plan_files(store, deletion, name, tag, [snap for snap, _ in tagged if snap.id != tag.id])
     deleter.delete_now("tag", tag_path)
     if planned is None:
         return False
@@ -208,19 +208,19 @@ def _delete_one(
 
 
 def _plan_files(
-    table: FileStoreTable, deletion: TagDeletion, name: str, tag: Snapshot, others: list[Snapshot]
+    store: FileStore, deletion: TagDeletion, name: str, tag: Snapshot, others: list[Snapshot]
 ) -> tuple[Planned, Planned, Planned] | None:
     """(data files, manifest children, manifest parents) only this tag used; None when a
     neighbour cannot be read (then every file is kept)."""
     try:
-        neighbours = _neighbours(table, tag, others)
+        neighbours = _neighbours(store, tag, others)
         skip = deletion.data_file_skipper(neighbours)
         skipping = deletion.manifest_skipping_set(neighbours)
     except UnsafePathError:
         raise
     except Exception as e:  # noqa: BLE001 - keep every file rather than guess
         logger.warning(
-            "Deleting tag %s of %s but keeping its files: a neighbour cannot be read: %s", name, table.name, e
+            "Deleting tag %s of %s but keeping its files: a neighbour cannot be read: %s", name, store.name, e
         )
         return None
     data: Planned = []
@@ -230,7 +230,7 @@ def _plan_files(
         raise
     except Exception as e:  # noqa: BLE001 - its own manifests are gone: nothing to find
         logger.warning(
-            "Cannot read the files of tag %s of %s, leaving them to orphan cleanup: %s", name, table.name, e
+            "Cannot read the files of tag %s of %s, leaving them to orphan cleanup: %s", name, store.name, e
         )
     children, parents = deletion.plan_manifests(tag, skipping)
     return data, children, parents

@@ -57,14 +57,14 @@ def maintain_after_commit(
             created = TagAutoCreation(table).run().created_tags
         if opts.tag_time_expire_enabled:
             expire_tags(table)
-        expired = len(ExpireSnapshots(table).expire().expired_snapshot_ids)  # consumers first inside
-        pe = partition_expire if partition_expire is not None else PartitionExpire.from_options(table)
+        expired = len(ExpireSnapshots(table.store).expire().expired_snapshot_ids)  # consumers first inside
+        pe = partition_expire if partition_expire is not None else PartitionExpire.from_options(table.store)
         if pe is not None:
             dropped = pe.expire_if_due(result.commit_user, result.commit_identifier)
             if dropped is not None:
                 partitions = tuple(dropped.partitions)
         if opts.changelog_lifecycle_decoupled:
-            ExpireChangelogs(table).expire()
+            ExpireChangelogs(table.store).expire()
     except (PaimonError, OSError) as e:
         logger.error(
             "Commit of snapshot %s to %s landed, but post-commit maintenance failed (run expire_snapshots "

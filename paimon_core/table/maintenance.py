@@ -68,7 +68,7 @@ class TableMaintenance:
         """Expire snapshots by the table's retention options (arguments override them)."""
         from paimon_core.operation.expire_snapshots import ExpireSnapshots
 
-        return ExpireSnapshots(self._table).expire(
+        return ExpireSnapshots(self._table.store).expire(
             retain_max=retain_max, retain_min=retain_min, older_than=older_than, max_deletes=max_deletes, dry_run=dry_run
         )
 
@@ -86,7 +86,7 @@ class TableMaintenance:
         """Expire long-lived changelogs (``changelog/changelog-N``) of a decoupled lifecycle."""
         from paimon_core.operation.expire_changelogs import ExpireChangelogs
 
-        return ExpireChangelogs(self._table).expire(
+        return ExpireChangelogs(self._table.store).expire(
             retain_max=retain_max,
             retain_min=retain_min,
             older_than=older_than,
@@ -102,7 +102,7 @@ class TableMaintenance:
         """Delete files nothing references that are older than ``older_than`` (default now - 1 day)."""
         from paimon_core.operation.orphan_files_clean import OrphanFilesClean
 
-        return OrphanFilesClean(self._table).clean(older_than=older_than, dry_run=dry_run, force=force)
+        return OrphanFilesClean(self._table.store).clean(older_than=older_than, dry_run=dry_run, force=force)
 
     @recorded("remove_unexisting_files")
     def remove_unexisting_files(
@@ -113,7 +113,7 @@ class TableMaintenance:
         ``dry_run`` lists the missing files per partition; ``parallelism``: existence checks at once."""
         from paimon_core.operation.remove_unexisting_files import RemoveUnexistingFiles
 
-        return RemoveUnexistingFiles(self._table, parallelism=parallelism).run(dry_run=dry_run)
+        return RemoveUnexistingFiles(self._table.store, parallelism=parallelism).run(dry_run=dry_run)
 
     @recorded("remove_unexisting_manifests")
     def remove_unexisting_manifests(self, *, dry_run: bool = False) -> RemoveUnexistingManifestsResult:
@@ -121,7 +121,7 @@ class TableMaintenance:
         OVERWRITE snapshot (Flink's ``remove_unexisting_manifests``; their rows are lost)."""
         from paimon_core.operation.remove_unexisting_manifests import RemoveUnexistingManifests
 
-        return RemoveUnexistingManifests(self._table).run(dry_run=dry_run)
+        return RemoveUnexistingManifests(self._table.store).run(dry_run=dry_run)
 
     @recorded("purge_files")
     def purge_files(self, *, dry_run: bool = False) -> PurgeFilesResult:
@@ -129,7 +129,7 @@ class TableMaintenance:
         one snapshot (Java's ``purgeFiles``). ``dry_run`` lists what would go."""
         from paimon_core.operation.purge_files import PurgeFiles
 
-        return PurgeFiles(self._table).run(dry_run=dry_run)
+        return PurgeFiles(self._table.store).run(dry_run=dry_run)
 
     @recorded("repair_earliest_snapshot")
     def repair_earliest_snapshot(self, snapshot_id: int, *, dry_run: bool = False) -> RepairEarliestSnapshotResult:
@@ -202,7 +202,7 @@ class TableMaintenance:
         them as a COMPACT snapshot (Paimon's ``compact_manifest`` procedure); data is untouched."""
         from paimon_core.operation.manifest_compact import ManifestCompact
 
-        return ManifestCompact(self._table).run(dry_run=dry_run)
+        return ManifestCompact(self._table.store).run(dry_run=dry_run)
 
     # --- partitions ----------------------------------------------------------------------
     @recorded("expire_partitions")
@@ -231,7 +231,7 @@ class TableMaintenance:
                 argument="expiration_time",
             )
         return PartitionExpire(
-            table,
+            table.store,
             expiration_time=expiration,
             strategy=expire_strategy,
             timestamp_formatter=timestamp_formatter,
@@ -255,7 +255,7 @@ class TableMaintenance:
         match every partition below them) in one OVERWRITE commit (Flink's ``drop_partition``)."""
         from paimon_core.operation.partition_drop import drop_partitions
 
-        return drop_partitions(self._table, partitions, dry_run=dry_run)
+        return drop_partitions(self._table.store, partitions, dry_run=dry_run)
 
     # --- tags --------------------------------------------------------------------------
     @recorded("create_tag")

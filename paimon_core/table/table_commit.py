@@ -105,7 +105,7 @@ def _new_partition_expire(table: FileStoreTable) -> PartitionExpire | None:
         return None
     from paimon_core.operation.partition_expire import PartitionExpire
 
-    return PartitionExpire.from_options(table)
+    return PartitionExpire.from_options(table.store)
 
 
 class TableCommit:

@@ -109,7 +109,7 @@ def _expire_times(table: FileStoreTable, entries: list[ManifestEntry]) -> dict[b
     from paimon_core.partition.partition_expire_strategy import partition_entries
 
     try:
-        expire = PartitionExpire.from_options(table)
+        expire = PartitionExpire.from_options(table.store)
     except PaimonError as e:
         logger.warning("%s: partition expiry options are invalid, expire_time left null: %s", table.name, e)
         return {}

@@ -103,7 +103,7 @@ def referenced_files(table: FileStoreTable) -> set[str]:
     """Files the existing snapshots, tags and long-lived changelogs reference (relative)."""
     io, paths = table.file_io, table.paths
     snaps: list[Snapshot] = list(table.snapshot_manager.snapshots())
-    snaps += [s for s, _ in read_tagged_snapshots(table)]
+    snaps += [s for s, _ in read_tagged_snapshots(table.store)]
     cm = ChangelogManager(io, paths)
     changelogs = [c for c in (cm.try_changelog(i) for i in cm.list_ids()) if c is not None]
     out: set[str] = set()

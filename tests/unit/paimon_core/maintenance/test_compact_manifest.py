@@ -67,7 +67,7 @@ def test_a_lost_race_is_retried_on_the_new_latest_snapshot(local_warehouse: str)
     from paimon_core.operation.manifest_compact import ManifestCompact
 
     t = _table(local_warehouse)
-    job = ManifestCompact(t)
+    job = ManifestCompact(t.store)
     publish = job.commit.snapshot_commit.commit
     raced: list[int] = []
 

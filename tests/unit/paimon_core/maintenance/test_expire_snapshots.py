@@ -311,7 +311,7 @@ def test_concurrent_expiries_race_safely(local_warehouse: str) -> None:
         try:
             barrier.wait()
             for _ in range(3):
-                ExpireSnapshots(handle, chunk_size=4, batch_size=3).expire(
+                ExpireSnapshots(handle.store, chunk_size=4, batch_size=3).expire(
                     retain_min=retain_min, max_deletes=100
                 )
         except BaseException as e:  # pragma: no cover - reported below

@@ -287,7 +287,7 @@ def _mutate(rng: random.Random, table: FileStoreTable) -> str:
 
 def _operations() -> list[tuple[str, Callable[[FileStoreTable], object]]]:
     def orphans(dry_run: bool) -> Callable[[FileStoreTable], object]:
-        return lambda t: OrphanFilesClean(t, parallelism=2, vanish_wait_seconds=0).clean(dry_run=dry_run)
+        return lambda t: OrphanFilesClean(t.store, parallelism=2, vanish_wait_seconds=0).clean(dry_run=dry_run)
 
     return [
         ("read", lambda t: t.to_arrow()),

@@ -283,7 +283,7 @@ def test_corrupt_or_missing_metadata_aborts_with_nothing_deleted(lake: Lake) -> 
     listed = Path(ev.paths.manifest_path(snap.delta_manifest_list))
     listed.unlink()
     with pytest.raises(OrphanCleanAbortedError, match="does not exist"):
-        OrphanFilesClean(ev, vanish_wait_seconds=0).clean()
+        OrphanFilesClean(ev.store, vanish_wait_seconds=0).clean()
     assert lake.before() == {**before, "ev": before["ev"] - {f"manifest/{listed.name}"}}
     # a branch without schema
     (lake.db / "pk" / "branch" / "branch-x" / "snapshot").mkdir(parents=True)
@@ -316,7 +316,7 @@ def test_roots_vanishing_during_the_read_are_skipped(lake: Lake, monkeypatch: py
         return real_list(file_io, path)
 
     monkeypatch.setattr(referenced_files, "read_manifest_list", expiring_list)
-    result = OrphanFilesClean(lake.pk, vanish_wait_seconds=0).clean()
+    result = OrphanFilesClean(lake.pk.store, vanish_wait_seconds=0).clean()
     assert result.deleted_file_count >= len(lake.expected["pk"])
     assert _read(lake.catalog.get_table("db.pk")) == lake.reads[("pk", "", "")]
 
@@ -428,7 +428,7 @@ def test_planning_pieces_pickle_for_spark_executors(lake: Lake) -> None:
     ev = lake.ev
     branches = valid_branches(ev.file_io, ev.path)
     assert branches == ["main", "b"]
-    dirs = pickle.loads(pickle.dumps(plan_candidate_dirs(ev, branches)))
+    dirs = pickle.loads(pickle.dumps(plan_candidate_dirs(ev.store, branches)))
     assert {d.kind for d in dirs} == {"metadata", "snapshot", "changelog", "data"}
     assert {Path(d.path).relative_to(lake.db / "ev").as_posix() for d in dirs if d.kind == "data"} >= {
         "dt=d1/bucket-0", "dt=d3/bucket-0", "dt=zz/bucket-0",

@@ -197,9 +197,9 @@ def test_item01_reader_starting_mid_expiry_never_sees_a_half_deleted_snapshot(
         with _between_data_and_metadata_deletes(on_pause):
             if stop == "die":
                 with pytest.raises(_Died):
-                    ExpireSnapshots(t, chunk_size=3).expire(retain_min=2)
+                    ExpireSnapshots(t.store, chunk_size=3).expire(retain_min=2)
             else:
-                ExpireSnapshots(t, chunk_size=3).expire(retain_min=2)
+                ExpireSnapshots(t.store, chunk_size=3).expire(retain_min=2)
         assert not failures, failures
         pauses += len(seen)
         assert seen == sorted(seen) and seen[-1] > 1, seen  # readers moved on with the chunks
@@ -580,10 +580,10 @@ def test_item07_concurrent_delete_tag_and_expiry_lose_no_file(tmp_path: Path) ->
         return t.delete_tag("tag5")  # neighbours: tag4 and the earliest snapshot
 
     def expire_7(t: FileStoreTable) -> object:  # snapshot 8 keeps p0 files of 3 (tag4) and 5 (tag5)
-        return ExpireSnapshots(t, chunk_size=1).expire(retain_min=11)
+        return ExpireSnapshots(t.store, chunk_size=1).expire(retain_min=11)
 
     def expire_7_to_9(t: FileStoreTable) -> object:  # 9 overwrote p0: its files are deleted
-        return ExpireSnapshots(t, chunk_size=1).expire(retain_min=9)
+        return ExpireSnapshots(t.store, chunk_size=1).expire(retain_min=9)
 
     # (1) one run in full at every file operation of the other, both ways
     cases = ((delete_tag5, expire_7, 8), (expire_7_to_9, delete_tag5, 10))
@@ -618,7 +618,7 @@ def test_item07_concurrent_delete_tag_and_expiry_lose_no_file(tmp_path: Path) ->
 
         def expire_often(expirer: FileStoreTable = expirer, retain_min: int = retain_min) -> None:
             for _ in range(6):
-                ExpireSnapshots(expirer, chunk_size=2, batch_size=2).expire(
+                ExpireSnapshots(expirer.store, chunk_size=2, batch_size=2).expire(
                     retain_min=retain_min, max_deletes=1
                 )
 

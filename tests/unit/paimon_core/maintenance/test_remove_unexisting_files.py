@@ -93,7 +93,7 @@ def test_existence_is_checked_by_listing_each_bucket_directory_once(
 
     monkeypatch.setattr(t.file_io, "exists", exists)
     monkeypatch.setattr(t.file_io, "list_status", list_status)
-    missing = RemoveUnexistingFiles(t).list_missing(entries)
+    missing = RemoveUnexistingFiles(t.store).list_missing(entries)
     assert [e.file.file_name for e, _ in missing] == [entries[5].file.file_name]
     # one listing of the bucket directory, one confirming probe of the file it misses
     assert calls["list_status"] == [t.bucket_path(entries[0].partition, 0)] and calls["exists"] == [
@@ -103,7 +103,7 @@ def test_existence_is_checked_by_listing_each_bucket_directory_once(
     calls["list_status"].clear()
     monkeypatch.setattr(single.file_io, "exists", exists)
     monkeypatch.setattr(single.file_io, "list_status", list_status)
-    assert RemoveUnexistingFiles(single).list_missing(single_entries) == []
+    assert RemoveUnexistingFiles(single.store).list_missing(single_entries) == []
     assert calls["list_status"] == [] and len(calls["exists"]) == 1  # a lone file: one probe, no listing
 
 
@@ -124,7 +124,7 @@ def test_a_concurrent_commit_that_removed_the_file_fails_it_cleanly(catalog: Fil
             return out
 
     with pytest.raises(CommitConflictError, match=gone.file.file_name):
-        Racing(t).run()
+        Racing(t.store).run()
     assert t.latest_snapshot().id == 2 and t.to_arrow().num_rows == 8  # the overwrite stands, nothing else
 
 

@@ -111,10 +111,10 @@ def test_missing_tag_is_reported_before_anything_is_deleted(local_warehouse: str
 def test_comma_separated_dry_run_predicts_and_changes_nothing(warehouse: str) -> None:
     t = _two_tag_table(warehouse)
     files = {p: t.file_io.read_bytes(f"{t.path}/{p}") for p in list_all_files(t.file_io, t.path)}
-    dry = delete_tags(t, "t1,t2", dry_run=True)
+    dry = delete_tags(t.store, "t1,t2", dry_run=True)
     assert {p: t.file_io.read_bytes(f"{t.path}/{p}") for p in list_all_files(t.file_io, t.path)} == files
     assert dry.dry_run and dry.deleted_tags == ("t1", "t2") and dry.deleted_data_files == 3
-    real = delete_tags(t, "t1,t2")
+    real = delete_tags(t.store, "t1,t2")
     assert (real.deleted_data_files, real.deleted_manifest_files) == (
         dry.deleted_data_files,
         dry.deleted_manifest_files,

@@ -277,7 +277,7 @@ def test_tags_keep_dropped_files_until_snapshot_expiry_and_tag_deletion(cat: Fil
 
 def test_a_partition_dropped_meanwhile_is_not_an_error(cat: FileSystemCatalog) -> None:
     t = hourly(cat)
-    op = PartitionExpire(t, expiration_time="7 d")
+    op = PartitionExpire(t.store, expiration_time="7 d")
     planned = op.plan()
     t.expire_partitions("7 d")  # another run drops them first
     commit = t.new_file_store_commit("late").drop_partitions([p.partition for p in planned], 1)

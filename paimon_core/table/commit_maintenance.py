@@ -54,9 +54,9 @@ def maintain_after_commit(
     expired = 0
     try:
         if opts.tag_automatic_creation != "none":
-            created = TagAutoCreation(table).run().created_tags
+            created = TagAutoCreation(table.store).run().created_tags
         if opts.tag_time_expire_enabled:
-            expire_tags(table)
+            expire_tags(table.store)
         expired = len(ExpireSnapshots(table.store).expire().expired_snapshot_ids)  # consumers first inside
         pe = partition_expire if partition_expire is not None else PartitionExpire.from_options(table.store)
         if pe is not None:

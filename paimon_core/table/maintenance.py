@@ -265,7 +265,7 @@ class TableMaintenance:
         """Tag a snapshot (latest by default); TagAlreadyExistsError if the name is taken."""
         from paimon_core.tag.tag_operations import create_tag
 
-        return create_tag(self._table, name, snapshot_id, time_retained=time_retained)
+        return create_tag(self._table.store, name, snapshot_id, time_retained=time_retained)
 
     @recorded("create_tag_from_timestamp")
     def create_tag_from_timestamp(
@@ -275,7 +275,7 @@ class TableMaintenance:
         ``dry_run``: check everything, return the snapshot it would tag, write nothing."""
         from paimon_core.tag.tag_operations import create_tag_from_timestamp
 
-        return create_tag_from_timestamp(self._table, name, timestamp, time_retained=time_retained, dry_run=dry_run)
+        return create_tag_from_timestamp(self._table.store, name, timestamp, time_retained=time_retained, dry_run=dry_run)
 
     @recorded("create_tag_from_watermark")
     def create_tag_from_watermark(
@@ -284,7 +284,7 @@ class TableMaintenance:
         """Tag the first snapshot whose watermark is >= ``watermark`` (Flink's create_tag_from_watermark)."""
         from paimon_core.tag.watermark_procedures import create_tag_from_watermark
 
-        return create_tag_from_watermark(self._table, name, watermark, time_retained=time_retained, dry_run=dry_run)
+        return create_tag_from_watermark(self._table.store, name, watermark, time_retained=time_retained, dry_run=dry_run)
 
     @recorded("replace_tag")
     def replace_tag(
@@ -298,35 +298,35 @@ class TableMaintenance:
         """Point the existing tag ``name`` at ``snapshot_id`` (latest by default)."""
         from paimon_core.tag.tag_operations import replace_tag
 
-        return replace_tag(self._table, name, snapshot_id, time_retained=time_retained, dry_run=dry_run)
+        return replace_tag(self._table.store, name, snapshot_id, time_retained=time_retained, dry_run=dry_run)
 
     @recorded("rename_tag")
     def rename_tag(self, name: str, target: str, *, dry_run: bool = False) -> Snapshot:
         """Rename tag ``name`` to ``target``."""
         from paimon_core.tag.tag_operations import rename_tag
 
-        return rename_tag(self._table, name, target, dry_run=dry_run)
+        return rename_tag(self._table.store, name, target, dry_run=dry_run)
 
     @recorded("delete_tag")
     def delete_tag(self, names: str | Sequence[str], *, dry_run: bool = False) -> DeleteTagResult:
         """Delete tags (a comma-separated string or a list) and the files only they used."""
         from paimon_core.operation.tag_deletion import delete_tags
 
-        return delete_tags(self._table, names, dry_run=dry_run)
+        return delete_tags(self._table.store, names, dry_run=dry_run)
 
     @recorded("expire_tags")
     def expire_tags(self, *, older_than: TimePoint | None = None, dry_run: bool = False) -> ExpireTagsResult:
         """Delete tags past their time-retained (or created before ``older_than``)."""
         from paimon_core.tag.tag_time_expire import expire_tags
 
-        return expire_tags(self._table, older_than=older_than, dry_run=dry_run)
+        return expire_tags(self._table.store, older_than=older_than, dry_run=dry_run)
 
     @recorded("trigger_tag_automatic_creation")
     def trigger_tag_automatic_creation(self, *, now: TimePoint | None = None) -> TagCreationResult:
         """Create the period tags ``tag.automatic-creation`` asks for, as of ``now`` (idempotent)."""
         from paimon_core.tag.tag_auto_creation import TagAutoCreation
 
-        return TagAutoCreation(self._table).run(now=now)
+        return TagAutoCreation(self._table.store).run(now=now)
 
     # --- rollback ----------------------------------------------------------------------
     @recorded("rollback_to")
@@ -345,9 +345,11 @@ class TableMaintenance:
     @recorded("rollback_to_watermark")
     def rollback_to_watermark(self, watermark: int, *, dry_run: bool = False) -> RollbackResult:
         """Roll back to the newest snapshot whose watermark is <= ``watermark``."""
-        from paimon_core.tag.watermark_procedures import rollback_to_watermark
+        from paimon_core.table.rollback_helper import RollbackHelper
+        from paimon_core.tag.watermark_procedures import snapshot_for_rollback
 
-        return rollback_to_watermark(self._table, watermark, dry_run=dry_run)
+        snapshot = snapshot_for_rollback(self._table.store, watermark)
+        return RollbackHelper(self._table).rollback_to(snapshot.id, dry_run=dry_run)
 
     @recorded("rollback_to_as_latest")
     def rollback_to_as_latest(self, target: int | str, *, dry_run: bool = False) -> RollbackResult:

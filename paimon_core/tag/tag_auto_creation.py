@@ -39,7 +39,7 @@ from paimon_core.tag.tag_time_expire import expire_tags_at
 from paimon_core.utils.time_util import TimePoint, to_epoch_millis
 
 if TYPE_CHECKING:
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 logger = logging.getLogger(__name__)
 
@@ -70,9 +70,9 @@ class _Run:
 class TagAutoCreation:
     """Creates and retires the automatic tags of one table."""
 
-    def __init__(self, table: FileStoreTable) -> None:
-        self.table = table
-        self.options = table.options
+    def __init__(self, store: FileStore) -> None:
+        self.store = store
+        self.options = store.options
         self.mode = self.options.tag_automatic_creation.lower()
         self.extractor = TagTimeExtractor.for_auto_tag(self.options)
         self.delay = dt.timedelta(milliseconds=self.options.tag_creation_delay_ms)
@@ -84,7 +84,7 @@ class TagAutoCreation:
         self._auto: dict[int, list[str]] | None = None  # snapshot id -> its auto tags, read once per run
 
     def run(self, *, now: TimePoint | None = None) -> TagCreationResult:
-        now_ms = self.table.clock.now_millis() if now is None else to_epoch_millis(now, name="now")
+        now_ms = self.store.clock.now_millis() if now is None else to_epoch_millis(now, name="now")
         run = _Run()
         self._auto = None
         if self.mode == "batch":
@@ -92,9 +92,9 @@ class TagAutoCreation:
         elif self.extractor is not None and self.handler is not None:
             self._periodic(self.handler, self.extractor, now_ms, run)
         if self.options.tag_time_expire_enabled:
-            run.expired += expire_tags_at(self.table, now_millis=now_ms).expired_tags
+            run.expired += expire_tags_at(self.store, now_millis=now_ms).expired_tags
         result = TagCreationResult(
-            table=self.table.name,
+            table=self.store.name,
             mode=self.mode,
             now_millis=now_ms,
             created_tags=tuple(run.created),
@@ -103,12 +103,12 @@ class TagAutoCreation:
             skipped=tuple(run.skipped),
         )
         if run.created or run.expired or run.skipped:
-            logger.info("Tag auto-creation on %s: %s", self.table.name, result.to_dict())
+            logger.info("Tag auto-creation on %s: %s", self.store.name, result.to_dict())
         return result
 
     # --- process-time / watermark -----------------------------------------------------------
     def _periodic(self, handler: TagPeriodHandler, extractor: TagTimeExtractor, now_ms: int, run: _Run) -> None:
-        sm, tm = self.table.snapshot_manager, self.table.tag_manager
+        sm, tm = self.store.snapshot_manager, self.store.tag_manager
         next_tag, next_snapshot = self._restore(handler)
         covered = next_snapshot - 1  # the snapshot of the newest auto tag (or before the earliest)
         while True:  # Java's TagAutoCreation.run, bounded by ``now``
@@ -143,16 +143,16 @@ class TagAutoCreation:
 
     def _restore(self, handler: TagPeriodHandler) -> tuple[dt.datetime | None, int]:
         """(next tag time, next snapshot id) from the newest auto tag, as Java's constructor does."""
-        tm = self.table.tag_manager
+        tm = self.store.tag_manager
         for name in sorted((n for n in tm.list_names() if handler.is_auto_tag(n)), key=handler.tag_to_time, reverse=True):
             tag = tm.try_get(name)
             if tag is not None:
                 return handler.next_tag_time(handler.tag_to_time(name)), tag.id + 1
-        return None, self.table.snapshot_manager.earliest_snapshot_id() or 1
+        return None, self.store.snapshot_manager.earliest_snapshot_id() or 1
 
     def _tag_state_as_of(self, handler: TagPeriodHandler, name: str, now_ms: int, covered: int, run: _Run) -> bool:
         """Tag the table's state as of ``now`` with ``name``; False if that cannot be done."""
-        sm = self.table.snapshot_manager
+        sm = self.store.snapshot_manager
         snap = sm.earlier_or_equal_time_millis(now_ms)
         if snap is None:
             run.skipped.append(f"{name}: the table has no snapshot at or before {now_ms}")
@@ -175,7 +175,7 @@ class TagAutoCreation:
     def _auto_tags_of(self, handler: TagPeriodHandler, snapshot_id: int) -> list[str]:
         if self._auto is None:
             self._auto = {}
-            for tagged, names in self.table.tag_manager.tags_by_snapshot():
+            for tagged, names in self.store.tag_manager.tags_by_snapshot():
                 auto = [n for n in names if handler.is_auto_tag(n)]
                 if auto:
                     self._auto[tagged.id] = auto
@@ -183,12 +183,12 @@ class TagAutoCreation:
 
     def _commit_empty_snapshot(self) -> Snapshot:
         """An empty APPEND snapshot (Java's forced snapshot for process-time tags)."""
-        commit = self.table.new_file_store_commit(new_commit_user("tag-auto-creation"))
+        commit = self.store.new_commit(new_commit_user("tag-auto-creation"))
         sid, _, _ = commit._try_commit([], CommitKind.APPEND, BATCH_COMMIT_IDENTIFIER, None, None, None)
-        return self.table.snapshot_manager.snapshot(sid)
+        return self.store.snapshot_manager.snapshot(sid)
 
     def _tag(self, handler: TagPeriodHandler | None, name: str, snap: Snapshot, run: _Run) -> bool:
-        tm = self.table.tag_manager
+        tm = self.store.tag_manager
         if tm.exists(name):  # Java: ignoreIfExists
             return True
         if handler is not None:
@@ -211,7 +211,7 @@ class TagAutoCreation:
             return
         auto = [
             (tagged.id, handler.tag_to_time(n), n)
-            for tagged, names in self.table.tag_manager.tags_by_snapshot()
+            for tagged, names in self.store.tag_manager.tags_by_snapshot()
             for n in names
             if handler.is_auto_tag(n)
         ]
@@ -223,27 +223,27 @@ class TagAutoCreation:
         names = [n for _, _, n in ordered[: len(ordered) - limit]]
         from paimon_core.operation.tag_deletion import delete_tags
 
-        deleted = delete_tags(self.table, names, dry_run=False).deleted_tags
-        logger.info("Deleted %d auto tag(s) of %s over tag.num-retained-max=%d: %s", len(deleted), self.table.name, limit, deleted)
+        deleted = delete_tags(self.store, names, dry_run=False).deleted_tags
+        logger.info("Deleted %d auto tag(s) of %s over tag.num-retained-max=%d: %s", len(deleted), self.store.name, limit, deleted)
         run.expired += deleted
 
     # --- batch ------------------------------------------------------------------------------
     def _batch(self, now_ms: int, run: _Run) -> None:
-        snap = self.table.snapshot_manager.earlier_or_equal_time_millis(now_ms)
+        snap = self.store.snapshot_manager.earlier_or_equal_time_millis(now_ms)
         if snap is None:
             return
         name = self.options.get("tag.batch.customized-name") or (
             BATCH_WRITE_TAG_PREFIX
             + to_local_datetime(snap.time_millis, parse_zone(self.options.get("sink.process-time-zone"))).strftime("%Y-%m-%d")
         )
-        tm = self.table.tag_manager
+        tm = self.store.tag_manager
         existing = tm.try_get(name)
         if existing is not None and existing.id == snap.id:
             return  # already tagged: idempotent
         if existing is not None:
             from paimon_core.operation.tag_deletion import delete_tags
 
-            delete_tags(self.table, [name], dry_run=False)
+            delete_tags(self.store, [name], dry_run=False)
         self._tag(None, name, snap, run)
         limit = self.options.tag_num_retained_max
         if limit is not None:

@@ -24,24 +24,24 @@ from paimon_core.utils.time_util import Duration, TimePoint, to_duration_millis,
 
 if TYPE_CHECKING:
     from paimon_core.snapshot.snapshot import Snapshot
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 logger = logging.getLogger(__name__)
 
 
 def create_tag(
-    table: FileStoreTable, name: str, snapshot_id: int | None = None, *, time_retained: Duration | None = None
+    store: FileStore, name: str, snapshot_id: int | None = None, *, time_retained: Duration | None = None
 ) -> Snapshot:
     """Tag ``snapshot_id`` (the latest snapshot by default); returns the tag written."""
-    table.tag_manager.validate_name(name)
-    retained = _retained(table, time_retained, default=True)
-    snapshot = find_snapshot(table, snapshot_id, action="create tag")
-    _validate_no_auto_tag(table, name, snapshot)
-    return table.tag_manager.create(name, snapshot, time_retained_ms=retained)
+    store.tag_manager.validate_name(name)
+    retained = _retained(store, time_retained, default=True)
+    snapshot = find_snapshot(store, snapshot_id, action="create tag")
+    _validate_no_auto_tag(store, name, snapshot)
+    return store.tag_manager.create(name, snapshot, time_retained_ms=retained)
 
 
 def create_tag_from_timestamp(
-    table: FileStoreTable,
+    store: FileStore,
     name: str,
     timestamp: TimePoint,
     *,
@@ -53,30 +53,30 @@ def create_tag_from_timestamp(
     As Java's procedure: the first live snapshot with ``timeMillis >= timestamp``, or an
     earlier tagged (possibly expired) snapshot that also qualifies.
     """
-    table.tag_manager.validate_name(name)
+    store.tag_manager.validate_name(name)
     ts = to_epoch_millis(timestamp, name="timestamp")
-    retained = _retained(table, time_retained, default=True)
-    snapshot = later_or_equal_time_millis(table, ts)
-    for tagged, _ in table.tag_manager.tags_by_snapshot():
+    retained = _retained(store, time_retained, default=True)
+    snapshot = later_or_equal_time_millis(store, ts)
+    for tagged, _ in store.tag_manager.tags_by_snapshot():
         if ts <= tagged.time_millis:
             if snapshot is None or tagged.time_millis < snapshot.time_millis:
                 snapshot = tagged
             break
     if snapshot is None:
         raise SnapshotNotFoundError(
-            f"Cannot create tag '{name}' on {table.name}: no snapshot was committed at or after {ts}",
+            f"Cannot create tag '{name}' on {store.name}: no snapshot was committed at or after {ts}",
             timestamp=ts,
         )
-    _validate_no_auto_tag(table, name, snapshot)
+    _validate_no_auto_tag(store, name, snapshot)
     if dry_run:
-        if table.tag_manager.exists(name):
-            raise TagAlreadyExistsError(f"Tag '{name}' already exists in {table.name}", tag=name)
+        if store.tag_manager.exists(name):
+            raise TagAlreadyExistsError(f"Tag '{name}' already exists in {store.name}", tag=name)
         return trim_to_snapshot(snapshot)
-    return table.tag_manager.create(name, snapshot, time_retained_ms=retained)
+    return store.tag_manager.create(name, snapshot, time_retained_ms=retained)
 
 
 def replace_tag(
-    table: FileStoreTable,
+    store: FileStore,
     name: str,
     snapshot_id: int | None = None,
     *,
@@ -84,51 +84,51 @@ def replace_tag(
     dry_run: bool = False,
 ) -> Snapshot:
     """Point the existing tag ``name`` at ``snapshot_id`` (latest by default); TagNotFoundError if absent."""
-    table.tag_manager.validate_name(name)
-    table.tag_manager.get(name)  # TagNotFoundError before anything else
-    retained = _retained(table, time_retained, default=False)
-    snapshot = find_snapshot(table, snapshot_id, action="replace tag")
-    _validate_no_auto_tag(table, name, snapshot, replacing=name)
+    store.tag_manager.validate_name(name)
+    store.tag_manager.get(name)  # TagNotFoundError before anything else
+    retained = _retained(store, time_retained, default=False)
+    snapshot = find_snapshot(store, snapshot_id, action="replace tag")
+    _validate_no_auto_tag(store, name, snapshot, replacing=name)
     if dry_run:
         return trim_to_snapshot(snapshot)
-    return table.tag_manager.replace(name, snapshot, time_retained_ms=retained)
+    return store.tag_manager.replace(name, snapshot, time_retained_ms=retained)
 
 
-def rename_tag(table: FileStoreTable, name: str, target: str, *, dry_run: bool = False) -> Snapshot:
+def rename_tag(store: FileStore, name: str, target: str, *, dry_run: bool = False) -> Snapshot:
     """Rename tag ``name`` to ``target`` (TagNotFoundError / TagAlreadyExistsError)."""
     if dry_run:
-        tm = table.tag_manager
+        tm = store.tag_manager
         tm.validate_name(target)
         tag = tm.get(name)  # validates the name; TagNotFoundError
         if name == target or tm.exists(target):
-            raise TagAlreadyExistsError(f"Tag '{target}' already exists in {table.name}", tag=target)
+            raise TagAlreadyExistsError(f"Tag '{target}' already exists in {store.name}", tag=target)
         return tag
-    return table.tag_manager.rename(name, target)
+    return store.tag_manager.rename(name, target)
 
 
 # --- helpers -----------------------------------------------------------------------------
-def find_snapshot(table: FileStoreTable, snapshot_id: int | None, *, action: str) -> Snapshot:
+def find_snapshot(store: FileStore, snapshot_id: int | None, *, action: str) -> Snapshot:
     """The live snapshot ``snapshot_id``, else a tag's copy of it (Java's findSnapshot)."""
-    sm = table.snapshot_manager
+    sm = store.snapshot_manager
     if snapshot_id is None:
         latest = sm.latest_snapshot()
         if latest is None:
-            raise SnapshotNotFoundError(f"Cannot {action} on {table.name}: the table has no snapshot yet")
+            raise SnapshotNotFoundError(f"Cannot {action} on {store.name}: the table has no snapshot yet")
         return latest
     if isinstance(snapshot_id, bool) or not isinstance(snapshot_id, int):
         raise InvalidArgumentError(f"snapshot_id must be an integer, got {snapshot_id!r}", argument="snapshot_id")
     snap = sm.try_snapshot(snapshot_id)
     if snap is not None:
         return snap
-    for tagged, _ in table.tag_manager.tags_by_snapshot():
+    for tagged, _ in store.tag_manager.tags_by_snapshot():
         if tagged.id == snapshot_id:
             return tagged
     return sm.snapshot(snapshot_id)  # raises SnapshotNotFoundError naming the live range
 
 
-def later_or_equal_time_millis(table: FileStoreTable, ts: int) -> Snapshot | None:
+def later_or_equal_time_millis(store: FileStore, ts: int) -> Snapshot | None:
     """The first live snapshot with ``timeMillis >= ts`` (Java's laterOrEqualTimeMills)."""
-    sm = table.snapshot_manager
+    sm = store.snapshot_manager
     ids = sm.list_snapshot_ids()
     lo, hi = 0, len(ids) - 1
     found: Snapshot | None = None
@@ -136,7 +136,7 @@ def later_or_equal_time_millis(table: FileStoreTable, ts: int) -> Snapshot | Non
         mid = (lo + hi) // 2
         snap = sm.try_snapshot(ids[mid])
         if snap is None:  # expired while searching: start again on a fresh listing
-            return later_or_equal_time_millis(table, ts)
+            return later_or_equal_time_millis(store, ts)
         if snap.time_millis >= ts:
             found = snap
             hi = mid - 1
@@ -145,22 +145,22 @@ def later_or_equal_time_millis(table: FileStoreTable, ts: int) -> Snapshot | Non
     return found
 
 
-def _retained(table: FileStoreTable, value: Duration | None, *, default: bool) -> int | None:
+def _retained(store: FileStore, value: Duration | None, *, default: bool) -> int | None:
     if value is not None:
         return to_duration_millis(value, name="time_retained")
-    return table.options.tag_default_time_retained_ms if default else None
+    return store.options.tag_default_time_retained_ms if default else None
 
 
-def _validate_no_auto_tag(table: FileStoreTable, name: str, snapshot: Snapshot, *, replacing: str | None = None) -> None:
-    if TagTimeExtractor.for_auto_tag(table.options) is None:
+def _validate_no_auto_tag(store: FileStore, name: str, snapshot: Snapshot, *, replacing: str | None = None) -> None:
+    if TagTimeExtractor.for_auto_tag(store.options) is None:
         return
-    handler = TagPeriodHandler.create(table.options)
+    handler = TagPeriodHandler.create(store.options)
     if not handler.is_auto_tag(name):
         return
-    for tagged, names in table.tag_manager.tags_by_snapshot():
+    for tagged, names in store.tag_manager.tags_by_snapshot():
         if tagged.id == trim_to_snapshot(snapshot).id:
             auto = [n for n in names if handler.is_auto_tag(n) and n != replacing]
             if auto:
                 raise InvalidArgumentError(
-                    f"Snapshot {snapshot.id} of {table.name} is already auto-tagged with {auto}", tag=name
+                    f"Snapshot {snapshot.id} of {store.name} is already auto-tagged with {auto}", tag=name
                 )

@@ -23,7 +23,7 @@ from paimon_core.utils.time_util import TimePoint, to_epoch_millis
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 logger = logging.getLogger(__name__)
 
@@ -49,29 +49,29 @@ class ExpireTagsResult(_ToDict):
     deletion: TagDeletionOutcome | None = None
 
 
-def expire_tags(table: FileStoreTable, *, older_than: TimePoint | None = None, dry_run: bool = False) -> ExpireTagsResult:
+def expire_tags(store: FileStore, *, older_than: TimePoint | None = None, dry_run: bool = False) -> ExpireTagsResult:
     """Delete tags past their retention, or created before ``older_than`` (Java's expire_tags)."""
     older = None if older_than is None else to_epoch_millis(older_than, name="older_than")
-    return expire_tags_at(table, now_millis=table.clock.now_millis(), older_than_millis=older, dry_run=dry_run)
+    return expire_tags_at(store, now_millis=store.clock.now_millis(), older_than_millis=older, dry_run=dry_run)
 
 
 def expire_tags_at(
-    table: FileStoreTable, *, now_millis: int, older_than_millis: int | None = None, dry_run: bool = False
+    store: FileStore, *, now_millis: int, older_than_millis: int | None = None, dry_run: bool = False
 ) -> ExpireTagsResult:
     """:func:`expire_tags` as of ``now_millis`` (auto-creation passes the time it runs for)."""
-    names = select_expired_tags(table, now_millis=now_millis, older_than_millis=older_than_millis)
+    names = select_expired_tags(store, now_millis=now_millis, older_than_millis=older_than_millis)
     deletion: TagDeletionOutcome | None = None
     expired: tuple[str, ...] = ()
     if names:
         from paimon_core.operation.tag_deletion import delete_tags
 
-        deletion = delete_tags(table, names, dry_run=dry_run)
+        deletion = delete_tags(store, names, dry_run=dry_run)
         expired = tuple(deletion.deleted_tags)
         logger.info(
-            "%s %d expired tag(s) of %s: %s", "Would delete" if dry_run else "Deleted", len(expired), table.name, expired
+            "%s %d expired tag(s) of %s: %s", "Would delete" if dry_run else "Deleted", len(expired), store.name, expired
         )
     return ExpireTagsResult(
-        table=table.name,
+        table=store.name,
         expired_tags=expired,
         dry_run=dry_run,
         now_millis=now_millis,
@@ -80,9 +80,9 @@ def expire_tags_at(
     )
 
 
-def select_expired_tags(table: FileStoreTable, *, now_millis: int, older_than_millis: int | None = None) -> list[str]:
+def select_expired_tags(store: FileStore, *, now_millis: int, older_than_millis: int | None = None) -> list[str]:
     """Names of the tags that have expired as of ``now_millis`` (nothing is deleted)."""
-    tm = table.tag_manager
+    tm = store.tag_manager
     expired = []
     for name, mtime in sorted(tm.list_with_mtime()):
         tag = tm.try_get(name)
@@ -97,6 +97,6 @@ def select_expired_tags(table: FileStoreTable, *, now_millis: int, older_than_mi
         reached_retention = retained is not None and now_millis > created + retained
         older = older_than_millis is not None and older_than_millis > created
         if reached_retention or older:
-            logger.debug("Tag %s of %s expired (created %d, retained %s ms)", name, table.name, created, retained)
+            logger.debug("Tag %s of %s expired (created %d, retained %s ms)", name, store.name, created, retained)
             expired.append(name)
     return expired

@@ -6,8 +6,9 @@ and ``rollback_to_watermark`` (``RollbackToWatermarkProcedure``, Spark and Flink
   expired) that also qualifies: Java walks the tags by snapshot id and takes the first tag
   whose watermark is >= the given one if its watermark is lower than the live snapshot's. The
   retention is ``time_retained`` as given (Java passes it through; unset: none).
-* :func:`rollback_to_watermark` rolls back (destructively, :class:`RollbackHelper`) to the newest
-  snapshot whose watermark is <= the given one (``earlierOrEqualWatermark``).
+* :func:`snapshot_for_rollback` finds the snapshot ``rollback_to_watermark`` rolls back to
+  (destructively, the table's ``RollbackHelper``): the newest one whose watermark is <= the given
+  one (``earlierOrEqualWatermark``).
 
 A watermark is a Java ``long`` (epoch millis in practice); a snapshot without one (null or
 ``Long.MIN_VALUE``) is skipped as Java skips it (:mod:`paimon_core.snapshot.watermark_search`).
@@ -31,10 +32,9 @@ from paimon_core.utils.time_util import Duration, to_duration_millis
 
 if TYPE_CHECKING:
     from paimon_core.snapshot.snapshot import Snapshot
-    from paimon_core.table.rollback_helper import RollbackResult
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
-__all__ = ["check_watermark", "create_tag_from_watermark", "rollback_to_watermark"]
+__all__ = ["check_watermark", "create_tag_from_watermark", "snapshot_for_rollback"]
 
 logger = logging.getLogger(__name__)
 
@@ -56,10 +56,10 @@ def check_watermark(watermark: object) -> int:
     return watermark
 
 
-def snapshot_for_tag(table: FileStoreTable, watermark: int) -> Snapshot | None:
+def snapshot_for_tag(store: FileStore, watermark: int) -> Snapshot | None:
     """The snapshot ``create_tag_from_watermark`` tags (Java's procedure body), or None."""
-    snapshot = later_or_equal_watermark(table.snapshot_manager, watermark)
-    for tagged, _ in table.tag_manager.tags_by_snapshot():
+    snapshot = later_or_equal_watermark(store.snapshot_manager, watermark)
+    for tagged, _ in store.tag_manager.tags_by_snapshot():
         if tagged.watermark is not None and watermark <= tagged.watermark:
             if snapshot is None or snapshot.watermark is None or tagged.watermark < snapshot.watermark:
                 snapshot = tagged
@@ -68,7 +68,7 @@ def snapshot_for_tag(table: FileStoreTable, watermark: int) -> Snapshot | None:
 
 
 def create_tag_from_watermark(
-    table: FileStoreTable,
+    store: FileStore,
     name: str,
     watermark: int,
     *,
@@ -77,37 +77,37 @@ def create_tag_from_watermark(
 ) -> Snapshot:
     """Tag the first snapshot whose watermark is >= ``watermark``; returns the tag (``dry_run``:
     the snapshot it would tag, after every check)."""
-    table.tag_manager.validate_name(name)
+    store.tag_manager.validate_name(name)
     wm = check_watermark(watermark)
     retained = None if time_retained is None else to_duration_millis(time_retained, name="time_retained")
-    snapshot = snapshot_for_tag(table, wm)
+    snapshot = snapshot_for_tag(store, wm)
     if snapshot is None:
         raise SnapshotNotFoundError(
-            f"Could not find any snapshot whose watermark later than {wm} in {table.name}; nothing was tagged",
+            f"Could not find any snapshot whose watermark later than {wm} in {store.name}; nothing was tagged",
             watermark=wm,
         )
-    _validate_no_auto_tag(table, name, snapshot)
+    _validate_no_auto_tag(store, name, snapshot)
     if dry_run:
-        if table.tag_manager.exists(name):
-            raise TagAlreadyExistsError(f"Tag '{name}' already exists in {table.name}", tag=name)
+        if store.tag_manager.exists(name):
+            raise TagAlreadyExistsError(f"Tag '{name}' already exists in {store.name}", tag=name)
         return trim_to_snapshot(snapshot)
-    tag = table.tag_manager.create(name, snapshot, time_retained_ms=retained)
-    logger.info("Tagged snapshot %d (watermark %s) of %s as %s", snapshot.id, snapshot.watermark, table.name, name)
+    tag = store.tag_manager.create(name, snapshot, time_retained_ms=retained)
+    logger.info("Tagged snapshot %d (watermark %s) of %s as %s", snapshot.id, snapshot.watermark, store.name, name)
     return tag
 
 
-def rollback_to_watermark(table: FileStoreTable, watermark: int, *, dry_run: bool = False) -> RollbackResult:
-    """Roll back to the newest snapshot whose watermark is <= ``watermark``."""
-    from paimon_core.table.rollback_helper import RollbackHelper
-
+def snapshot_for_rollback(store: FileStore, watermark: int) -> Snapshot:
+    """The snapshot ``rollback_to_watermark`` rolls back to: the newest whose watermark is <=
+    ``watermark`` (Java's ``RollbackToWatermarkProcedure``); the table layer rolls back to it
+    (:meth:`~paimon_core.table.maintenance.MaintenanceTable.rollback_to_watermark`)."""
     wm = check_watermark(watermark)
-    if table.snapshot_manager.latest_snapshot_id() is None:
-        raise SnapshotNotFoundError(f"Latest snapshot is null, can not rollback {table.name}.", watermark=wm)
-    snapshot = earlier_or_equal_watermark(table.snapshot_manager, wm)
+    if store.snapshot_manager.latest_snapshot_id() is None:
+        raise SnapshotNotFoundError(f"Latest snapshot is null, can not rollback {store.name}.", watermark=wm)
+    snapshot = earlier_or_equal_watermark(store.snapshot_manager, wm)
     if snapshot is None:
         raise SnapshotNotFoundError(
-            f"Can not find snapshot earlier than {wm} in {table.name} (no snapshot has a watermark <= {wm}); "
+            f"Can not find snapshot earlier than {wm} in {store.name} (no snapshot has a watermark <= {wm}); "
             "nothing was rolled back",
             watermark=wm,
         )
-    return RollbackHelper(table).rollback_to(snapshot.id, dry_run=dry_run)
+    return snapshot

@@ -144,7 +144,7 @@ class PaimonManageTagsOperator(PaimonTableOperator):
                 from paimon_core.tag.tag_operations import later_or_equal_time_millis
                 from paimon_core.utils.time_util import to_epoch_millis
 
-                first = later_or_equal_time_millis(table, to_epoch_millis(ts, name="timestamp"))
+                first = later_or_equal_time_millis(table.store, to_epoch_millis(ts, name="timestamp"))
                 if first is not None and first.id == existing.id:
                     return {**out, "tag": name, "done_before": True, **_snapshot_dict(existing)}
             tag = table.create_tag_from_timestamp(name, ts, time_retained=retained, dry_run=dry_run)

@@ -56,10 +56,6 @@ PENDING: frozenset[str] = frozenset(
         "paimon_core/partition/mark_done.py",
         "paimon_core/partition/partition_expire_strategy.py",
         "paimon_core/postpone/fixed_bucket_commit.py",
-        "paimon_core/tag/tag_auto_creation.py",
-        "paimon_core/tag/tag_operations.py",
-        "paimon_core/tag/tag_time_expire.py",
-        "paimon_core/tag/watermark_procedures.py",
     }
 )
 

@@ -166,7 +166,7 @@ def test_creation_delay(warehouse: str) -> None:
 def test_delay_must_be_shorter_than_period(warehouse: str) -> None:
     env = Env(warehouse, {"tag.automatic-creation": "process-time", "tag.creation-period": "hourly", "tag.creation-delay": "1 h"})
     with pytest.raises(InvalidOptionError):
-        TagAutoCreation(env.table)
+        TagAutoCreation(env.table.store)
 
 
 @pytest.mark.parametrize(

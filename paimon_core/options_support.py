@@ -28,7 +28,7 @@ from paimon_core.exceptions import InvalidOptionError, UnsupportedTableKindError
 
 if TYPE_CHECKING:
     from paimon_core.schema.data_types import DataField
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 __all__ = [
     "UNSUPPORTED_OPTIONS",
@@ -305,18 +305,18 @@ def check_batch_read(options: Mapping[str, str], *, table: str | None = None) ->
 VECTOR_INDEX_TYPE_PREFIXES = ("ivf-", "diskann", "lumina")
 
 
-def check_global_index(table: FileStoreTable, *, action: str = "open the table") -> None:
-    """Raise :class:`UnsupportedTableKindError` if the latest snapshot of ``table`` has global
+def check_global_index(store: FileStore, *, action: str = "open the table") -> None:
+    """Raise :class:`UnsupportedTableKindError` if the latest snapshot of the table's ``store`` has global
     index files (Paimon 2.x ``create_global_index``: btree, bitmap, vector or full-text indexes
     over row ids). Java builds them only on row-tracking tables, so other tables cost no read."""
-    if not _true(table.options.options.get("row-tracking.enabled", "false")):
+    if not _true(store.options.options.get("row-tracking.enabled", "false")):
         return
-    snapshot = table.latest_snapshot()
+    snapshot = store.latest_snapshot()
     if snapshot is None or not snapshot.index_manifest:
         return
     from paimon_core.manifest.index_manifest import read_index_manifest
 
-    entries = read_index_manifest(table.file_io, table.paths.manifest_path(snapshot.index_manifest))
+    entries = read_index_manifest(store.file_io, store.paths.manifest_path(snapshot.index_manifest))
     for e in entries:
         if e.index_file.global_index is not None:
             vector = e.index_file.index_type.lower().startswith(VECTOR_INDEX_TYPE_PREFIXES)
@@ -324,6 +324,6 @@ def check_global_index(table: FileStoreTable, *, action: str = "open the table")
                 "vector index" if vector else "global index",
                 f"{e.index_file.index_type} index file {e.index_file.file_name} in snapshot {snapshot.id}",
                 action=action,
-                table=table.name,
+                table=store.name,
                 key=None,
             )

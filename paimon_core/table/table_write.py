@@ -11,6 +11,7 @@ row indices of every group, then one ``take`` per group. Buckets computed by the
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from collections.abc import Iterable
@@ -137,9 +138,15 @@ class TableWrite:
         self.cross: GlobalIndexAssigner | None = None
         if self.cross_partition:
             from paimon_core.crosspartition.setup import new_global_index_assigner
+            from paimon_core.table.index_bootstrap import bootstrap_keys
 
             self.cross = new_global_index_assigner(
-                table, options=opts, overwrite=overwrite, path_of=self._partition_path, rowkind_field=self.rowkind_field
+                table.store,
+                options=opts,
+                overwrite=overwrite,
+                path_of=self._partition_path,
+                rowkind_field=self.rowkind_field,
+                bootstrap_keys=functools.partial(bootstrap_keys, table),
             )
         elif self.dynamic:
             from paimon_core.index.bucket_assigner import DynamicBucketAssigner, DynamicBucketConfig

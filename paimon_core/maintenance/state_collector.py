@@ -430,7 +430,7 @@ def _partitions(
     error: str | None = None
     strategy = None
     try:
-        strategy = create_strategy(table, table.options)
+        strategy = create_strategy(table.store, table.options)
     except PaimonError as e:
         error = f"{type(e).__name__}: {e}"
     threshold = small_file_threshold(table)
@@ -440,7 +440,7 @@ def _partitions(
             small[entry.partition] = small.get(entry.partition, 0) + 1
     keys = table.partition_keys
     out = []
-    for p in partition_entries(table, entries):
+    for p in partition_entries(table.store, entries):
         when = None
         if strategy is not None:
             try:

@@ -28,7 +28,7 @@ from paimon_core.results import _ToDict
 from paimon_core.utils.json_util import dumps_java, loads_checked
 
 if TYPE_CHECKING:
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 __all__ = [
     "SUCCESS_FILE_NAME",
@@ -73,23 +73,23 @@ class MarkPartitionDoneResult(_ToDict):
     success_files: tuple[str, ...] = ()
 
 
-def partition_path_of_spec(table: FileStoreTable, spec: Mapping[str, str]) -> str:
+def partition_path_of_spec(store: FileStore, spec: Mapping[str, str]) -> str:
     """``dt=2024-01-01/hh=1`` for ``{"hh": "1", "dt": "2024-01-01"}`` (partition-key order).
     InvalidArgumentError unless ``spec`` names a leading run of the partition keys with values."""
-    keys = list(table.schema.partition_keys)
+    keys = list(store.schema.partition_keys)
     if not keys:
-        raise InvalidArgumentError(f"Table {table.name} is not partitioned: no partition can be marked done")
+        raise InvalidArgumentError(f"Table {store.name} is not partitioned: no partition can be marked done")
     unknown = sorted(set(spec) - set(keys))
     if unknown or not spec:
         raise InvalidArgumentError(
             f"Partition spec {dict(spec)} names non-partition column(s) {unknown}; partition keys of "
-            f"{table.name} are {keys}",
+            f"{store.name} are {keys}",
             argument="partitions",
         )
     given = [k for k in keys if k in spec]
     if given != keys[: len(given)]:
         raise InvalidArgumentError(
-            f"Partition spec {dict(spec)} of {table.name} must give the leading partition keys {keys} "
+            f"Partition spec {dict(spec)} of {store.name} must give the leading partition keys {keys} "
             "(a partition directory)",
             argument="partitions",
         )
@@ -99,19 +99,19 @@ def partition_path_of_spec(table: FileStoreTable, spec: Mapping[str, str]) -> st
     return "/".join(f"{escape_path_name(k)}={escape_path_name(str(spec[k]))}" for k in given)
 
 
-def _check_actions(table: FileStoreTable) -> tuple[str, ...]:
-    actions = tuple(dict.fromkeys(table.options.partition_mark_done_actions))
+def _check_actions(store: FileStore) -> tuple[str, ...]:
+    actions = tuple(dict.fromkeys(store.options.partition_mark_done_actions))
     key = "partition.mark-done-action"
     unknown = [a for a in actions if a not in ACTIONS]
     if unknown or not actions:
         raise InvalidOptionError(
-            f"Option '{key}' of {table.name} has unknown action(s) {unknown or actions}; "
+            f"Option '{key}' of {store.name} has unknown action(s) {unknown or actions}; "
             f"valid: {', '.join(ACTIONS)}",
             key=key,
         )
     if "done-partition" in actions or "mark-event" in actions:
         raise InvalidOptionError(
-            f"Cannot mark done partition for table {table.name} without metastore: '{key}' "
+            f"Cannot mark done partition for table {store.name} without metastore: '{key}' "
             f"{','.join(actions)} needs a Hive/REST catalog with metastore.partitioned-table=true "
             "(Java's AddDonePartitionAction); use success-file with a file-system catalog",
             key=key,
@@ -119,7 +119,7 @@ def _check_actions(table: FileStoreTable) -> tuple[str, ...]:
     other = [a for a in actions if a != "success-file"]
     if other:
         raise InvalidOptionError(
-            f"'{key}' action(s) {other} of {table.name} are not supported by paimon_core (they call an HTTP "
+            f"'{key}' action(s) {other} of {store.name} are not supported by paimon_core (they call an HTTP "
             "endpoint or a Java class); use success-file",
             key=key,
         )
@@ -127,7 +127,7 @@ def _check_actions(table: FileStoreTable) -> tuple[str, ...]:
 
 
 def mark_partition_done(
-    table: FileStoreTable, partitions: str | Sequence[Mapping[str, str]]
+    store: FileStore, partitions: str | Sequence[Mapping[str, str]]
 ) -> MarkPartitionDoneResult:
     """Mark ``partitions`` (``'dt=a,hh=1;dt=b'`` or a list of specs) done by the table's actions."""
     from paimon_core.operation.compact.compact_planner import parse_partitions
@@ -135,18 +135,18 @@ def mark_partition_done(
     specs = parse_partitions(partitions) if isinstance(partitions, str) else tuple(partitions)
     if not specs:
         raise InvalidArgumentError("mark_partition_done must specify partitions", argument="partitions")
-    paths = tuple(dict.fromkeys(partition_path_of_spec(table, s) for s in specs))
-    actions = _check_actions(table)
+    paths = tuple(dict.fromkeys(partition_path_of_spec(store, s) for s in specs))
+    actions = _check_actions(store)
     written = []
     for rel in paths:
-        path = f"{table.path}/{rel}/{SUCCESS_FILE_NAME}"
-        now = table.clock.now_millis()
+        path = f"{store.path}/{rel}/{SUCCESS_FILE_NAME}"
+        now = store.clock.now_millis()
         success = SuccessFile(now, now)
-        if table.file_io.exists(path):
-            old = SuccessFile.from_json(table.file_io.read_text(path), path=path)
+        if store.file_io.exists(path):
+            old = SuccessFile.from_json(store.file_io.read_text(path), path=path)
             success = SuccessFile(old.creation_time, now)
-        table.file_io.mkdirs(f"{table.path}/{rel}")
-        table.file_io.overwrite_text(path, success.to_json())
+        store.file_io.mkdirs(f"{store.path}/{rel}")
+        store.file_io.overwrite_text(path, success.to_json())
         written.append(path)
-    logger.info("Marked %d partition(s) of %s done: %s", len(paths), table.name, list(paths))
-    return MarkPartitionDoneResult(table.name, actions, paths, tuple(written))
+    logger.info("Marked %d partition(s) of %s done: %s", len(paths), store.name, list(paths))
+    return MarkPartitionDoneResult(store.name, actions, paths, tuple(written))

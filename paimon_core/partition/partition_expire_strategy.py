@@ -25,7 +25,7 @@ from paimon_core.partition.partition_time_extractor import PartitionTimeExtracto
 
 if TYPE_CHECKING:
     from paimon_core.options import CoreOptions
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 __all__ = [
     "STRATEGIES",
@@ -63,7 +63,7 @@ class PartitionEntry:
     last_file_creation_time: int | None
 
 
-def partition_entries(table: FileStoreTable, entries: Sequence[ManifestEntry]) -> list[PartitionEntry]:
+def partition_entries(store: FileStore, entries: Sequence[ManifestEntry]) -> list[PartitionEntry]:
     """Live file entries grouped per partition (in first-seen order)."""
     from paimon_core.data.internal import partition_value_to_string
 
@@ -81,12 +81,12 @@ def partition_entries(table: FileStoreTable, entries: Sequence[ManifestEntry]) -
         if c is not None:
             prev = created[e.partition]
             created[e.partition] = c if prev is None else max(prev, c)
-    fields = table.schema.partition_fields
+    fields = store.schema.partition_fields
     out = []
     for part, (rows, size, count) in acc.items():
         values = tuple(
             None if v is None else partition_value_to_string(v, f.type, legacy_name=False)
-            for f, v in zip(fields, table.partition_codec.decode(part), strict=True)
+            for f, v in zip(fields, store.partition_codec.decode(part), strict=True)
         )
         out.append(PartitionEntry(part, values, rows, size, count, created[part]))
     return out
@@ -124,7 +124,7 @@ class PartitionUpdateTimeExpireStrategy:
 
 
 def create_strategy(
-    table: FileStoreTable,
+    store: FileStore,
     options: CoreOptions,
     *,
     strategy: str | None = None,
@@ -138,7 +138,7 @@ def create_strategy(
         return PartitionUpdateTimeExpireStrategy()
     if name == "values-time":
         return PartitionValuesTimeExpireStrategy(
-            table.schema.partition_keys,
+            store.schema.partition_keys,
             pattern=timestamp_pattern or options.partition_timestamp_pattern,
             formatter=timestamp_formatter or options.partition_timestamp_formatter,
         )

@@ -245,7 +245,7 @@ class TableMaintenance:
         (``success-file``: a ``_SUCCESS`` file in each partition directory)."""
         from paimon_core.partition.mark_done import mark_partition_done
 
-        return mark_partition_done(self._table, partitions)
+        return mark_partition_done(self._table.store, partitions)
 
     @recorded("drop_partition")
     def drop_partition(
@@ -364,7 +364,7 @@ class TableMaintenance:
         """Move a consumer to ``next_snapshot_id``; without one, delete the consumer."""
         from paimon_core.consumer.consumer_operations import reset_consumer
 
-        return reset_consumer(self._table, consumer_id, next_snapshot_id)
+        return reset_consumer(self._table.store, consumer_id, next_snapshot_id)
 
     @recorded("clear_consumers")
     def clear_consumers(
@@ -372,7 +372,7 @@ class TableMaintenance:
     ) -> ClearConsumersResult:
         from paimon_core.consumer.consumer_operations import clear_consumers
 
-        return clear_consumers(self._table, including, excluding, dry_run=dry_run)
+        return clear_consumers(self._table.store, including, excluding, dry_run=dry_run)
 
     # --- system tables -----------------------------------------------------------------
     def system_table(self, name: str) -> pa.Table:

@@ -115,7 +115,7 @@ def _expire_times(table: FileStoreTable, entries: list[ManifestEntry]) -> dict[b
         return {}
     if expire is None:
         return {}
-    return {p.partition: expire.expire_time(p) for p in partition_entries(table, entries)}
+    return {p.partition: expire.expire_time(p) for p in partition_entries(table.store, entries)}
 
 
 def read(table: FileStoreTable) -> pa.Table:

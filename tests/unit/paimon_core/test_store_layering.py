@@ -31,14 +31,11 @@ PENDING: frozenset[str] = frozenset(
         "paimon_core/branch/branch_merge.py",
         "paimon_core/branch/branch_rename.py",
         "paimon_core/branch/table_branches.py",
-        "paimon_core/consumer/consumer_operations.py",
         "paimon_core/operation/compact/postpone_bucket_compact.py",
         "paimon_core/operation/compact/sort_compact.py",
         "paimon_core/operation/compact/streaming_compact.py",
         "paimon_core/operation/compact/table_compact.py",
         "paimon_core/operation/rescale.py",
-        "paimon_core/partition/mark_done.py",
-        "paimon_core/partition/partition_expire_strategy.py",
         "paimon_core/postpone/fixed_bucket_commit.py",
     }
 )

@@ -4,14 +4,17 @@
 
     python -m spark_jobs rewrite_file_index --warehouse W --table db.t [--partitions 'dt=a;dt=b']
 
-Arguments (Paimon's names and order): ``partitions``. The indexes are the table's ``file-index.*``
-options (``file-index.bloom-filter.columns``, ``file-index.bitmap.columns``,
-``file-index.bsi.columns``, ``file-index.range-bitmap.columns``, per column
-``file-index.<type>.<column>.<option>``; set them with ALTER TABLE first). paimon_core cannot write
-Paimon's file-index format yet: after checking the table, the partitions and those options, the job
-refuses (exit 3) with an error naming the missing feature, and changes nothing
-(:mod:`paimon_core.operation.rewrite_file_index`); run it in Flink or Spark meanwhile. Only when no
-index is configured and no file has one (Java's rewrite would change nothing) it succeeds, saying so.
+Arguments (Flink's names and order): ``partitions`` (default: every partition). The indexes are
+the table's ``file-index.*`` options (``file-index.bloom-filter.columns``, per column
+``file-index.bloom-filter.<column>.items`` / ``.fpp``, ``file-index.in-manifest-threshold``; set
+them with ALTER TABLE first). Every live data file of the partitions gets the index those options
+describe (embedded in its manifest entry, or a ``.index`` file next to it; an index no longer
+configured is dropped), committed as one COMPACT snapshot; files whose index already matches are
+left alone (:mod:`paimon_core.operation.rewrite_file_index`). The result carries Java's
+``written_partitions`` and ``written_indexes``. Refused (exit 3, nothing changed): partitions that
+are not partition keys, ``file-index.*`` options Java refuses (an unknown type, a column not in
+the table), index types paimon_core does not write (``bitmap``, ``bsi``, ``range-bitmap``: run
+Java's procedure), data-evolution tables. A commit conflict exits 75 (retry).
 Driver-only, no Spark session. Prints one JSON line.
 """
 

@@ -3,8 +3,9 @@
 
 Java writes a file index by iterating ``HashMap`` s (``DataFileIndexWriter.serializeMaintainers``,
 ``BitmapFileIndex``), so the order of columns and index types in the bytes is a ``HashMap``'s
-iteration order: by bucket (``(h ^ (h >>> 16)) & (capacity - 1)``), then, within a bucket, by
-insertion. :class:`JavaHashMap` keeps entries in that order so our bytes equal Java's.
+iteration order: by bin (``(h ^ (h >>> 16)) & (capacity - 1)``), then the order within the bin,
+which depends on how each key was inserted. :class:`JavaHashMap` keeps entries in that order so
+our bytes equal Java's.
 """
 
 from __future__ import annotations
@@ -52,35 +53,58 @@ def java_string_hash(s: str) -> int:
 
 
 class JavaHashMap(Generic[K, V]):
-    """A dict that iterates in ``java.util.HashMap`` order for keys hashed by ``hash_code``
-    (a Java ``hashCode``), given the same sequence of puts (no treeified bins: a bin holds
-    fewer than 8 keys). Removal keeps the capacity, as Java's does."""
+    """A dict that iterates in ``java.util.HashMap`` order for keys hashed by ``hash_code`` (a
+    Java ``hashCode``), given the same sequence of calls (no treeified bin: fewer than 8 keys
+    share one).
+
+    Java iterates bin by bin; within a bin, ``put`` appends a new key at the bin's tail while
+    ``computeIfAbsent`` links it at the head, and a resize splits each bin keeping its order.
+    ``put`` doubles the table right after the insert that exceeds 0.75 of it; ``computeIfAbsent``
+    only before its next insert. Removal keeps the capacity, as Java's does.
+    """
 
     def __init__(self, hash_code: Callable[[K], int]) -> None:
         self._hash = hash_code
         self._data: dict[K, V] = {}
-        self._capacity = _DEFAULT_CAPACITY
+        self._order: list[K] = []  # keys in an order whose restriction to each bin is the bin's
+        self._capacity = 0  # no table yet
 
-    def _bucket(self, key: K) -> int:
+    def _bin(self, key: K) -> int:
         h = self._hash(key) & 0xFFFFFFFF
         return (h ^ (h >> 16)) & (self._capacity - 1)
 
+    def _resize(self) -> None:
+        self._capacity = _DEFAULT_CAPACITY if self._capacity == 0 else self._capacity * 2
+
     def put(self, key: K, value: V) -> None:
-        """``map.put``: a new key goes after the keys already in its bin; an existing key keeps its place."""
-        if key not in self._data:
+        """``map.put``: a new key goes to the tail of its bin; an existing key keeps its place."""
+        if key in self._data:
             self._data[key] = value
-            while len(self._data) > self._capacity * _LOAD_FACTOR:
-                self._capacity *= 2
-        else:
-            self._data[key] = value
+            return
+        if self._capacity == 0:
+            self._resize()
+        self._data[key] = value
+        self._order.append(key)
+        if len(self._data) > self._capacity * _LOAD_FACTOR:
+            self._resize()
 
     def compute_if_absent(self, key: K, make: Callable[[], V]) -> V:
-        if key not in self._data:
-            self.put(key, make())
-        return self._data[key]
+        """``map.computeIfAbsent``: a new key goes to the head of its bin."""
+        if key in self._data:
+            return self._data[key]
+        if self._capacity == 0 or len(self._data) > self._capacity * _LOAD_FACTOR:
+            self._resize()
+        value = make()
+        b = self._bin(key)
+        at = next((i for i, k in enumerate(self._order) if self._bin(k) == b), len(self._order))
+        self._order.insert(at, key)
+        self._data[key] = value
+        return value
 
     def remove(self, key: K) -> None:
-        self._data.pop(key, None)
+        if key in self._data:
+            del self._data[key]
+            self._order.remove(key)
 
     def get(self, key: K) -> V | None:
         return self._data.get(key)
@@ -92,8 +116,10 @@ class JavaHashMap(Generic[K, V]):
         return len(self._data)
 
     def keys(self) -> list[K]:
-        """The keys in Java's iteration order (by bin, then insertion: ``sorted`` is stable)."""
-        return sorted(self._data, key=self._bucket)
+        """The keys in Java's iteration order (by bin, then the bin's order: ``sorted`` is stable)."""
+        if self._capacity == 0:
+            return []
+        return sorted(self._order, key=self._bin)
 
     def items(self) -> list[tuple[K, V]]:
         return [(k, self._data[k]) for k in self.keys()]

@@ -95,7 +95,10 @@ def delete_uncommitted(table: FileStoreTable, messages: Sequence[CommitMessage])
     for m in messages:
         bucket_path = table.bucket_path(m.partition, m.bucket)
         for f in (*m.new_files, *m.changelog_files):
-            table.file_io.delete(f.external_path or f"{bucket_path}/{f.file_name}")
+            path = f.external_path or f"{bucket_path}/{f.file_name}"
+            table.file_io.delete(path)
+            for extra in f.extra_files:  # the file's data-file index (``.index``), as fresh as the file
+                table.file_io.delete(f"{path.rsplit('/', 1)[0]}/{extra}")
     delete_written(table, messages)
 
 

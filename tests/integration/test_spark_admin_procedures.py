@@ -22,7 +22,7 @@ import pytest
 
 from paimon_core import FileSystemCatalog
 from paimon_core.consumer.consumer_manager import Consumer
-from paimon_core.schema.schema_change import SetOption
+from paimon_core.schema.schema_change import RemoveOption, SetOption
 from paimon_core.snapshot.watermark_search import (
     LONG_MIN,
     earlier_or_equal_watermark,
@@ -424,7 +424,20 @@ def test_remove_unexisting_manifests(wh: str, capsys: pytest.CaptureFixture[str]
 
 
 # --- rewrite_file_index ----------------------------------------------------------------------
-def test_rewrite_file_index(wh: str, capsys: pytest.CaptureFixture[str]) -> None:
+def _schema_with_options(wh: str, **options: str) -> None:
+    """A next schema file with ``options`` added, as another engine (or a hand edit) would leave
+    it: options our ALTER TABLE refuses can still reach a table."""
+    import json
+
+    schema_dir = Path(wh) / "db.db" / "t" / "schema"
+    latest = max(int(p.name.split("-")[1]) for p in schema_dir.glob("schema-*"))
+    doc = json.loads((schema_dir / f"schema-{latest}").read_text())
+    doc["id"] = latest + 1
+    doc["options"] = {**doc["options"], **options}
+    (schema_dir / f"schema-{latest + 1}").write_text(json.dumps(doc, indent=2))
+
+
+def test_rewrite_file_index(wh: str, capsys: pytest.CaptureFixture[str], pypaimon: Any) -> None:
     make_table(wh, 2)
     before = _state(wh)
     rc, out = run_job(index_job, wh, capsys=capsys)  # no index configured, none to drop: Java's no-op
@@ -433,11 +446,26 @@ def test_rewrite_file_index(wh: str, capsys: pytest.CaptureFixture[str]) -> None
     assert "names no partition" in _refused(index_job, wh, ";", capsys=capsys, rc=EXIT_USAGE)
     catalog = FileSystemCatalog(wh)
     catalog.alter_table("db.t", [SetOption("file-index.bloom-filter.columns", "id")])
+    rc, out = run_job(index_job, wh, "--partitions", "dt=d0", capsys=capsys)
+    assert rc == 0 and (out["files"], out["rewritten_files"], out["written_partitions"], out["written_indexes"]) == (1, 1, 1, 1)
+    rc, out = run_job(index_job, wh, capsys=capsys)  # d0 has its index already
+    assert rc == 0 and (out["files"], out["rewritten_files"], out["index_files_written"]) == (2, 1, 1)
+    t = reload(wh)
+    snap = t.latest_snapshot()
+    assert snap is not None and snap.commit_kind.name == "COMPACT"
+    assert all(e.file.extra_files == (e.file.file_name + ".index",) for e in t.new_file_store_scan().live_entries(snap))
+    assert ids(t) == _pypaimon_ids(pypaimon, wh) == [0, 1, 2, 10, 11, 12]
+    rc, out = run_job(index_job, wh, capsys=capsys)
+    assert rc == 0 and out["rewritten_files"] == 0 and out["snapshot_id"] is None
+    # index types paimon_core does not write: refused, naming them
+    catalog.alter_table("db.t", [SetOption("file-index.bsi.columns", "id")])
     err = _refused(index_job, wh, capsys=capsys)
-    assert "bloom-filter on id" in err and "not supported by paimon_core yet" in err and "nothing was changed" in err
-    catalog.alter_table("db.t", [SetOption("file-index.bloom-filter.columns", "nope")])
-    assert "not in its schema" in _refused(index_job, wh, "dt=d0", capsys=capsys)
-    catalog.alter_table("db.t", [SetOption("file-index.bloom-filter.columns", "id"), SetOption("file-index.zmap.columns", "id")])
+    assert "bsi" in err and "not supported by paimon_core" in err and "nothing was changed" in err
+    catalog.alter_table("db.t", [RemoveOption("file-index.bsi.columns")])
+    # options Java refuses, left by another engine
+    _schema_with_options(wh, **{"file-index.bloom-filter.columns": "nope"})
+    assert "Column 'nope'" in _refused(index_job, wh, "dt=d0", capsys=capsys)
+    _schema_with_options(wh, **{"file-index.bloom-filter.columns": "id", "file-index.zmap.columns": "id"})
     assert "unknown file index type 'zmap'" in _refused(index_job, wh, capsys=capsys)
 
 

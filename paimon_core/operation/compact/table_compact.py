@@ -91,7 +91,10 @@ def delete_written(table: FileStoreTable, messages: Sequence[CommitMessage]) -> 
         bucket_path = table.bucket_path(m.partition, m.bucket)
         for f in m.compact_after:
             if f.file_name not in before:
-                table.file_io.delete(f.external_path or f"{bucket_path}/{f.file_name}")
+                path = f.external_path or f"{bucket_path}/{f.file_name}"
+                table.file_io.delete(path)
+                for extra in f.extra_files:  # the file's data-file index (``.index``)
+                    table.file_io.delete(f"{path.rsplit('/', 1)[0]}/{extra}")
         for f in m.compact_changelog_files:
             table.file_io.delete(f.external_path or f"{bucket_path}/{f.file_name}")
         for i in m.compact_new_index_files:

@@ -12,6 +12,7 @@ row indices of every group, then one ``take`` per group. Buckets computed by the
 from __future__ import annotations
 
 import functools
+import functools
 import logging
 import os
 from collections.abc import Iterable
@@ -42,6 +43,7 @@ from paimon_core.options_support import check_file_index_options, check_supporte
 from paimon_core.options_validation import check_maintenance_options
 from paimon_core.paths import PathFactory, partition_dir
 from paimon_core.stats.collector import stats_modes_for
+from paimon_core.store.key_value_file_store import KeyValueFileStore
 from paimon_core.table.commit_message import CommitMessage
 from paimon_core.table.input_conform import check_stream_item, check_write_input, conform
 from paimon_core.table.write_split import I32, check_buckets, split_rows
@@ -56,8 +58,6 @@ logger = logging.getLogger(__name__)
 
 WRITE_BUFFER_SIZE = "write-buffer-size"
 ROWKIND_FIELD = "rowkind.field"
-SEQUENCE_FIELD = "sequence.field"
-SEQUENCE_SORT_ORDER = "sequence.field.sort-order"
 
 PartitionKey = tuple[bytes, int]
 WriteInput: TypeAlias = pa.Table | pa.RecordBatch | pa.RecordBatchReader | Iterable[pa.RecordBatch]
@@ -120,13 +120,14 @@ class TableWrite:
         self.legacy_partition_name = self.table_options.get("partition.legacy-name", "true").lower() == "true"
         self.rowkind_field = self.table_options.get(ROWKIND_FIELD)
         if self.has_pk:
-            from paimon_core.mergetree.merge_function import create_merge_function
-
-            self.key_fields = schema.fields_of(schema.trimmed_primary_keys)
-            self.merge_function = create_merge_function(self.key_fields, list(schema.fields), self.table_options)
-            self.sequence_fields = [s.strip() for s in self.table_options.get(SEQUENCE_FIELD, "").split(",") if s.strip()]
-            schema.fields_of(self.sequence_fields)  # unknown sequence fields: clear error
-            self.sequence_descending = self.table_options.get(SEQUENCE_SORT_ORDER, "ascending").lower() == "descending"
+            # the store's key, merge function and order (the resolved options): the read and the
+            # compaction of this handle merge the same way
+            store = table.store
+            assert isinstance(store, KeyValueFileStore)
+            self.key_fields = store.key_fields
+            self.merge_function = store.new_merge_function()
+            self.sequence_fields = store.sequence_fields  # unknown sequence fields: clear error
+            self.sequence_descending = store.sequence_descending
             self.buffer_size = parse_memory_size(self.table_options.get(WRITE_BUFFER_SIZE, "256 mb"), key=WRITE_BUFFER_SIZE)
             self.key_stats_modes = stats_modes_for(self.key_fields, self.table_options)
         # changelog-producer = input: the input rows are also written as changelog files

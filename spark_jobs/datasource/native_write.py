@@ -158,6 +158,8 @@ def native_write_problem(table: FileStoreTable) -> str | None:
             return f"{key} = true"
     if schema.options.get("data-file.external-paths"):
         return "data-file.external-paths is set"
+    if any(k.startswith("file-index.") and k.endswith(".columns") for k in opts.options):
+        return "file-index.<type>.columns is set (the Python writer writes each file's index)"
     for f in schema.fields:
         problem = _type_problem(f.type)
         if problem:

@@ -273,3 +273,13 @@ def test_a_failed_write_leaves_no_index_file(tmp_path: Path, monkeypatch: pytest
     with pytest.raises(RuntimeError):
         t.write_arrow(_data(3))
     assert _digest(tmp_path / "db.db" / "t") == before
+
+
+def test_spark_native_writes_fall_back_to_the_indexing_writer(tmp_path: Path) -> None:
+    """Spark's own Parquet writer cannot write file indexes: tables with any go through ours."""
+    from spark_jobs.datasource.native_write import native_write_problem
+
+    plain = _table(tmp_path, {}, files=0)
+    assert native_write_problem(plain) is None
+    indexed = plain.copy({"file-index.bloom-filter.columns": "id"})
+    assert "file-index" in (native_write_problem(indexed) or "")

@@ -12,7 +12,6 @@ row indices of every group, then one ``take`` per group. Buckets computed by the
 from __future__ import annotations
 
 import functools
-import functools
 import logging
 import os
 from collections.abc import Iterable

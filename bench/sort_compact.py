@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
             _link_copy(base, wh)
             t = FileSystemCatalog(str(wh)).get_table("db.t")
             c0, w0 = _cpu(), time.perf_counter()
-            result = SortCompaction(t, SortSpec.of(strategy, "a,b", t.options.options), executor=executor).run()
+            result = SortCompaction(t.store, SortSpec.of(strategy, "a,b", t.options.options), executor=executor).run()
             wall, cpu = time.perf_counter() - w0, _cpu() - c0
             t = FileSystemCatalog(str(wh)).get_table("db.t")
             ok = _checksum(t) == want

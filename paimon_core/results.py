@@ -38,7 +38,7 @@ class CommitResult(_ToDict):
     attempts: int = 0
     already_committed: bool = False
     snapshot_ids: tuple[int, ...] = ()  # all snapshots this call made (append + compact)
-    # post-commit maintenance (table/commit_maintenance.py; off with write-only=true)
+    # post-commit maintenance (operation/commit_maintenance.py; off with write-only=true)
     expired_snapshots: int = 0
     created_tags: tuple[str, ...] = ()
     maintenance_error: str | None = None  # the commit landed; its maintenance did not

@@ -47,6 +47,7 @@ from paimon_core.operation.compact.compact_planner import CompactRequest, parse_
 from paimon_core.operation.compact.compact_task import CompactTask, run_compact_task
 from paimon_core.operation.compact.table_compact import TableCompact, TaskExecutor, local_executor
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
+from paimon_core.store.file_store import FileStore
 from paimon_core.table.commit_message import CommitMessage
 from paimon_core.table.table import FileStoreTable
 from paimon_core.utils.time_util import to_duration_millis
@@ -173,14 +174,14 @@ def spark_executor(spark: SparkSession) -> TaskExecutor:
     """One Spark task per compaction task; the messages come back to the driver, in task order
     (and the tasks' Python CPU goes to the ledger row being recorded)."""
 
-    def run(table: FileStoreTable, tasks: Sequence[CompactTask]) -> list[CommitMessage]:
+    def run(store: FileStore, tasks: Sequence[CompactTask]) -> list[CommitMessage]:
         if not tasks:
             return []
         from spark_jobs.common.ledger import worker_cpu
 
         cpu = worker_cpu(spark)  # the workers' CPU, for the ledger row
         rdd = spark.sparkContext.parallelize(list(enumerate(tasks)), numSlices=len(tasks))
-        done = rdd.map(cpu.each(lambda it: (it[0], run_compact_task(table.store, it[1])))).collect()
+        done = rdd.map(cpu.each(lambda it: (it[0], run_compact_task(store, it[1])))).collect()
         return [m for _, m in sorted(done, key=lambda x: x[0])]
 
     return run
@@ -207,7 +208,7 @@ def call(table: FileStoreTable, args: ProcedureArgs, *, spark: SparkSession | No
     if order != "none" or (clustering and not table.schema.primary_keys and table.options.bucket == -1):
         return {**_sort(table, args, order, spark, BATCH_COMMIT_IDENTIFIER if ident is None else ident),
                 "mode": "local" if spark is None else "distributed"}  # fmt: skip
-    job = TableCompact(table, commit_user=args.get("commit_user"), executor=executor)
+    job = TableCompact(table.store, commit_user=args.get("commit_user"), executor=executor)
     result = job.run(
         request_of(args),
         dry_run=args.dry_run,
@@ -234,10 +235,10 @@ def _sort(table: FileStoreTable, args: ProcedureArgs, order: str, spark: SparkSe
     user = args.get("commit_user")
     if order == "none":  # incremental clustering
         full = (args.get("compact_strategy") or "minor").strip().lower() == "full"
-        job = SortCompaction.incremental_clustering(table, full=full, commit_user=user, executor=executor)
+        job = SortCompaction.incremental_clustering(table.store, full=full, commit_user=user, executor=executor)
     else:
         spec = SortSpec.of(order, args.get("order_by") or "", table.options.options)
-        job = SortCompaction(table, spec, commit_user=user, executor=executor)
+        job = SortCompaction(table.store, spec, commit_user=user, executor=executor)
     result = job.run(request_of(args), dry_run=args.dry_run, commit_identifier=ident)
     return {**result_dict(result), "order_strategy": job.spec.strategy, "order_by": list(job.spec.columns),
             "incremental_clustering": job.clustering is not None}  # fmt: skip

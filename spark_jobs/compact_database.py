@@ -33,7 +33,9 @@ from typing import TYPE_CHECKING, Any
 
 from paimon_core import FileSystemCatalog, PaimonError
 from paimon_core.operation.compact.table_compact import TableCompact, local_executor
+from paimon_core.paths import POSTPONE_BUCKET
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
+from paimon_core.table.postpone_bucket_compact import PostponeBucketCompact
 from spark_jobs.common.args import UsageError, parse_options
 from spark_jobs.common.ledger import job_catalog, job_recording
 from spark_jobs.common.output import is_retryable
@@ -118,10 +120,14 @@ def run(args: ProcedureArgs, *, spark: SparkSession | None = None) -> dict[str, 
                     continue
                 if options:
                     table = table.copy(options)
-                job = TableCompact(table, commit_user=f"{user}:{name}" if user else None, executor=executor)
-                r = job.run(
-                    request, dry_run=args.dry_run, commit_identifier=BATCH_COMMIT_IDENTIFIER if ident is None else ident
-                ).to_dict()
+                job_user = f"{user}:{name}" if user else None
+                commit_identifier = BATCH_COMMIT_IDENTIFIER if ident is None else ident
+                if table.options.bucket == POSTPONE_BUCKET:  # the compaction assigns the buckets (table-level)
+                    postpone = PostponeBucketCompact.for_request(table, request, commit_user=job_user)
+                    r = postpone.run(dry_run=args.dry_run, commit_identifier=commit_identifier).to_dict()
+                else:
+                    job = TableCompact(table.store, commit_user=job_user, executor=executor)
+                    r = job.run(request, dry_run=args.dry_run, commit_identifier=commit_identifier).to_dict()
                 recording.set_result(r)
             # a dry run shows its plan: the compaction units per (partition, bucket)
             results.append({"status": "ok", **{k: r[k] for k in _SUMMARY}, **({"plan": r["plan"]} if args.dry_run else {})})

@@ -71,7 +71,7 @@ def run_streaming(
     idle = args.get("idle_timeout")
     stop = threading.Event()
     job = StreamingCompaction(
-        table,
+        table.store,
         request=request,
         commit_user=args.get("commit_user"),
         executor=executor,

@@ -12,7 +12,7 @@ default: the whole table). ``source.parallelism`` / ``sink.parallelism`` are acc
 
 The partition's rows are read at the latest snapshot and rewritten with the new bucket count in one
 OVERWRITE commit in strict mode: a concurrent commit to the partition fails the rescale cleanly
-(exit 75, nothing lost, its files deleted). See :mod:`paimon_core.operation.rescale`.
+(exit 75, nothing lost, its files deleted). See :mod:`paimon_core.table.rescale`.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def _partition(text: str | None) -> dict[str, str] | None:
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
-    from paimon_core.operation.rescale import rescale
+    from paimon_core.table.rescale import rescale
 
     result = rescale(
         table, bucket_num=args.get("bucket_num"), partition=_partition(args.get("partition")), dry_run=args.dry_run

@@ -44,7 +44,7 @@ merged on read) are compacted in Java by ``DataEvolutionCompactCoordinator``/
 them, as Java's sort compaction refuses them ("Data Evolution table cannot be sorted!"), and
 :func:`read_with_row_tracking` refuses a partial-column file (Java ``DataEvolutionSplitRead``
 merges them by row id). Sort compaction and rescale of row-tracking tables are refused by
-:mod:`paimon_core.operation.compact.sort_compact` and :mod:`paimon_core.operation.rescale`.
+:mod:`paimon_core.operation.compact.sort_compact` and :mod:`paimon_core.table.rescale`.
 """
 
 from __future__ import annotations

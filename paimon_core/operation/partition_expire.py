@@ -10,7 +10,7 @@ The drop is one OVERWRITE commit deleting every live file of those partitions (J
 is deleted from storage: older snapshots and tags still read the dropped rows (time travel), and the
 files go when snapshot expiry removes the last snapshot holding them.
 
-Writers run it after their commits (:func:`paimon_core.table.commit_maintenance.maintain_after_commit`)
+Writers run it after their commits (:func:`paimon_core.operation.commit_maintenance.maintain_after_commit`)
 as Java's ``TableCommitImpl`` does: a commit object checks when ``partition.expiration-check-interval``
 has passed since it was created or last checked (``0``: after every commit), and a batch commit
 also checks when ``end-input.check-partition-expire`` is set.

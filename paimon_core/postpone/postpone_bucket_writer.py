@@ -6,7 +6,7 @@ sequence numbers starting at 0 for every writer (it restores nothing: "sequence 
 are useless"), at level 0, in Avro with ``metadata.stats-mode = none``, named
 ``<data-file.prefix>-u-<commit user>-s-<write id>-w-<uuid>-<n>`` so that a compaction can tell the
 files of one writer apart (``PostponeBucketFileStoreWrite.getWriterPrefix`` / ``getWriteId``).
-The compaction (:mod:`paimon_core.operation.compact.postpone_bucket_compact`) replays them into
+The compaction (:mod:`paimon_core.table.postpone_bucket_compact`) replays them into
 real buckets; until then batch reads do not see them.
 """
 

@@ -146,11 +146,11 @@ class TableMaintenance:
         """Rebuild the data-file indexes of the live files from the ``file-index.*`` options, in
         one COMPACT snapshot (Java's ``rewrite_file_index``; see
         :mod:`paimon_core.operation.rewrite_file_index`)."""
+        from paimon_core.operation.commit_maintenance import maintain_after_commit
         from paimon_core.operation.rewrite_file_index import rewrite_file_index
-        from paimon_core.table.commit_maintenance import maintain_after_commit
 
         table = self._table
-        return rewrite_file_index(table.store, partitions, after_commit=lambda r: maintain_after_commit(table, r))
+        return rewrite_file_index(table.store, partitions, after_commit=lambda r: maintain_after_commit(table.store, r))
 
     # --- compaction --------------------------------------------------------------------
     @recorded("compact")
@@ -179,6 +179,7 @@ class TableMaintenance:
         """
         from paimon_core.operation.compact.compact_planner import CompactRequest, parse_partitions
         from paimon_core.operation.compact.table_compact import TableCompact, local_executor
+        from paimon_core.paths import POSTPONE_BUCKET
         from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
         from paimon_core.utils.time_util import to_duration_millis
 
@@ -192,8 +193,13 @@ class TableMaintenance:
             if partition_idle_time is None
             else to_duration_millis(partition_idle_time, name="partition_idle_time"),
         )
-        job = TableCompact(table, commit_user=commit_user, executor=local_executor(parallelism))
         ident = BATCH_COMMIT_IDENTIFIER if commit_identifier is None else commit_identifier
+        if table.options.bucket == POSTPONE_BUCKET:  # the compaction assigns the buckets (table-level)
+            from paimon_core.table.postpone_bucket_compact import PostponeBucketCompact
+
+            postpone = PostponeBucketCompact.for_request(table, request, commit_user=commit_user)
+            return postpone.run(dry_run=dry_run, commit_identifier=ident)
+        job = TableCompact(table.store, commit_user=commit_user, executor=local_executor(parallelism))
         return job.run(request, dry_run=dry_run, commit_identifier=ident)
 
     @recorded("compact_manifest")

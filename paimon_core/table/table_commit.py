@@ -9,7 +9,7 @@ driver commit, the Spark streaming sink, ``merge_into`` and the ingest job all c
    which have no history to look at;
 2. **the postpone fixed-bucket step** of batch commits (``bucket = -2`` tables with
    ``postpone.batch-write-fixed-bucket``): staged rows replayed into real buckets
-   (:class:`~paimon_core.postpone.fixed_bucket_commit.PostponeFixedBucketCommit`); stream commits
+   (:class:`~paimon_core.table.fixed_bucket_commit.PostponeFixedBucketCommit`); stream commits
    (``batch=False``) keep them in ``bucket-postpone`` for the postpone compaction, as Java's;
 3. **precommit-compact** (append tables' ``precommit-compact``): every writer's small new files
    merged before the commit (:func:`~paimon_core.append.append_pre_commit_compact.merged_for_commit`);
@@ -19,7 +19,7 @@ driver commit, the Spark streaming sink, ``merge_into`` and the ingest job all c
    files are deleted and :attr:`CommitResult.maintenance_error` says so
    (:func:`commit_keeping_landed_append`);
 5. **post-commit maintenance** (tags, snapshot / partition / changelog expiry;
-   :func:`~paimon_core.table.commit_maintenance.maintain_after_commit`), with the commit's long-lived
+   :func:`~paimon_core.operation.commit_maintenance.maintain_after_commit`), with the commit's long-lived
    partition expiry.
 
 Only this module and the commit package (``paimon_core.operation.commit``) create the low-level
@@ -34,9 +34,9 @@ from typing import TYPE_CHECKING
 
 from paimon_core.exceptions import CommitConflictError
 from paimon_core.index.index_path_factory import index_file_path
+from paimon_core.operation.commit_maintenance import maintain_after_commit
 from paimon_core.options_validation import check_maintenance_options
 from paimon_core.results import CommitResult
-from paimon_core.table.commit_maintenance import maintain_after_commit
 from paimon_core.table.commit_message import CommitMessage
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ def delete_uncommitted(table: FileStoreTable, messages: Sequence[CommitMessage])
             table.file_io.delete(path)
             for extra in f.extra_files:  # the file's data-file index (``.index``), as fresh as the file
                 table.file_io.delete(f"{path.rsplit('/', 1)[0]}/{extra}")
-    delete_written(table, messages)
+    delete_written(table.store, messages)
 
 
 def _new_partition_expire(table: FileStoreTable) -> PartitionExpire | None:
@@ -154,7 +154,7 @@ class TableCommit:
         committer = self._committer()
         if self.check_committed and committer.is_committed(commit_identifier):
             return committer.commit([], commit_identifier, check_committed=True)  # the no-op result
-        from paimon_core.postpone.fixed_bucket_commit import PostponeFixedBucketCommit
+        from paimon_core.table.fixed_bucket_commit import PostponeFixedBucketCommit
 
         if self.batch and PostponeFixedBucketCommit.applies(
             self.table, messages
@@ -184,7 +184,7 @@ class TableCommit:
     def _maintain(self, result: CommitResult) -> CommitResult:
         if result.already_committed:
             return result
-        return maintain_after_commit(self.table, result, partition_expire=self._partition_expire)
+        return maintain_after_commit(self.table.store, result, partition_expire=self._partition_expire)
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
         """Delete the files of messages that will never be committed."""

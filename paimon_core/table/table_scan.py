@@ -170,7 +170,7 @@ class TableScan:
         routed to the bucket count a compaction would give them (``PostponeBucketNumResolver``),
         ride along with every bucket of their partition (a bucket with no real file gets a split
         of its own), to be merged after the real files."""
-        from paimon_core.operation.compact.postpone_bucket_compact import resolve_bucket_nums
+        from paimon_core.postpone.postpone_utils import resolve_bucket_nums
 
         pflt = ScanFilter(partition_predicate=flt.partition_predicate, buckets=frozenset([POSTPONE_BUCKET]))
         postpone = self.table.new_file_store_scan().live_entries(snapshot, pflt)

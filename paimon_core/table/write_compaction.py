@@ -116,7 +116,7 @@ def _compact_from(
             results = _compact_bucket(table, planner, m, restored, strategy, done)
             out.append(_combine(table, m, [*restored, *m.new_files], results))
     except BaseException:
-        delete_written(table, done)
+        delete_written(table.store, done)
         raise
     return out
 

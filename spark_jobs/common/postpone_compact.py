@@ -2,7 +2,7 @@
 
 ``spark_jobs compact`` hands such a table here (Java's ``CompactAction`` and Spark's
 ``SparkPostponeCompactProcedure`` take the same turn): the driver plans on the latest snapshot
-(:class:`paimon_core.operation.compact.postpone_bucket_compact.PostponeBucketCompact`: the
+(:class:`paimon_core.table.postpone_bucket_compact.PostponeBucketCompact`: the
 partitions holding postpone files or real level-0 buckets, with their bucket counts), Spark map
 tasks (one per postpone file) route the rows to their buckets, reduce tasks (one per partition and
 bucket) replay them in order into the bucket and compact it, and the driver commits every task's
@@ -15,17 +15,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from paimon_core.operation.compact.postpone_bucket_compact import (
+from paimon_core.postpone.postpone_utils import check_postpone_request
+from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
+from paimon_core.table.commit_message import CommitMessage
+from paimon_core.table.postpone_bucket_compact import (
     PostponeBucketCompact,
     PostponeExecutor,
     PostponePartitionTask,
-    check_postpone_request,
     local_postpone_executor,
     route_postpone_file,
     run_postpone_bucket,
 )
-from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
-from paimon_core.table.commit_message import CommitMessage
 from paimon_core.table.table import FileStoreTable
 from spark_jobs.common.procedure import ProcedureArgs, result_dict
 

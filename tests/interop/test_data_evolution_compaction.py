@@ -302,7 +302,7 @@ def test_update_landing_during_compaction_makes_it_replan(
             update(peer_python, wh, update_a([1, 2], 7000))  # 6: lands before our commit
         return out
 
-    result = TableCompact(t, executor=racing).run(CompactRequest())
+    result = TableCompact(t.store, executor=racing).run(CompactRequest())
     assert result.conflict_rounds == 1 and len(runs) == 2 and result.snapshot_id == 7
     first_try = runs[0][0]
     path = t.paths.data_file_path(t.partition_path(t.partition_codec.encode([])), 0, first_try)

@@ -34,11 +34,11 @@ from peers import REPO_ROOT, Peer, peer_venv_python
 
 from paimon_core import FileSystemCatalog
 from paimon_core.exceptions import CommitConflictError, InvalidArgumentError
-from paimon_core.operation.compact.postpone_bucket_compact import (
+from paimon_core.snapshot.snapshot import CommitKind
+from paimon_core.table.postpone_bucket_compact import (
     PostponeBucketCompact,
     local_postpone_executor,
 )
-from paimon_core.snapshot.snapshot import CommitKind
 from paimon_core.table.table import FileStoreTable
 
 SCHEMA = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("v", pa.string()), ("op", pa.string())])
@@ -432,7 +432,7 @@ def test_rescale_and_compaction_racing_lose_no_row(pypaimon_peer: Peer, warehous
     snapshot S must not overwrite rows a postpone compaction committed after S, and a compaction
     planned on S must not add files in the old bucket count after a rescale; either loser fails
     with a conflict, deletes what it wrote, and the table keeps every row."""
-    from paimon_core.postpone.fixed_bucket_commit import PostponeFixedBucketCommit
+    from paimon_core.table.fixed_bucket_commit import PostponeFixedBucketCommit
 
     wh, peer = warehouse, pypaimon_peer
     peer.create_table(wh, "db.t", SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"], options=OPTIONS)
@@ -506,7 +506,7 @@ def test_rescale_procedure_of_a_postpone_table(pypaimon_peer: Peer, rust_peer: P
     """Java's ``RescaleAction`` on a postpone-bucket table: the bucket number is required, the real
     buckets of the partition are rewritten into it (OVERWRITE, strict mode), rows pending in
     ``bucket-postpone`` stay and the next compaction puts them into the new buckets."""
-    from paimon_core.operation.rescale import rescale
+    from paimon_core.table.rescale import rescale
 
     wh, peer = warehouse, pypaimon_peer
     peer.create_table(wh, "db.t", SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"], options=OPTIONS)

@@ -247,12 +247,12 @@ def test_sort_compaction_is_refused(pypaimon_peer: Peer, warehouse: str, order: 
         pypaimon_peer.write(wh, "db.t", batch(i * ROWS))
     files = {e.file.file_name for e in t.new_file_store_scan().live_entries(t.latest_snapshot())}
     with pytest.raises(InvalidArgumentError, match="row-tracking.enabled"):
-        SortCompaction(t, SortSpec.of(order, "id,v", t.options.options)).run()
+        SortCompaction(t.store, SortSpec.of(order, "id,v", t.options.options)).run()
     _unchanged(t, 2, files)
 
 
 def test_rescale_is_refused(pypaimon_peer: Peer, warehouse: str) -> None:
-    from paimon_core.operation.rescale import rescale
+    from paimon_core.table.rescale import rescale
 
     wh = warehouse
     t = new_table(pypaimon_peer, wh, False)

@@ -191,8 +191,8 @@ class CompactPlanner:
         if self.postpone:
             raise InvalidArgumentError(
                 f"Table {self.store.name} has postpone buckets (bucket = -2): its compaction assigns the buckets "
-                "(paimon_core.operation.compact.postpone_bucket_compact.PostponeBucketCompact, which "
-                "TableCompact, table.compact() and spark_jobs compact use)"
+                "through the table's writer (paimon_core.table.postpone_bucket_compact.PostponeBucketCompact, which "
+                "table.compact() and spark_jobs compact run)"
             )
         flt = self._scan_filter(request)  # validates the request, even on an empty table
         latest = self.store.latest_snapshot()

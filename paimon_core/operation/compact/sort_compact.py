@@ -43,6 +43,7 @@ from paimon_core.exceptions import CommitConflictError, InvalidArgumentError
 from paimon_core.manifest.entries import DataFileMeta
 from paimon_core.operation.commit.commit_message import CommitMessage
 from paimon_core.operation.commit.committer import new_commit_user
+from paimon_core.operation.commit_maintenance import maintain_after_commit
 from paimon_core.operation.compact.compact_planner import CompactPlanner, CompactRequest
 from paimon_core.operation.compact.sort_task import (
     SortCompactTask,
@@ -54,12 +55,11 @@ from paimon_core.operation.compact.sort_task import (
 from paimon_core.operation.compact.table_compact import CompactResult, delete_written
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
 from paimon_core.sort.table_sorter import SortSpec
-from paimon_core.table.commit_maintenance import maintain_after_commit
 
 if TYPE_CHECKING:
     from paimon_core.append.incremental_cluster import IncrementalClusterPlanner
     from paimon_core.snapshot.snapshot import Snapshot
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 __all__ = ["SortCompactTask", "SortCompaction", "SortExecutor", "local_sort_executor", "read_task_rows", "write_sorted_ranges"]
 
@@ -71,11 +71,11 @@ ROW_TRACKING = "row-tracking.enabled"
 
 
 class SortCompaction:
-    """One sort compaction of ``table`` (see the module docstring)."""
+    """One sort compaction of a table's ``store`` (see the module docstring)."""
 
     def __init__(
         self,
-        table: FileStoreTable,
+        store: FileStore,
         spec: SortSpec,
         *,
         commit_user: str | None = None,
@@ -86,21 +86,21 @@ class SortCompaction:
     ) -> None:
         """``clustering`` (see :meth:`incremental_clustering`): pick files per partition as
         incremental clustering does (``full``: every run) instead of all of them."""
-        self.table = table
+        self.store = store
         self.spec = spec
         self.clustering = clustering
         self.full = full
         self.user_given = commit_user is not None
-        self.commit_user = commit_user or new_commit_user(table.options.get("commit.user-prefix"))
+        self.commit_user = commit_user or new_commit_user(store.options.get("commit.user-prefix"))
         self.executor = executor or local_sort_executor()
         self.max_conflict_rounds = max_conflict_rounds
         self._check_table()
-        spec.validate(table.schema.fields, table.schema.partition_keys)
+        spec.validate(store.schema.fields, store.schema.partition_keys)
 
     @classmethod
     def incremental_clustering(
         cls,
-        table: FileStoreTable,
+        store: FileStore,
         *,
         full: bool = False,
         commit_user: str | None = None,
@@ -112,12 +112,12 @@ class SortCompaction:
         partition, else the universal strategy picks."""
         from paimon_core.append.incremental_cluster import IncrementalClusterPlanner
 
-        planner = IncrementalClusterPlanner(table.store)
-        return cls(table, planner.spec, commit_user=commit_user, executor=executor,
+        planner = IncrementalClusterPlanner(store)
+        return cls(store, planner.spec, commit_user=commit_user, executor=executor,
                    max_conflict_rounds=max_conflict_rounds, clustering=planner, full=full)  # fmt: skip
 
     def _check_table(self) -> None:
-        t, opts = self.table, self.table.options
+        t, opts = self.store, self.store.options
         if (opts.get(DATA_EVOLUTION) or "false").lower() == "true":
             raise InvalidArgumentError(f"Data Evolution table cannot be sorted! ({t.name})")
         if (opts.get(ROW_TRACKING) or "false").lower() == "true":
@@ -157,27 +157,27 @@ class SortCompaction:
             raise InvalidArgumentError("sort compact do not support 'partition_idle_time'.")
         if request.buckets is not None:
             raise InvalidArgumentError("Specifying buckets is not supported for sort compact.")
-        planner = CompactPlanner(self.table.store, clock=self.table.clock)
+        planner = CompactPlanner(self.store, clock=self.store.clock)
         flt = planner._scan_filter(request)  # noqa: SLF001 - the same partition filter as compaction
-        latest = self.table.latest_snapshot()
+        latest = self.store.latest_snapshot()
         if latest is None:
             return None, []
         groups: dict[bytes, list[DataFileMeta]] = {}
-        for e in self.table.new_file_store_scan().live_entries(latest, flt):
+        for e in self.store.new_file_store_scan().live_entries(latest, flt):
             if only is None or e.partition in only:
                 groups.setdefault(e.partition, []).append(e.file)
         levels: dict[bytes, int] = {}
         if self.clustering is not None:
             groups, levels = self._cluster_units(request, latest, groups, only)
-        with_dv = self.table.options.deletion_vectors_enabled
+        with_dv = self.store.options.deletion_vectors_enabled
         if with_dv:
             from paimon_core.append.append_deletion_index import DeletionIndex
         tasks = [
             SortCompactTask(
                 p,
-                self.table.partition_path(p),
+                self.store.partition_path(p),
                 tuple(sorted(fs, key=lambda f: f.min_sequence_number)),
-                DeletionIndex.load(self.table.store, p, 0, snapshot=latest) if with_dv else None,
+                DeletionIndex.load(self.store, p, 0, snapshot=latest) if with_dv else None,
                 levels.get(p, 0),
             )
             for p, fs in sorted(groups.items())
@@ -193,10 +193,10 @@ class SortCompaction:
         all_files: dict[bytes, list[DataFileMeta]] = groups
         if named and self.clustering.history_idle_ms is not None and only is None:
             all_files = {}
-            for e in self.table.new_file_store_scan().live_entries(latest):
+            for e in self.store.new_file_store_scan().live_entries(latest):
                 all_files.setdefault(e.partition, []).append(e.file)
         units = self.clustering.units(groups, all_files, full=self.full, named_partitions=named and only is None,
-                                      now_ms=self.table.clock.now_millis())  # fmt: skip
+                                      now_ms=self.store.clock.now_millis())  # fmt: skip
         return {p: list(u.files) for p, u in units.items()}, {p: u.output_level for p, u in units.items()}
 
     def run(
@@ -209,36 +209,36 @@ class SortCompaction:
         """Plan on the latest snapshot, sort, and commit once (see the module docstring)."""
         request = request or CompactRequest()
         started = time.monotonic()
-        base = CompactResult(table=self.table.name, strategy=self.spec.strategy, dry_run=dry_run, planned_snapshot_id=None,
+        base = CompactResult(table=self.store.name, strategy=self.spec.strategy, dry_run=dry_run, planned_snapshot_id=None,
                              commit_user=self.commit_user, commit_identifier=commit_identifier)  # fmt: skip
-        committer = self.table.new_file_store_commit(self.commit_user)
+        committer = self.store.new_file_store_commit(self.commit_user)
         if self.user_given and committer.is_committed(commit_identifier):
             return replace(base, already_committed=True, elapsed_ms=_ms(started))
         snapshot_id, tasks = self.plan(request)
         base = replace(base, planned_snapshot_id=snapshot_id, plan=tuple(t.to_dict() for t in tasks))
         if dry_run or not tasks:
             return replace(base, tasks=len(tasks), elapsed_ms=_ms(started))
-        written = self.executor(self.table.store, self.spec, tasks)
+        written = self.executor(self.store, self.spec, tasks)
         rounds = 0
         while True:
             messages = self._messages(tasks, written)
             try:
                 commit = committer.commit(messages, commit_identifier, check_committed=self.user_given)
-                commit = maintain_after_commit(self.table, commit)
+                commit = maintain_after_commit(self.store, commit)
                 break
             except CommitConflictError as conflict:
                 rounds += 1
                 if rounds > self.max_conflict_rounds:
-                    delete_written(self.table, messages)
+                    delete_written(self.store, messages)
                     raise
-                logger.warning("Sort compaction of %s conflicted (%s); re-planning the changed partitions", self.table.name, conflict)
+                logger.warning("Sort compaction of %s conflicted (%s); re-planning the changed partitions", self.store.name, conflict)
                 tasks, written = self._replan(request, tasks, written, messages)
                 if not tasks:  # the partitions are gone (dropped, expired): nothing left to sort
                     return replace(base, conflict_rounds=rounds, elapsed_ms=_ms(started))
         read = [f for t in tasks for f in t.files]
         out = [f for fs in written for f in fs]
         logger.info("Sort compaction (%s by %s) of %s: %d file(s) -> %d, snapshot %s", self.spec.strategy,
-                    ",".join(self.spec.columns), self.table.name, len(read), len(out), commit.snapshot_id)  # fmt: skip
+                    ",".join(self.spec.columns), self.store.name, len(read), len(out), commit.snapshot_id)  # fmt: skip
         return replace(
             base,
             snapshot_id=commit.snapshot_id,
@@ -265,7 +265,7 @@ class SortCompaction:
         out = []
         for task, files in zip(tasks, written, strict=True):
             index = task.deletion_index
-            changes = index.remove(self.table.store, [f.file_name for f in task.files]) if index is not None else None
+            changes = index.remove(self.store, [f.file_name for f in task.files]) if index is not None else None
             out.append(
                 CommitMessage(
                     task.partition, 0, -1,
@@ -298,13 +298,13 @@ class SortCompaction:
             if still:
                 kept.append((task, files))
                 index_only = replace(message, compact_after=(), compact_changelog_files=())
-                delete_written(self.table, [index_only])
+                delete_written(self.store, [index_only])
             else:
                 changed.add(task.partition)
-                delete_written(self.table, [message])
+                delete_written(self.store, [message])
         redo = [t for t in now if t.partition in changed]
         out_tasks = [t for t, _ in kept] + redo
-        out_written = [w for _, w in kept] + (self.executor(self.table.store, self.spec, redo) if redo else [])
+        out_written = [w for _, w in kept] + (self.executor(self.store, self.spec, redo) if redo else [])
         return out_tasks, out_written
 
 

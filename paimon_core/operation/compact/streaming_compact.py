@@ -55,7 +55,7 @@ from paimon_core.utils.clock import Clock
 
 if TYPE_CHECKING:
     from paimon_core.snapshot.snapshot import Snapshot
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 __all__ = ["DEFAULT_DISCOVERY_INTERVAL_MS", "StreamingCompactResult", "StreamingCompaction"]
 
@@ -111,11 +111,11 @@ class _State:
 
 
 class StreamingCompaction:
-    """Compacts ``table`` round after round until stopped (see the module docstring)."""
+    """Compacts a table's ``store`` round after round until stopped (see the module docstring)."""
 
     def __init__(
         self,
-        table: FileStoreTable,
+        store: FileStore,
         *,
         request: CompactRequest | None = None,
         commit_user: str | None = None,
@@ -135,16 +135,16 @@ class StreamingCompaction:
             raise InvalidArgumentError(f"max_rounds must be at least 1, got {max_rounds}")
         if idle_timeout_ms is not None and idle_timeout_ms < 0:
             raise InvalidArgumentError(f"idle_timeout must not be negative, got {idle_timeout_ms} ms")
-        self.table = table
+        self.store = store
         self.request = request or CompactRequest(strategy="minor")
         self.request_validated = False
-        self.commit_user = commit_user or new_commit_user(table.options.get("commit.user-prefix"))
+        self.commit_user = commit_user or new_commit_user(store.options.get("commit.user-prefix"))
         self.executor = executor or local_executor()
         self.discovery_interval_ms = discovery_interval_ms
         self.max_rounds = max_rounds
         self.idle_timeout_ms = idle_timeout_ms
         self.stop_event = stop_event or threading.Event()
-        self.clock = clock or table.clock
+        self.clock = clock or store.clock
         self.sleep = sleep or (lambda seconds: self.stop_event.wait(seconds) and None)
         self._round_messages: list[CommitMessage] = []
 
@@ -160,7 +160,7 @@ class StreamingCompaction:
             try:
                 stopped_by = self._step(state)
             except KeyboardInterrupt:
-                logger.warning("Streaming compaction of %s interrupted: stopping now", self.table.name)
+                logger.warning("Streaming compaction of %s interrupted: stopping now", self.store.name)
                 stopped_by = "abandoned"
             if stopped_by is not None:
                 return self._result(state, stopped_by, started)
@@ -173,7 +173,7 @@ class StreamingCompaction:
             return "max_rounds"
         state.rounds += 1
         self._reload_schema(state)
-        latest = self.table.snapshot_manager.latest_snapshot()
+        latest = self.store.snapshot_manager.latest_snapshot()
         keys = self._changed_buckets(state.last_seen, latest)
         if latest is not None and (keys is None or keys or state.pending):
             only = None if keys is None else frozenset(keys | state.pending)
@@ -199,13 +199,13 @@ class StreamingCompaction:
 
     def _first_identifier(self) -> int:
         """One more than the latest identifier this commit user committed (1 for a new user)."""
-        snap = self.table.snapshot_manager.latest_snapshot_of_user(self.commit_user)
+        snap = self.store.snapshot_manager.latest_snapshot_of_user(self.commit_user)
         if snap is None:
             return 1
         if snap.commit_identifier >= 2**62:
             raise InvalidArgumentError(
                 f"Commit user {self.commit_user!r} already committed batch identifier {snap.commit_identifier} "
-                f"to {self.table.name} (snapshot {snap.id}); give the streaming compaction its own commit user"
+                f"to {self.store.name} (snapshot {snap.id}); give the streaming compaction its own commit user"
             )
         return snap.commit_identifier + 1
 
@@ -215,12 +215,12 @@ class StreamingCompaction:
             return set()
         if last_seen is None:
             return None
-        scan = self.table.new_file_store_scan()
+        scan = self.store.new_file_store_scan()
         keys: set[BucketKey] = set()
         for sid in range(last_seen + 1, latest.id + 1):
-            snap = latest if sid == latest.id else self.table.snapshot_manager.try_snapshot(sid)
+            snap = latest if sid == latest.id else self.store.snapshot_manager.try_snapshot(sid)
             if snap is None:
-                logger.warning("Snapshot %d of %s expired before it was scanned; planning every bucket", sid, self.table.name)
+                logger.warning("Snapshot %d of %s expired before it was scanned; planning every bucket", sid, self.store.name)
                 return None
             if snap.commit_kind == CommitKind.APPEND:
                 keys.update((e.partition, e.bucket) for e in scan.delta_entries(snap))
@@ -231,7 +231,7 @@ class StreamingCompaction:
     ) -> tuple[bool, set[BucketKey] | None]:
         """One compaction round; returns (committed, the buckets left pending; None: every bucket)."""
         state.compaction_rounds += 1
-        job = TableCompact(self.table, commit_user=self.commit_user, executor=self._recording, clock=self.clock)
+        job = TableCompact(self.store, commit_user=self.commit_user, executor=self._recording, clock=self.clock)
         summary: dict[str, Any] = {
             "round": state.rounds,
             "compaction_round": state.compaction_rounds,
@@ -243,13 +243,13 @@ class StreamingCompaction:
         try:
             result = job.run(self.request, commit_identifier=identifier, only=only)
         except KeyboardInterrupt:
-            if not job.table.new_file_store_commit(self.commit_user).is_committed(identifier):
-                delete_written(self.table, self._round_messages)  # never referenced: the round did not land
-                logger.warning("Abandoned round %d of %s; deleted what it wrote", state.rounds, self.table.name)
+            if not job.store.new_commit(self.commit_user).is_committed(identifier):
+                delete_written(self.store, self._round_messages)  # never referenced: the round did not land
+                logger.warning("Abandoned round %d of %s; deleted what it wrote", state.rounds, self.store.name)
             raise
         except CommitConflictError as e:
             state.conflicts += 1
-            logger.warning("Round %d of %s did not commit (%s); its buckets stay pending", state.rounds, self.table.name, e)
+            logger.warning("Round %d of %s did not commit (%s); its buckets stay pending", state.rounds, self.store.name, e)
             summary["conflict"] = str(e)
             self._summary(state, summary)
             return False, None if only is None else set(only)
@@ -270,16 +270,16 @@ class StreamingCompaction:
             logger.info(
                 "Round %d of %s: %d task(s), snapshot %s (identifier %d)",
                 state.rounds,
-                self.table.name,
+                self.store.name,
                 result.tasks,
                 result.snapshot_id,
                 identifier,
             )
         return committed, set()
 
-    def _recording(self, table: FileStoreTable, tasks: Sequence[CompactTask]) -> list[CommitMessage]:
+    def _recording(self, store: FileStore, tasks: Sequence[CompactTask]) -> list[CommitMessage]:
         """The executor, remembering what the round wrote (to delete it if the round is abandoned)."""
-        messages = self.executor(table, tasks)
+        messages = self.executor(store, tasks)
         self._round_messages += messages
         return messages
 
@@ -289,13 +289,13 @@ class StreamingCompaction:
 
     def _reload_schema(self, state: _State) -> None:
         """A new schema (ALTER TABLE) is used from the next round on: the rewrite must not drop columns."""
-        latest = self.table.schema_manager.latest()
-        if latest is None or latest.id == self.table.schema.id:
+        latest = self.store.schema_manager.latest()
+        if latest is None or latest.id == self.store.schema.id:
             return
-        from paimon_core.table.table import FileStoreTable
+        from paimon_core.store.file_store import create_file_store
 
-        t = self.table
-        self.table = FileStoreTable(
+        t = self.store
+        self.store = create_file_store(
             t.file_io,
             t.path,
             latest,
@@ -310,7 +310,7 @@ class StreamingCompaction:
     def _result(self, state: _State, stopped_by: str, started: float) -> StreamingCompactResult:
         rs = state.results
         return StreamingCompactResult(
-            table=self.table.name,
+            table=self.store.name,
             strategy=self.request.strategy,
             commit_user=self.commit_user,
             stopped_by=stopped_by,

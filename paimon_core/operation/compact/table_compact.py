@@ -27,48 +27,48 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from paimon_core.deletionvectors.deletion_file import DELETION_VECTORS_INDEX
-from paimon_core.exceptions import CommitConflictError
+from paimon_core.exceptions import CommitConflictError, InvalidArgumentError
 from paimon_core.index.index_path_factory import index_file_path
 from paimon_core.manifest.entries import DataFileMeta, FileKind
 from paimon_core.manifest.index_manifest import read_index_manifest
 from paimon_core.operation.commit.commit_message import CommitMessage
 from paimon_core.operation.commit.committer import new_commit_user
+from paimon_core.operation.commit_maintenance import maintain_after_commit
 from paimon_core.operation.compact.compact_planner import CompactPlan, CompactPlanner, CompactRequest
 from paimon_core.operation.compact.compact_task import CompactTask, run_compact_task
 from paimon_core.operation.scan import ScanFilter
 from paimon_core.options_validation import check_maintenance_options
 from paimon_core.results import CommitResult, _ToDict
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
-from paimon_core.table.commit_maintenance import maintain_after_commit
 from paimon_core.utils.clock import Clock
 
 if TYPE_CHECKING:
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 __all__ = ["CompactResult", "TableCompact", "TaskExecutor", "local_executor"]
 
 logger = logging.getLogger(__name__)
 
 #: Runs tasks and returns one message per task, in order (threads locally, Spark in the job).
-TaskExecutor = Callable[["FileStoreTable", Sequence[CompactTask]], list[CommitMessage]]
+TaskExecutor = Callable[["FileStore", Sequence[CompactTask]], list[CommitMessage]]
 
 
 def local_executor(parallelism: int | None = None) -> TaskExecutor:
     """Tasks in a thread pool of ``parallelism`` (default: CPU count); Arrow releases the GIL."""
 
-    def run(table: FileStoreTable, tasks: Sequence[CompactTask]) -> list[CommitMessage]:
+    def run(store: FileStore, tasks: Sequence[CompactTask]) -> list[CommitMessage]:
         workers = max(1, min(len(tasks), parallelism or os.cpu_count() or 1))
         if workers == 1:
             done: list[CommitMessage] = []
             try:
                 for t in tasks:
-                    done.append(run_compact_task(table.store, t))
+                    done.append(run_compact_task(store, t))
             except BaseException:  # an interrupt too: what the finished tasks wrote is never committed
-                delete_written(table, done)
+                delete_written(store, done)
                 raise
             return done
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            futures = [pool.submit(run_compact_task, table.store, t) for t in tasks]
+            futures = [pool.submit(run_compact_task, store, t) for t in tasks]
             results: list[CommitMessage] = []
             error: BaseException | None = None
             for f in futures:
@@ -77,28 +77,28 @@ def local_executor(parallelism: int | None = None) -> TaskExecutor:
                 except BaseException as e:  # noqa: BLE001 - collect, clean up what succeeded, re-raise
                     error = error or e
             if error is not None:
-                delete_written(table, results)
+                delete_written(store, results)
                 raise error
             return results
 
     return run
 
 
-def delete_written(table: FileStoreTable, messages: Sequence[CommitMessage]) -> None:
+def delete_written(store: FileStore, messages: Sequence[CommitMessage]) -> None:
     """Delete the files the messages wrote (never an upgraded file: it is the same file as before)."""
     for m in messages:
         before = {f.file_name for f in m.compact_before}
-        bucket_path = table.bucket_path(m.partition, m.bucket)
+        bucket_path = store.bucket_path(m.partition, m.bucket)
         for f in m.compact_after:
             if f.file_name not in before:
                 path = f.external_path or f"{bucket_path}/{f.file_name}"
-                table.file_io.delete(path)
+                store.file_io.delete(path)
                 for extra in f.extra_files:  # the file's data-file index (``.index``)
-                    table.file_io.delete(f"{path.rsplit('/', 1)[0]}/{extra}")
+                    store.file_io.delete(f"{path.rsplit('/', 1)[0]}/{extra}")
         for f in m.compact_changelog_files:
-            table.file_io.delete(f.external_path or f"{bucket_path}/{f.file_name}")
+            store.file_io.delete(f.external_path or f"{bucket_path}/{f.file_name}")
         for i in m.compact_new_index_files:
-            table.file_io.delete(index_file_path(table.store, m.partition, m.bucket, i))
+            store.file_io.delete(index_file_path(store, m.partition, m.bucket, i))
 
 
 @dataclass(frozen=True)
@@ -141,7 +141,7 @@ class TableCompact:
 
     def __init__(
         self,
-        table: FileStoreTable,
+        store: FileStore,
         *,
         commit_user: str | None = None,
         executor: TaskExecutor | None = None,
@@ -151,13 +151,13 @@ class TableCompact:
         # Paimon's procedure forces write-only off so that its writer compacts; this job compacts
         # regardless, and keeps the table's write-only: with write-only = true (a dedicated job owns
         # maintenance) its commit runs no post-commit expiry, which the orchestrated expiry step does.
-        self.table = table
+        self.store = store
         self.user_given = commit_user is not None
-        self.commit_user = commit_user or new_commit_user(self.table.options.get("commit.user-prefix"))
+        self.commit_user = commit_user or new_commit_user(self.store.options.get("commit.user-prefix"))
         self.executor = executor or local_executor()
-        self.clock = clock or table.clock
+        self.clock = clock or store.clock
         self.max_conflict_rounds = max_conflict_rounds
-        self.planner = CompactPlanner(self.table.store, clock=self.clock)
+        self.planner = CompactPlanner(self.store, clock=self.clock)
 
     def plan(self, request: CompactRequest) -> CompactPlan:
         return self.planner.plan(request)
@@ -175,23 +175,23 @@ class TableCompact:
             return self._postpone(request, dry_run=dry_run, commit_identifier=commit_identifier, only=only)
         started = time.monotonic()
         base = CompactResult(
-            table=self.table.name,
+            table=self.store.name,
             strategy=request.strategy,
             dry_run=dry_run,
             planned_snapshot_id=None,
             commit_user=self.commit_user,
             commit_identifier=commit_identifier,
         )
-        committer = self.table.new_file_store_commit(self.commit_user)
+        committer = self.store.new_file_store_commit(self.commit_user)
         if self.user_given and committer.is_committed(commit_identifier):
-            logger.info("Compaction %s/%d of %s already committed", self.commit_user, commit_identifier, self.table.name)
+            logger.info("Compaction %s/%d of %s already committed", self.commit_user, commit_identifier, self.store.name)
             return _replace(base, already_committed=True, elapsed_ms=_ms(started))
         plan = self.planner.plan(request, only=only)
         base = _replace(base, planned_snapshot_id=plan.snapshot_id, plan=tuple(t.to_dict() for t in plan.tasks))
         if dry_run or not plan.tasks:
             return _replace(base, tasks=len(plan.tasks), elapsed_ms=_ms(started))
-        check_maintenance_options(self.table.options, table=self.table.name)  # its commit expires snapshots
-        done = _Done(list(plan.tasks), self.executor(self.table, plan.tasks))
+        check_maintenance_options(self.store.options, table=self.store.name)  # its commit expires snapshots
+        done = _Done(list(plan.tasks), self.executor(self.store, plan.tasks))
         bucket_files = dict(plan.bucket_files)
         bucket_vectors = self._vector_files(plan.snapshot_id, plan.tasks)
         rounds = 0
@@ -199,14 +199,14 @@ class TableCompact:
             messages = [m for m in done.messages if not m.is_empty()]
             try:
                 commit = committer.commit(messages, commit_identifier, check_committed=self.user_given)
-                commit = maintain_after_commit(self.table, commit)
+                commit = maintain_after_commit(self.store, commit)
                 break
             except CommitConflictError as conflict:
                 rounds += 1
                 if rounds > self.max_conflict_rounds:
-                    delete_written(self.table, done.messages)
+                    delete_written(self.store, done.messages)
                     raise
-                logger.warning("Compaction of %s conflicted (%s); re-planning the changed buckets", self.table.name, conflict)
+                logger.warning("Compaction of %s conflicted (%s); re-planning the changed buckets", self.store.name, conflict)
                 done = self._replan(request, bucket_files, bucket_vectors, done)
         result = self._result(base, done, commit, rounds)
         return _replace(result, elapsed_ms=_ms(started))
@@ -214,23 +214,25 @@ class TableCompact:
     def _postpone(
         self, request: CompactRequest, *, dry_run: bool, commit_identifier: int, only: frozenset[tuple[bytes, int]] | None
     ) -> CompactResult:
-        from paimon_core.operation.compact.postpone_bucket_compact import (
-            PostponeBucketCompact,
-            check_postpone_request,
-        )
+        """Postpone-bucket tables (``bucket = -2``): their compaction assigns the buckets by replaying
+        the rows through the table's writer, a table-level job
+        (:class:`paimon_core.table.postpone_bucket_compact.PostponeBucketCompact`, which
+        ``table.compact()`` and ``spark_jobs compact`` run). Arguments it refuses are named first."""
+        from paimon_core.postpone.postpone_utils import check_postpone_request
 
         check_postpone_request(
-            self.table.name,
+            self.store.name,
             partitions=request.partitions,
             where=request.where,
             buckets=request.buckets,
             partition_idle_time_ms=request.partition_idle_time_ms,
             streaming=only is not None,
         )
-        job = PostponeBucketCompact(
-            self.table, commit_user=self.commit_user if self.user_given else None, clock=self.clock
+        raise InvalidArgumentError(
+            f"Table {self.store.name} has postpone buckets (bucket = -2): its compaction assigns the buckets through "
+            "the table's writer; run table.compact() or spark_jobs compact "
+            "(paimon_core.table.postpone_bucket_compact.PostponeBucketCompact)"
         )
-        return job.run(dry_run=dry_run, commit_identifier=commit_identifier)
 
     def _vector_files(self, snapshot_id: int | None, tasks: Sequence[CompactTask]) -> dict[tuple[bytes, int], frozenset[str]]:
         """Per task's bucket: the DV index files holding its vectors in ``snapshot_id`` (empty
@@ -238,15 +240,15 @@ class TableCompact:
         of its files) is re-planned like one whose files changed."""
         keys = {(t.partition, t.bucket) for t in tasks}
         out: dict[tuple[bytes, int], set[str]] = {k: set() for k in keys}
-        if snapshot_id is None or not self.table.options.deletion_vectors_enabled:
+        if snapshot_id is None or not self.store.options.deletion_vectors_enabled:
             return {k: frozenset(v) for k, v in out.items()}
-        snapshot = self.table.snapshot_manager.snapshot(snapshot_id)
+        snapshot = self.store.snapshot_manager.snapshot(snapshot_id)
         if snapshot.index_manifest is not None:
-            unaware = not self.table.schema.primary_keys and self.table.options.bucket == -1
+            unaware = not self.store.schema.primary_keys and self.store.options.bucket == -1
             by_partition: dict[bytes, list[set[str]]] = {}
             for (p, _), names in out.items():
                 by_partition.setdefault(p, []).append(names)
-            for e in read_index_manifest(self.table.file_io, self.table.paths.manifest_path(snapshot.index_manifest)):
+            for e in read_index_manifest(self.store.file_io, self.store.paths.manifest_path(snapshot.index_manifest)):
                 if e.index_file.index_type != DELETION_VECTORS_INDEX or e.kind != FileKind.ADD:
                     continue
                 if unaware:
@@ -265,12 +267,12 @@ class TableCompact:
     ) -> _Done:
         """Keep the tasks of buckets unchanged (files and vectors) since planning; re-plan and
         re-run the others."""
-        latest = self.table.latest_snapshot()
+        latest = self.store.latest_snapshot()
         vectors = self._vector_files(latest.id if latest is not None else None, done.tasks)
         keys = frozenset((t.partition, t.bucket) for t in done.tasks)
         live: dict[tuple[bytes, int], set[str]] = {k: set() for k in keys}
         flt = ScanFilter(partitions=frozenset(p for p, _ in keys))
-        for e in self.table.new_file_store_scan().live_entries(latest, flt):
+        for e in self.store.new_file_store_scan().live_entries(latest, flt):
             if (e.partition, e.bucket) in live:
                 live[(e.partition, e.bucket)].add(e.file.file_name)
         kept = _Done()
@@ -282,14 +284,14 @@ class TableCompact:
                 kept.messages.append(message)
             else:
                 changed.add(key)
-        delete_written(self.table, [m for t, m in zip(done.tasks, done.messages, strict=True) if (t.partition, t.bucket) in changed])
+        delete_written(self.store, [m for t, m in zip(done.tasks, done.messages, strict=True) if (t.partition, t.bucket) in changed])
         if changed:
             fresh = self.planner.plan(request, only=frozenset(changed))
             bucket_files.update(fresh.bucket_files)
             bucket_vectors.update(self._vector_files(fresh.snapshot_id, fresh.tasks))
             if fresh.tasks:
                 kept.tasks += fresh.tasks
-                kept.messages += self.executor(self.table, fresh.tasks)
+                kept.messages += self.executor(self.store, fresh.tasks)
         return kept
 
     def _result(self, base: CompactResult, done: _Done, commit: CommitResult, rounds: int) -> CompactResult:
@@ -328,9 +330,9 @@ class TableCompact:
             return ()
         keys = {(t.partition, t.bucket) for t in tasks}
         files: dict[tuple[bytes, int], list[DataFileMeta]] = {k: [] for k in keys}
-        snap = self.table.snapshot_manager.snapshot(snapshot_id)
+        snap = self.store.snapshot_manager.snapshot(snapshot_id)
         flt = ScanFilter(partitions=frozenset(p for p, _ in keys))
-        for e in self.table.new_file_store_scan().live_entries(snap, flt):
+        for e in self.store.new_file_store_scan().live_entries(snap, flt):
             if (e.partition, e.bucket) in files:
                 files[(e.partition, e.bucket)].append(e.file)
         out = []

@@ -25,13 +25,13 @@ ALLOWED: dict[str, str] = {
     "paimon_core/table/table_commit.py": "the one commit path (Java's TableCommitImpl)",
     "paimon_core/table/table.py": "defines the factory new_file_store_commit (Java's FileStoreTable.store().newCommit)",
     "paimon_core/store/file_store.py": "defines the factory new_commit (Java's FileStore.newCommit)",
-    "paimon_core/postpone/fixed_bucket_commit.py": (
+    "paimon_core/table/fixed_bucket_commit.py": (
         "TableCommit's own postpone fixed-bucket step: commits in strict mode from its base snapshot, "
         "plus the rescale OVERWRITE before it"
     ),
     "paimon_core/operation/compact/table_compact.py": "dedicated compaction: COMPACT snapshots, a conflict re-plans",
     "paimon_core/operation/compact/sort_compact.py": "sort compaction: a COMPACT of exactly the files it read",
-    "paimon_core/operation/compact/postpone_bucket_compact.py": "postpone compaction: strict-mode COMPACT/OVERWRITE",
+    "paimon_core/table/postpone_bucket_compact.py": "postpone compaction: strict-mode COMPACT/OVERWRITE",
     "paimon_core/operation/manifest_compact.py": "compact_manifest: a COMPACT snapshot of manifests only",
     "paimon_core/operation/partition_drop.py": "drop_partition: an OVERWRITE deleting whole partitions",
     "paimon_core/operation/partition_expire.py": "partition expiry: an OVERWRITE deleting whole partitions",

@@ -15,9 +15,9 @@ import pytest
 
 from paimon_core import FileSystemCatalog
 from paimon_core.exceptions import CommitConflictError, InvalidArgumentError, SchemaError
-from paimon_core.operation.rescale import rescale
 from paimon_core.predicate import PredicateBuilder
 from paimon_core.schema.schema_change import SetOption
+from paimon_core.table.rescale import rescale
 from paimon_core.table.table import FileStoreTable
 from paimon_core.table.table_write import TableWrite
 

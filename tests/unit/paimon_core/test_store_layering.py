@@ -31,12 +31,6 @@ PENDING: frozenset[str] = frozenset(
         "paimon_core/branch/branch_merge.py",
         "paimon_core/branch/branch_rename.py",
         "paimon_core/branch/table_branches.py",
-        "paimon_core/operation/compact/postpone_bucket_compact.py",
-        "paimon_core/operation/compact/sort_compact.py",
-        "paimon_core/operation/compact/streaming_compact.py",
-        "paimon_core/operation/compact/table_compact.py",
-        "paimon_core/operation/rescale.py",
-        "paimon_core/postpone/fixed_bucket_commit.py",
     }
 )
 

@@ -53,22 +53,22 @@ def test_minor_clusters_what_the_universal_strategy_picks(catalog: FileSystemCat
     t = _table(catalog)
     for i in range(2):
         t.write_arrow(_batch(i + 1))
-    nothing = SortCompaction.incremental_clustering(t).run()
+    nothing = SortCompaction.incremental_clustering(t.store).run()
     assert nothing.tasks == 0 and nothing.snapshot_id is None  # 2 runs < trigger 3
     for i in range(2, 4):
         t.write_arrow(_batch(i + 1))
     want = _ids(t)
-    job = SortCompaction.incremental_clustering(t)
+    job = SortCompaction.incremental_clustering(t.store)
     assert job.spec.strategy == "zorder" and job.spec.columns == ("x", "z")  # auto: 2 columns -> zorder
     result = job.run()
     snap = t.latest_snapshot()
     assert snap is not None and snap.commit_kind == CommitKind.COMPACT and result.files_read == 4
     assert _levels(t) == [MAX] * result.files_written and _ids(t) == want  # all runs picked: max level
     t.write_arrow(_batch(9))
-    assert SortCompaction.incremental_clustering(t).run().tasks == 0  # one max-level run + one L0 file: nothing
-    full = SortCompaction.incremental_clustering(t, full=True).run()
+    assert SortCompaction.incremental_clustering(t.store).run().tasks == 0  # one max-level run + one L0 file: nothing
+    full = SortCompaction.incremental_clustering(t.store, full=True).run()
     assert full.tasks == 1 and set(_levels(t)) == {MAX} and len(_ids(t)) == len(want) + 500
-    again = SortCompaction.incremental_clustering(t, full=True).run()
+    again = SortCompaction.incremental_clustering(t.store, full=True).run()
     assert again.tasks == 0  # one run on the max level, clustered by the same columns
     assert unreferenced_files(t) == set()
 
@@ -84,21 +84,21 @@ def test_history_partitions_are_clustered_in_full_oldest_first(catalog: FileSyst
     for i in range(4):
         t.write_arrow(_batch(10 + i, "a"))
     want = _ids(t)
-    result = SortCompaction.incremental_clustering(t).run(CompactRequest(partitions=({"dt": "a"},)))
+    result = SortCompaction.incremental_clustering(t.store).run(CompactRequest(partitions=({"dt": "a"},)))
     assert {b["partition"] for b in result.buckets} == {"dt=a", "dt=b"}  # c is newer than b: over the limit
     assert set(_levels(t, "a")) == {MAX} and set(_levels(t, "b")) == {MAX} and _levels(t, "c") == [0]
     assert _ids(t) == want
     # without named partitions there are no history partitions (as Java)
-    assert SortCompaction.incremental_clustering(t, full=True).run().tasks == 1  # only c is left unclustered
+    assert SortCompaction.incremental_clustering(t.store, full=True).run().tasks == 1  # only c is left unclustered
 
 
 def test_refusals(catalog: FileSystemCatalog) -> None:
     plain = catalog.create_table("db.p", _batch(0).schema, partition_keys=["dt"])
     with pytest.raises(InvalidArgumentError, match="when 'clustering.incremental' is true"):
-        SortCompaction.incremental_clustering(plain)
+        SortCompaction.incremental_clustering(plain.store)
     t = _table(catalog)
     with pytest.raises(InvalidArgumentError, match="partition_idle_time"):
-        SortCompaction.incremental_clustering(t).run(CompactRequest(partition_idle_time_ms=5))
+        SortCompaction.incremental_clustering(t.store).run(CompactRequest(partition_idle_time_ms=5))
     assert clustering_strategy({}, 1) == "order" and clustering_strategy({}, 5) == "hilbert"
     assert clustering_strategy({"clustering.strategy": "hilbert"}, 1) == "hilbert"
 
@@ -110,7 +110,7 @@ def test_pypaimon_reads_clustered_files_on_higher_levels(local_warehouse: str, p
     for i in range(4):
         t.write_arrow(_batch(i + 1))
     want = t.to_arrow().sort_by("id")
-    SortCompaction.incremental_clustering(t).run()
+    SortCompaction.incremental_clustering(t.store).run()
     assert set(_levels(t)) == {MAX}
     got = pypaimon.read(local_warehouse, "db.c").sort_by("id")
     assert got.select(want.column_names).cast(want.schema).equals(want)

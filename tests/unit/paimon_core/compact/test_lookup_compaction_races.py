@@ -29,6 +29,7 @@ from paimon_core.operation.compact.compact_planner import CompactPlanner, Compac
 from paimon_core.operation.compact.compact_task import CompactTask, run_compact_task
 from paimon_core.operation.compact.table_compact import TableCompact, local_executor
 from paimon_core.schema.schema_change import SetOption
+from paimon_core.store import FileStore
 from paimon_core.table.commit_message import CommitMessage
 from paimon_core.table.stream_scan import StreamTableScan
 from paimon_core.table.table import FileStoreTable
@@ -155,14 +156,14 @@ def test_table_compact_replans_after_a_writer_marked_its_input(catalog: FileSyst
     base = local_executor(1)
     raced: list[int] = []
 
-    def racing(table: FileStoreTable, tasks: Sequence[CompactTask]) -> list[CommitMessage]:
-        out = base(table, tasks)
+    def racing(store: FileStore, tasks: Sequence[CompactTask]) -> list[CommitMessage]:
+        out = base(store, tasks)
         if not raced:  # once: the writer updates k=7 while the first run is in flight
             raced.append(1)
             _write(writer, [(7, -7)])
         return out
 
-    result = TableCompact(t, executor=racing).run(CompactRequest(strategy="full"))
+    result = TableCompact(t.store, executor=racing).run(CompactRequest(strategy="full"))
     assert result.snapshot_id is not None and result.conflict_rounds == 1
     got = _rows(t)
     assert len(got) == 5050 and got[7] == [-7] and all(len(v) == 1 for v in got.values())
@@ -275,14 +276,14 @@ def test_abandoned_compaction_leaves_no_index_file(catalog: FileSystemCatalog, i
     _write(t, [(7, -7)])
     base = local_executor(1)
 
-    def racing(table: FileStoreTable, tasks: Sequence[CompactTask]) -> list[CommitMessage]:
-        out = base(table, tasks)
+    def racing(store: FileStore, tasks: Sequence[CompactTask]) -> list[CommitMessage]:
+        out = base(store, tasks)
         assert any(m.compact_new_index_files for m in out)
         t.compact(compact_strategy="minor")  # another compaction of the same level-0 file lands first
         return out
 
     with pytest.raises(CommitConflictError):
-        TableCompact(t, executor=racing, max_conflict_rounds=0).run(CompactRequest(strategy="minor"))
+        TableCompact(t.store, executor=racing, max_conflict_rounds=0).run(CompactRequest(strategy="minor"))
     live = {e.index_file.file_name for e in _vectors(t)}
     names = {posixpath.basename(f) for f in list_all_files(t.file_io, t.path)}
     on_disk = {f for f in names if f.startswith("index-") and not f.startswith("index-manifest")}

@@ -7,7 +7,7 @@ import pytest
 
 from paimon_core.exceptions import CorruptFileError, InvalidArgumentError
 from paimon_core.manifest.entries import DataFileMeta, FileKind, ManifestEntry, SimpleStats
-from paimon_core.operation.compact.postpone_bucket_compact import (
+from paimon_core.postpone.postpone_utils import (
     check_postpone_request,
     compute_bucket_num,
     resolve_bucket_nums,
@@ -90,7 +90,7 @@ def test_arguments_java_refuses_are_refused_by_name(kwargs: dict[str, object], n
 
 def test_decide_fixed_bucket_num_as_java_postpone_utils_test() -> None:
     """The cases of Java's ``PostponeUtilsTest.testDecideFixedBucketNum``."""
-    from paimon_core.postpone.fixed_bucket_commit import FixedBucketDecision, decide_fixed_bucket_num
+    from paimon_core.table.fixed_bucket_commit import FixedBucketDecision, decide_fixed_bucket_num
 
     opts = {
         "postpone.target-row-num-per-bucket": "1",

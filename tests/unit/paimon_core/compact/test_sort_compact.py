@@ -19,6 +19,7 @@ from paimon_core.operation.compact.compact_planner import CompactRequest
 from paimon_core.operation.compact.sort_compact import SortCompaction, SortCompactTask, local_sort_executor
 from paimon_core.snapshot.snapshot import CommitKind
 from paimon_core.sort.table_sorter import SortSpec
+from paimon_core.store import FileStore
 from paimon_core.table.table import FileStoreTable
 from tests.unit.paimon_core.maintenance.expiry_helpers import unreferenced_files
 
@@ -84,7 +85,7 @@ def test_sort_keeps_rows_and_narrows_files(catalog: FileSystemCatalog, strategy:
     before_overlap = {c: _overlap(before_files, t, c) for c in ("x", "z")}
     before_id = t.latest_snapshot().id  # type: ignore[union-attr]
 
-    result = SortCompaction(t, SortSpec.of(strategy, cols, t.options.options)).run(CompactRequest(partitions=({"dt": "a"},)))
+    result = SortCompaction(t.store, SortSpec.of(strategy, cols, t.options.options)).run(CompactRequest(partitions=({"dt": "a"},)))
     snap = t.latest_snapshot()
     assert snap is not None and snap.id == before_id + 1 and snap.commit_kind == CommitKind.COMPACT
     assert result.snapshot_id == snap.id and result.tasks == 1 and result.files_read == len(before_files)
@@ -113,7 +114,7 @@ def test_peers_read_the_sorted_table(local_warehouse: str, pypaimon: Any) -> Non
     t = _table(catalog, **{"target-file-size": "32kb"})
     _fill(t, commits=4)
     want = _state(t)
-    SortCompaction(t, SortSpec.of("zorder", "x,s", {})).run()
+    SortCompaction(t.store, SortSpec.of("zorder", "x,s", {})).run()
     assert _state(t).equals(want)
     warehouse = local_warehouse
     with Peer("rust") as rust:
@@ -129,13 +130,13 @@ def test_a_file_appended_after_planning_stays(catalog: FileSystemCatalog) -> Non
     run = local_sort_executor()
     late = _batch(99, "a", 300)
 
-    def executor(table: FileStoreTable, spec: SortSpec, tasks: Sequence[SortCompactTask]) -> list[list[DataFileMeta]]:
-        out = run(table, spec, tasks)
+    def executor(store: FileStore, spec: SortSpec, tasks: Sequence[SortCompactTask]) -> list[list[DataFileMeta]]:
+        out = run(store, spec, tasks)
         t.write_arrow(late)  # same partition, after the planned snapshot
         return out
 
     want = pa.concat_tables([_state(t), late.select(["id", "dt", "x", "z", "y", "s"])]).sort_by("id")
-    result = SortCompaction(t, SortSpec.of("zorder", "x,y", {}), executor=executor).run()
+    result = SortCompaction(t.store, SortSpec.of("zorder", "x,y", {}), executor=executor).run()
     assert result.conflict_rounds == 0
     assert _state(t).equals(want)
     late_ids = set(late["id"].to_pylist())
@@ -149,28 +150,28 @@ def test_a_conflict_replans_and_a_persistent_one_fails_cleanly(catalog: FileSyst
     run = local_sort_executor()
     raced: list[int] = []
 
-    def executor(table: FileStoreTable, spec: SortSpec, tasks: Sequence[SortCompactTask]) -> list[list[DataFileMeta]]:
-        out = run(table, spec, tasks)
+    def executor(store: FileStore, spec: SortSpec, tasks: Sequence[SortCompactTask]) -> list[list[DataFileMeta]]:
+        out = run(store, spec, tasks)
         if not raced:  # another job rewrites partition a first: the files this one read are gone
-            raced.append(SortCompaction(t, SortSpec.of("order", "y", {})).run(CompactRequest(partitions=({"dt": "a"},))).snapshot_id or 0)
+            raced.append(SortCompaction(t.store, SortSpec.of("order", "y", {})).run(CompactRequest(partitions=({"dt": "a"},))).snapshot_id or 0)
         return out
 
-    result = SortCompaction(t, SortSpec.of("zorder", "x,y", {}), executor=executor).run()
+    result = SortCompaction(t.store, SortSpec.of("zorder", "x,y", {}), executor=executor).run()
     assert raced and result.conflict_rounds == 1 and _state(t).equals(want)
     assert unreferenced_files(t) == set()  # the first attempt's files were deleted
 
     rounds: list[int] = []
 
-    def always(table: FileStoreTable, spec: SortSpec, tasks: Sequence[SortCompactTask]) -> list[list[DataFileMeta]]:
-        out = run(table, spec, tasks)
+    def always(store: FileStore, spec: SortSpec, tasks: Sequence[SortCompactTask]) -> list[list[DataFileMeta]]:
+        out = run(store, spec, tasks)
         rounds.append(1)
-        SortCompaction(t, SortSpec.of("order", "y", {})).run()
+        SortCompaction(t.store, SortSpec.of("order", "y", {})).run()
         t.write_arrow(_batch(200 + len(rounds), "a", 10))
         return out
 
     referenced_before = unreferenced_files(t)
     with pytest.raises(CommitConflictError, match="File deletion conflicts detected"):
-        SortCompaction(t, SortSpec.of("hilbert", "x,y", {}), executor=always, max_conflict_rounds=2).run()
+        SortCompaction(t.store, SortSpec.of("hilbert", "x,y", {}), executor=always, max_conflict_rounds=2).run()
     assert len(rounds) == 3
     assert unreferenced_files(t) == referenced_before  # everything the failed job wrote is deleted
     assert _state(t).num_rows == want.num_rows + 30
@@ -182,24 +183,24 @@ def test_refusals_name_the_problem_and_change_nothing(catalog: FileSystemCatalog
     snap = t.latest_snapshot()
     spec = SortSpec.of("zorder", "x,y", {})
     with pytest.raises(InvalidArgumentError, match="partition_idle_time"):
-        SortCompaction(t, spec).run(CompactRequest(partition_idle_time_ms=1000))
+        SortCompaction(t.store, spec).run(CompactRequest(partition_idle_time_ms=1000))
     with pytest.raises(InvalidArgumentError, match="should not contain partition cols"):
-        SortCompaction(t, SortSpec.of("order", "dt,x", {}))
+        SortCompaction(t.store, SortSpec.of("order", "dt,x", {}))
     with pytest.raises(InvalidArgumentError, match="Can't find column"):
-        SortCompaction(t, SortSpec.of("order", "nope", {}))
+        SortCompaction(t.store, SortSpec.of("order", "nope", {}))
     fixed = catalog.create_table("db.f", _batch(0).schema, options={"bucket": "2", "bucket-key": "id"})
     with pytest.raises(InvalidArgumentError, match="only support unaware-bucket"):
-        SortCompaction(fixed, spec)
+        SortCompaction(fixed.store, spec)
     pk = catalog.create_table("db.pk", _batch(0).schema, primary_keys=["id", "dt"], partition_keys=["dt"],
                               options={"bucket": "-1"})  # fmt: skip
     with pytest.raises(InvalidArgumentError, match="primary-key table"):
-        SortCompaction(pk, spec)
+        SortCompaction(pk.store, spec)
     clustered = _table(catalog, "db.c", **{"clustering.incremental": "true", "clustering.columns": "x"})
     with pytest.raises(InvalidArgumentError, match="incremental clustering"):
-        SortCompaction(clustered, spec)
+        SortCompaction(clustered.store, spec)
     assert t.latest_snapshot() == snap
     # dry run: the plan, nothing written
-    plan = SortCompaction(t, spec).run(dry_run=True)
+    plan = SortCompaction(t.store, spec).run(dry_run=True)
     assert plan.snapshot_id is None and plan.tasks == 2 and t.latest_snapshot() == snap
     assert unreferenced_files(t) == set()
 
@@ -207,8 +208,8 @@ def test_refusals_name_the_problem_and_change_nothing(catalog: FileSystemCatalog
 def test_retry_with_same_user_and_identifier_is_a_no_op(catalog: FileSystemCatalog) -> None:
     t = _table(catalog)
     _fill(t, commits=2)
-    first = SortCompaction(t, SortSpec.of("order", "x", {}), commit_user="job").run(commit_identifier=7)
-    again = SortCompaction(t, SortSpec.of("order", "x", {}), commit_user="job").run(commit_identifier=7)
+    first = SortCompaction(t.store, SortSpec.of("order", "x", {}), commit_user="job").run(commit_identifier=7)
+    again = SortCompaction(t.store, SortSpec.of("order", "x", {}), commit_user="job").run(commit_identifier=7)
     assert first.snapshot_id is not None and again.already_committed and t.latest_snapshot().id == first.snapshot_id  # type: ignore[union-attr]
 
 
@@ -243,7 +244,7 @@ def test_deletion_vectors_are_applied_and_their_index_dropped(catalog: FileSyste
     _commit_vectors(t, entries[0].partition, {entries[0].file.file_name: [0, 5, 7], entries[1].file.file_name: [1]})
     want = _state(t)
     assert want.num_rows == 3 * ROWS_PER_COMMIT + 2 * 500 - 4
-    result = SortCompaction(t, SortSpec.of("zorder", "x,z", {})).run(CompactRequest(partitions=({"dt": "a"},)))
+    result = SortCompaction(t.store, SortSpec.of("zorder", "x,z", {})).run(CompactRequest(partitions=({"dt": "a"},)))
     assert result.rows_written == 3 * ROWS_PER_COMMIT - 4 and _state(t).equals(want)
     from paimon_core.append.append_deletion_index import DeletionIndex
 
@@ -258,14 +259,14 @@ def test_only_the_partition_that_changed_is_sorted_again(catalog: FileSystemCata
     run = local_sort_executor()
     calls: list[list[str]] = []
 
-    def executor(table: FileStoreTable, spec: SortSpec, tasks: Sequence[SortCompactTask]) -> list[list[DataFileMeta]]:
+    def executor(store: FileStore, spec: SortSpec, tasks: Sequence[SortCompactTask]) -> list[list[DataFileMeta]]:
         calls.append([x.partition_name for x in tasks])
-        out = run(table, spec, tasks)
+        out = run(store, spec, tasks)
         if len(calls) == 1:  # another job sorts partition b under us
-            SortCompaction(t, SortSpec.of("order", "y", {})).run(CompactRequest(partitions=({"dt": "b"},)))
+            SortCompaction(t.store, SortSpec.of("order", "y", {})).run(CompactRequest(partitions=({"dt": "b"},)))
         return out
 
-    result = SortCompaction(t, SortSpec.of("zorder", "x,z", {}), executor=executor).run()
+    result = SortCompaction(t.store, SortSpec.of("zorder", "x,z", {}), executor=executor).run()
     assert calls == [["dt=a", "dt=b"], ["dt=b"]] and result.conflict_rounds == 1
     assert _state(t).equals(want) and unreferenced_files(t) == set()
 
@@ -289,7 +290,7 @@ def test_a_partition_beyond_the_memory_budget_is_sorted_by_sampled_ranges(
     tempfile.tempdir = str(spill)
     try:
         spec = SortSpec.of("order", "x,z", t.options.options)
-        result = SortCompaction(t, spec, executor=local_sort_executor(budget=1)).run(CompactRequest(partitions=({"dt": "a"},)))
+        result = SortCompaction(t.store, spec, executor=local_sort_executor(budget=1)).run(CompactRequest(partitions=({"dt": "a"},)))
     finally:
         tempfile.tempdir = old
     assert _state(t).equals(want) and list(spill.iterdir()) == []

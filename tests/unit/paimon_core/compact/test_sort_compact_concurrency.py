@@ -50,7 +50,7 @@ def _sorter(warehouse: str, rounds: int) -> list[int]:
     for r in range(rounds):
         strategy = ("zorder", "hilbert", "order")[r % 3]
         spec = SortSpec.of(strategy, "a,b", t.options.options)
-        result = SortCompaction(t, spec, max_conflict_rounds=5).run(CompactRequest(partitions=({"p": "x"},)))
+        result = SortCompaction(t.store, spec, max_conflict_rounds=5).run(CompactRequest(partitions=({"p": "x"},)))
         out.append(result.snapshot_id or 0)
     return out
 

@@ -14,6 +14,7 @@ from paimon_core.exceptions import InvalidArgumentError
 from paimon_core.operation.commit.committer import FileStoreCommit
 from paimon_core.operation.compact.streaming_compact import StreamingCompaction
 from paimon_core.snapshot.snapshot import CommitKind
+from paimon_core.store import FileStore
 from paimon_core.table.commit_message import CommitMessage
 from paimon_core.table.table import FileStoreTable
 from paimon_core.utils.clock import ManualClock
@@ -48,13 +49,13 @@ def test_compacts_while_a_writer_writes_then_stops_and_resumes_without_duplicate
     t = _table(local_warehouse)
     _write(t, 0)
     stop = threading.Event()
-    job = StreamingCompaction(t, commit_user="sc", discovery_interval_ms=20, stop_event=stop)
+    job = StreamingCompaction(t.store, commit_user="sc", discovery_interval_ms=20, stop_event=stop)
 
     def writer() -> None:
         for k in range(1, 10):
             _write(t, k)
         # let the job see the last snapshots, then stop it as a SIGTERM would
-        while job.table.snapshot_manager.latest_snapshot_of_user("sc") is None:
+        while job.store.snapshot_manager.latest_snapshot_of_user("sc") is None:
             stop.wait(0.02)
         stop.wait(0.3)
         stop.set()
@@ -73,7 +74,7 @@ def test_compacts_while_a_writer_writes_then_stops_and_resumes_without_duplicate
     # a restart with the same user continues the identifiers and never commits one twice
     for k in range(10, 14):
         _write(t, k)
-    again = StreamingCompaction(t, commit_user="sc", discovery_interval_ms=20, max_rounds=2).run()  # full + idle
+    again = StreamingCompaction(t.store, commit_user="sc", discovery_interval_ms=20, max_rounds=2).run()  # full + idle
     assert again.stopped_by == "max_rounds"
     after = _commits_of(t, "sc")
     idents = [i for i, _ in after]
@@ -94,7 +95,7 @@ def test_later_rounds_plan_only_the_buckets_new_appends_wrote(local_warehouse: s
             _write(t, k, dts=("d0",))
 
     # round 1: every bucket; round 2: nothing new (sleeps: the writer writes); round 3: d0's buckets
-    result = StreamingCompaction(t, commit_user="sc", discovery_interval_ms=500, sleep=sleep, max_rounds=3).run()
+    result = StreamingCompaction(t.store, commit_user="sc", discovery_interval_ms=500, sleep=sleep, max_rounds=3).run()
     first, second = result.round_results
     assert first["buckets"] == "all" and first["snapshot_id"] is not None and waits == [0.5]
     latest = t.latest_snapshot()
@@ -116,7 +117,7 @@ def test_idle_timeout_with_an_injected_clock_and_sleep(local_warehouse: str) -> 
         clock.advance(int(seconds * 1000))
 
     result = StreamingCompaction(
-        t, commit_user="sc", discovery_interval_ms=1_000, idle_timeout_ms=3_000, clock=clock, sleep=sleep
+        t.store, commit_user="sc", discovery_interval_ms=1_000, idle_timeout_ms=3_000, clock=clock, sleep=sleep
     ).run()
     # round 1 plans every bucket (nothing worth compacting), then idle rounds 1 s apart until 3 s passed
     assert result.stopped_by == "idle_timeout" and result.compaction_rounds == 1 and result.commits == 0
@@ -139,7 +140,7 @@ def test_an_interrupted_round_is_abandoned_and_its_files_deleted(
         raise KeyboardInterrupt  # ... and a second SIGTERM arrives before the commit publishes
 
     monkeypatch.setattr(FileStoreCommit, "commit", commit)
-    result = StreamingCompaction(t, commit_user="sc", discovery_interval_ms=10).run()
+    result = StreamingCompaction(t.store, commit_user="sc", discovery_interval_ms=10).run()
     monkeypatch.undo()
     assert result.stopped_by == "abandoned" and result.commits == 0 and written
     assert t.latest_snapshot().id == 5 and _state(t) == want  # type: ignore[union-attr]
@@ -150,12 +151,12 @@ def test_bad_arguments_are_refused(local_warehouse: str) -> None:
     t = _table(local_warehouse)
     _write(t, 0)
     with pytest.raises(InvalidArgumentError, match="discovery_interval"):
-        StreamingCompaction(t, discovery_interval_ms=0)
+        StreamingCompaction(t.store, discovery_interval_ms=0)
     with pytest.raises(InvalidArgumentError, match="max_rounds"):
-        StreamingCompaction(t, max_rounds=0)
+        StreamingCompaction(t.store, max_rounds=0)
     t.compact(commit_user="batch-user")  # a batch identifier (Long.MAX_VALUE) for this user
     with pytest.raises(InvalidArgumentError, match="its own commit user"):
-        StreamingCompaction(t, commit_user="batch-user", max_rounds=1).run()
+        StreamingCompaction(t.store, commit_user="batch-user", max_rounds=1).run()
 
 
 def test_a_conflicting_round_waits_the_discovery_interval_before_retrying(local_warehouse: str) -> None:
@@ -169,8 +170,8 @@ def test_a_conflicting_round_waits_the_discovery_interval_before_retrying(local_
         _write(t, k)
     base = local_executor(1)
 
-    def interfering(table: FileStoreTable, tasks: Sequence[CompactTask]) -> list[CommitMessage]:
-        out = base(table, tasks)
+    def interfering(store: FileStore, tasks: Sequence[CompactTask]) -> list[CommitMessage]:
+        out = base(store, tasks)
         t.compact(compact_strategy="full")  # removes what the round read: its commit conflicts
         for k in range(9, 12):  # and the buckets need compacting again
             _write(t, k)
@@ -178,7 +179,7 @@ def test_a_conflicting_round_waits_the_discovery_interval_before_retrying(local_
 
     waits: list[float] = []
     result = StreamingCompaction(
-        t, commit_user="sc", executor=interfering, discovery_interval_ms=250, sleep=waits.append, max_rounds=1
+        t.store, commit_user="sc", executor=interfering, discovery_interval_ms=250, sleep=waits.append, max_rounds=1
     ).run()
     assert result.conflicts == 1 and result.commits == 0
     assert waits == [0.25]

@@ -15,6 +15,7 @@ from paimon_core.operation.compact.compact_planner import CompactRequest
 from paimon_core.operation.compact.compact_task import CompactTask
 from paimon_core.operation.compact.table_compact import TableCompact, local_executor
 from paimon_core.snapshot.snapshot import CommitKind
+from paimon_core.store import FileStore
 from paimon_core.table.commit_message import CommitMessage
 from paimon_core.table.table import FileStoreTable
 from tests.unit.paimon_core.maintenance.expiry_helpers import unreferenced_files
@@ -120,13 +121,13 @@ def test_a_concurrent_append_is_kept(catalog: FileSystemCatalog) -> None:
     _fill(t, commits=3)
     run = local_executor(1)
 
-    def executor(table: FileStoreTable, tasks: Sequence[CompactTask]) -> list[CommitMessage]:
-        out = run(table, tasks)
+    def executor(store: FileStore, tasks: Sequence[CompactTask]) -> list[CommitMessage]:
+        out = run(store, tasks)
         t.write_arrow(_rows([1000, 1001, 5], 999))
         return out
 
     want = _state(t)
-    result = TableCompact(t, executor=executor).run(CompactRequest())
+    result = TableCompact(t.store, executor=executor).run(CompactRequest())
     assert result.conflict_rounds == 0
     got = _state(t)
     assert (1000, "a", 999) in got and (5, "a", 999) in got
@@ -140,13 +141,13 @@ def test_two_compactions_at_once_end_in_one_retry_and_the_same_rows(catalog: Fil
     run = local_executor(1)
     raced: list[int] = []
 
-    def executor(table: FileStoreTable, tasks: Sequence[CompactTask]) -> list[CommitMessage]:
-        out = run(table, tasks)
+    def executor(store: FileStore, tasks: Sequence[CompactTask]) -> list[CommitMessage]:
+        out = run(store, tasks)
         if not raced:  # another job compacts partition dt=b first
             raced.append(t.compact(partitions="dt=b").snapshot_id or 0)
         return out
 
-    result = TableCompact(t, executor=executor).run(CompactRequest())
+    result = TableCompact(t.store, executor=executor).run(CompactRequest())
     assert raced and raced[0] > 0 and result.conflict_rounds == 1
     assert _state(t) == want
     # every bucket ends as one file at the max level; the raced buckets were re-planned (nothing left)
@@ -161,15 +162,15 @@ def test_conflicts_beyond_the_bound_fail_cleanly(catalog: FileSystemCatalog) -> 
     run = local_executor(1)
     rounds: list[int] = []
 
-    def executor(table: FileStoreTable, tasks: Sequence[CompactTask]) -> list[CommitMessage]:
-        out = run(table, tasks)
+    def executor(store: FileStore, tasks: Sequence[CompactTask]) -> list[CommitMessage]:
+        out = run(store, tasks)
         rounds.append(len(tasks))
         t.compact()  # another job compacts the buckets under us ...
         t.write_arrow(_rows([7, 8], 70 + len(rounds)))  # ... and a writer adds more, every round
         return out
 
     with pytest.raises(CommitConflictError, match="File deletion conflicts detected"):
-        TableCompact(t, executor=executor, max_conflict_rounds=2).run(CompactRequest())
+        TableCompact(t.store, executor=executor, max_conflict_rounds=2).run(CompactRequest())
     assert len(rounds) == 3  # the first try and two re-plans
     got = {(i, dt): v for i, dt, v in _state(t)}
     assert got[(7, "a")] == got[(8, "a")] == 73 and len(got) == len(_state(t))

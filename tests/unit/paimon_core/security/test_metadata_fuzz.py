@@ -229,7 +229,7 @@ CALLERS: dict[str, str] = {
     "paimon_core/operation/commit/committer.py:FileStoreCommit._write_manifests": "write",
     "paimon_core/operation/commit/committer.py:FileStoreCommit._cleanup": "write",
     "paimon_core/operation/commit/pending_commits.py:withdraw": "write",
-    "paimon_core/operation/compact/postpone_bucket_compact.py:_as_compaction": "compact",
+    "paimon_core/table/postpone_bucket_compact.py:_as_compaction": "compact",
     "paimon_core/operation/compact/sort_spill.py:spill_sort_task": _WRITER_OWN,
     "paimon_core/operation/compact/sort_task.py:write_sorted_ranges": _WRITER_OWN,
     "paimon_core/operation/compact/sort_task.py:_delete_files": _WRITER_OWN,
@@ -246,8 +246,8 @@ CALLERS: dict[str, str] = {
     "paimon_core/operation/remove_unexisting_manifests.py:RemoveUnexistingManifests._cleanup": (
         "remove_unexisting_manifests"
     ),
-    "paimon_core/postpone/fixed_bucket_commit.py:PostponeFixedBucketCommit._delete": _WRITER_OWN,
-    "paimon_core/postpone/fixed_bucket_commit.py:_abort": _WRITER_OWN,
+    "paimon_core/table/fixed_bucket_commit.py:PostponeFixedBucketCommit._delete": _WRITER_OWN,
+    "paimon_core/table/fixed_bucket_commit.py:_abort": _WRITER_OWN,
     "paimon_core/snapshot/changelog_manager.py:ChangelogManager.delete_hints": "expire_changelogs",
     "paimon_core/snapshot/changelog_manager.py:ChangelogManager.delete": "expire_changelogs",
     "paimon_core/table/builders.py:BatchTableCommit.abort": "write",

@@ -24,6 +24,9 @@ latest snapshot ``S``:
 
 With ``postpone.batch-write-fixed-bucket = false`` (and for streaming writes) the staged files are
 committed as they are: rows wait in ``bucket-postpone`` for the postpone compaction.
+
+Table-level (issue 26): the replay and the rescale write through the table's writer and read the
+base snapshot through ``table.copy(...)``.
 """
 
 from __future__ import annotations
@@ -88,7 +91,7 @@ def decide_fixed_bucket_num(
     staged_rows: int, staged_bytes: int, existing: int | None, options: Mapping[str, str]
 ) -> FixedBucketDecision:
     """Java's ``PostponeUtils.decideFixedBucketNum`` (see the module docstring)."""
-    from paimon_core.operation.compact.postpone_bucket_compact import (
+    from paimon_core.postpone.postpone_utils import (
         DEFAULT_BUCKET_NUM,
         TARGET_ROW_NUM_PER_BUCKET,
         TARGET_SIZE_PER_BUCKET,
@@ -155,7 +158,7 @@ class PostponeFixedBucketCommit:
     def _commit(
         self, staged: Sequence[CommitMessage], rest: Sequence[CommitMessage], commit_identifier: int
     ) -> CommitResult:
-        from paimon_core.operation.compact.postpone_bucket_compact import (
+        from paimon_core.table.postpone_bucket_compact import (
             PostponePartitionTask,
             run_postpone_partition,
         )
@@ -190,7 +193,7 @@ class PostponeFixedBucketCommit:
         except BaseException:
             _abort(self.table, written)
             raise
-        from paimon_core.operation.compact.postpone_bucket_compact import STRICT_MODE_LAST_SAFE_SNAPSHOT
+        from paimon_core.postpone.postpone_utils import STRICT_MODE_LAST_SAFE_SNAPSHOT
 
         # the postpone table itself (Java's fixedWriteTable): an INSERT OVERWRITE also removes the
         # partitions' pending bucket-postpone rows
@@ -211,8 +214,8 @@ class PostponeFixedBucketCommit:
             raise
 
     def _existing(self, latest: object, partitions: frozenset[bytes]) -> dict[bytes, int]:
-        from paimon_core.operation.compact.postpone_bucket_compact import resolve_bucket_nums
         from paimon_core.operation.scan import ScanFilter
+        from paimon_core.postpone.postpone_utils import resolve_bucket_nums
         from paimon_core.snapshot.snapshot import Snapshot
 
         if not isinstance(latest, Snapshot) or not partitions:
@@ -224,7 +227,7 @@ class PostponeFixedBucketCommit:
     def _rescale(self, targets: Mapping[bytes, int], base: int) -> int:
         """Rewrite the partitions' rows at ``base`` into their new bucket counts: one OVERWRITE of
         exactly them, in strict mode from ``base``; returns the new snapshot id."""
-        from paimon_core.operation.compact.postpone_bucket_compact import table_for_postpone_rewrite
+        from paimon_core.table.postpone_bucket_compact import table_for_postpone_rewrite
         from paimon_core.table.table_write import TableWrite
 
         source = self.table.copy({"scan.snapshot-id": str(base)})
@@ -288,5 +291,5 @@ def _abort(table: FileStoreTable, messages: Sequence[CommitMessage]) -> None:
         path = table.bucket_path(m.partition, m.bucket)
         for f in (*m.new_files, *m.changelog_files):
             table.file_io.delete(f.external_path or f"{path}/{f.file_name}")
-    delete_written(table, messages)
+    delete_written(table.store, messages)
 

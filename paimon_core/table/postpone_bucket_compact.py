@@ -34,8 +34,14 @@ executor: threads locally (one partition each, :func:`run_postpone_partition`); 
 (:func:`run_postpone_bucket`), as Java's Spark procedure shuffles by (partition, bucket). The
 commit happens once, on the driver. As Java, the compaction takes no ``partitions``/``where`` and
 runs in batch only. ``postpone.merge-on-read`` reads (:mod:`paimon_core.table.table_scan`) and
-fixed-bucket batch writes (:mod:`paimon_core.postpone.fixed_bucket_commit`) share the bucket
-numbers and the replay.
+fixed-bucket batch writes (:mod:`paimon_core.table.fixed_bucket_commit`) share the bucket
+numbers (:mod:`paimon_core.postpone.postpone_utils`) and the replay.
+
+Table-level (issue 26): the replay writes through the table's own writer
+(:class:`~paimon_core.table.table_write.TableWrite` of a handle with ``bucket = N``), so this job
+takes the table; the dedicated compaction below the table
+(:class:`~paimon_core.operation.compact.table_compact.TableCompact`) refuses postpone tables and
+``table.compact()`` and ``spark_jobs compact`` run this instead.
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ import dataclasses
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -52,14 +58,20 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from paimon_core.exceptions import CommitStateUnknownError, CorruptFileError, InvalidArgumentError
+from paimon_core.exceptions import CommitStateUnknownError, InvalidArgumentError
 from paimon_core.format.key_value import VALUE_KIND
 from paimon_core.manifest.entries import DataFileMeta, ManifestEntry
 from paimon_core.operation.commit.commit_message import CommitMessage
 from paimon_core.operation.commit.committer import new_commit_user
+from paimon_core.operation.commit_maintenance import maintain_after_commit
+from paimon_core.operation.compact.compact_planner import CompactRequest
 from paimon_core.operation.compact.table_compact import CompactResult, delete_written
-from paimon_core.options import parse_memory_size
 from paimon_core.paths import POSTPONE_BUCKET
+from paimon_core.postpone.postpone_utils import (
+    STRICT_MODE_LAST_SAFE_SNAPSHOT,
+    check_postpone_request,
+    resolve_bucket_nums,
+)
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
 
 if TYPE_CHECKING:
@@ -72,10 +84,7 @@ __all__ = [
     "PostponeCompactPlan",
     "PostponeExecutor",
     "PostponePartitionTask",
-    "check_postpone_request",
-    "compute_bucket_num",
     "local_postpone_executor",
-    "resolve_bucket_nums",
     "route_postpone_file",
     "run_postpone_bucket",
     "run_postpone_partition",
@@ -83,12 +92,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_BUCKET_NUM = "postpone.default-bucket-num"
-TARGET_ROW_NUM_PER_BUCKET = "postpone.target-row-num-per-bucket"
-TARGET_SIZE_PER_BUCKET = "postpone.target-size-per-bucket"
-STRICT_MODE_LAST_SAFE_SNAPSHOT = "commit.strict-mode.last-safe-snapshot"
-INT_MAX = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -130,107 +133,6 @@ class PostponeCompactPlan:
 
 #: Runs partition tasks; one list of messages per task, in task order.
 PostponeExecutor = Callable[["FileStoreTable", Sequence[PostponePartitionTask]], list[list[CommitMessage]]]
-
-
-def check_postpone_request(
-    table_name: str,
-    *,
-    partitions: object = None,
-    where: str | None = None,
-    buckets: object = None,
-    partition_idle_time_ms: int | None = None,
-    streaming: bool = False,
-    order_strategy: str | None = None,
-) -> None:
-    """Refuse what Java's postpone compaction refuses (``CompactAction.buildForPostponeBucketCompaction``:
-    batch only, no partitions, no predicates) and what it has no meaning for here (buckets: they
-    are assigned by it; idle partitions; sort compaction), naming the argument."""
-    what = None
-    if streaming:
-        what = "streaming mode (Postpone bucket compaction currently only supports batch mode)"
-    elif partitions:
-        what = "partitions (Postpone bucket compaction currently does not support specifying partitions)"
-    elif where:
-        what = "where (Postpone bucket compaction currently does not support predicates)"
-    elif buckets is not None:
-        what = "buckets (the compaction of a postpone-bucket table assigns the buckets)"
-    elif partition_idle_time_ms is not None:
-        what = "partition_idle_time (Postpone bucket compaction compacts every partition with postpone files)"
-    elif order_strategy and order_strategy.strip().lower() != "none":
-        what = "order_strategy (sort compaction is for unaware-bucket append tables)"
-    if what is not None:
-        raise InvalidArgumentError(f"Table {table_name} has postpone buckets (bucket = -2); its compaction does not take {what}")
-
-
-# --- bucket numbers (PostponeUtils) ------------------------------------------------------------
-def compute_bucket_num(value: int, target_per_bucket: int, option: str) -> int:
-    """Java's ``PostponeUtils.computeBucketNum``: ``ceil(value / target)``, at least 1."""
-    if target_per_bucket <= 0:
-        raise InvalidArgumentError(f"Option '{option}' must be greater than 0.")
-    n = 1 if value <= 0 else (value - 1) // target_per_bucket + 1
-    if n > INT_MAX:
-        raise InvalidArgumentError(
-            f"Computed postpone bucket number {n} exceeds the maximum integer value (Integer.MAX_VALUE = "
-            f"{INT_MAX}). Consider increasing '{option}' to reduce the bucket count."
-        )
-    return n
-
-
-def _positive_int(options: Mapping[str, str], key: str) -> int | None:
-    text = options.get(key)
-    if text is None or not str(text).strip():
-        return None
-    try:
-        value = int(str(text).strip())
-    except ValueError:
-        raise InvalidArgumentError(f"Option '{key}' must be an integer, got {text!r}") from None
-    if value <= 0:
-        raise InvalidArgumentError(f"Option '{key}' must be greater than 0.")
-    return value
-
-
-def resolve_bucket_nums(
-    options: Mapping[str, str], entries: Sequence[ManifestEntry], *, describe: Callable[[bytes], str] = repr
-) -> dict[bytes, int]:
-    """Per partition of ``entries`` (a snapshot's live files) holding postpone files or real
-    buckets: the bucket count its postpone rows go to (Java's ``PostponeBucketNumResolver``;
-    see the module docstring). Real buckets of one partition with two counts are an error."""
-    known: dict[bytes, int] = {}
-    for e in entries:
-        if e.bucket < 0 or e.total_buckets < 0:
-            continue
-        old = known.setdefault(e.partition, e.total_buckets)
-        if old != e.total_buckets:
-            raise CorruptFileError(
-                f"Partition {describe(e.partition)} has different totalBuckets {old} and {e.total_buckets}"
-            )
-    default = _positive_int(options, DEFAULT_BUCKET_NUM)
-    out = dict(known)
-    postpone = [e for e in entries if e.bucket == POSTPONE_BUCKET and e.partition not in known]
-    if default is not None:
-        for e in postpone:
-            out[e.partition] = default
-        return out
-    rows_target = options.get(TARGET_ROW_NUM_PER_BUCKET)
-    totals: dict[bytes, int] = {}
-    if rows_target is not None and str(rows_target).strip():
-        try:
-            target = int(str(rows_target).strip())
-        except ValueError:
-            raise InvalidArgumentError(f"Option '{TARGET_ROW_NUM_PER_BUCKET}' must be an integer, got {rows_target!r}") from None
-        option = TARGET_ROW_NUM_PER_BUCKET
-        for e in postpone:
-            totals[e.partition] = totals.get(e.partition, 0) + e.file.row_count
-    else:
-        target = parse_memory_size(options.get(TARGET_SIZE_PER_BUCKET, "1 gb"), key=TARGET_SIZE_PER_BUCKET)
-        option = TARGET_SIZE_PER_BUCKET
-        for e in postpone:
-            totals[e.partition] = totals.get(e.partition, 0) + e.file.file_size
-    if target <= 0:
-        raise InvalidArgumentError(f"Option '{option}' must be greater than 0.")
-    for partition, value in totals.items():
-        out[partition] = compute_bucket_num(value, target, option)
-    return out
 
 
 def table_for_postpone_rewrite(
@@ -309,7 +211,7 @@ def _finish(table: FileStoreTable, task: PostponePartitionTask, messages: list[C
         messages = messages + _compact_level0_buckets(rewrite, task, written)
         return [_as_compaction(table, m) for m in messages]
     except BaseException:
-        delete_written(table, [_as_compaction(table, m, delete_consumed=False) for m in messages])
+        delete_written(table.store, [_as_compaction(table, m, delete_consumed=False) for m in messages])
         raise
 
 
@@ -401,7 +303,7 @@ def _compact_level0_buckets(rewrite: FileStoreTable, task: PostponePartitionTask
             if planned is not None:
                 out.append(run_compact_task(rewrite.store, planned))
     except BaseException:
-        delete_written(rewrite, out)
+        delete_written(rewrite.store, out)
         raise
     return out
 
@@ -457,7 +359,7 @@ def local_postpone_executor(parallelism: int | None = None) -> PostponeExecutor:
                     except BaseException as e:  # noqa: BLE001 - collect, clean up, re-raise
                         error = error or e
         if error is not None:
-            delete_written(table, [m for ms in results for m in ms])
+            delete_written(table.store, [m for ms in results for m in ms])
             raise error
         return results
 
@@ -485,6 +387,26 @@ class PostponeBucketCompact:
         self.commit_user = commit_user or new_commit_user(table.options.get("commit.user-prefix"))
         self.executor = executor or local_postpone_executor()
         self.clock = clock or table.clock
+
+    @classmethod
+    def for_request(
+        cls,
+        table: FileStoreTable,
+        request: CompactRequest,
+        *,
+        commit_user: str | None = None,
+        executor: PostponeExecutor | None = None,
+    ) -> PostponeBucketCompact:
+        """The compaction ``table.compact()`` (or a job) runs for a postpone-bucket table: the
+        request's arguments Java's postpone compaction refuses are refused first, naming them."""
+        check_postpone_request(
+            table.name,
+            partitions=request.partitions,
+            where=request.where,
+            buckets=request.buckets,
+            partition_idle_time_ms=request.partition_idle_time_ms,
+        )
+        return cls(table, commit_user=commit_user, executor=executor)
 
     def plan(self) -> PostponeCompactPlan:
         """The partitions with postpone files or real level-0 buckets on the latest snapshot."""
@@ -522,7 +444,6 @@ class PostponeBucketCompact:
     def run(self, *, dry_run: bool = False, commit_identifier: int = BATCH_COMMIT_IDENTIFIER) -> CompactResult:
         """Plan, run the partition tasks and commit once (see the module docstring)."""
         from paimon_core.options_validation import check_maintenance_options
-        from paimon_core.table.commit_maintenance import maintain_after_commit
 
         started = time.monotonic()
         base = CompactResult(
@@ -550,7 +471,7 @@ class PostponeBucketCompact:
         if not any(m.compact_before or m.compact_after for m in messages):
             return dataclasses.replace(base, elapsed_ms=_ms(started))
         result = self.commit(plan, messages, commit_identifier)
-        result = maintain_after_commit(self.table, result)
+        result = maintain_after_commit(self.table.store, result)
         return self._result(base, plan, written, result, started)
 
     @staticmethod
@@ -580,7 +501,7 @@ class PostponeBucketCompact:
         except CommitStateUnknownError:
             raise  # the snapshot may reference the files: keep them
         except BaseException:
-            delete_written(self.table, messages)
+            delete_written(self.table.store, messages)
             raise
 
     def _result(

@@ -17,6 +17,9 @@ Postpone-bucket tables (``bucket = -2``), as Java's ``RescaleAction``: ``bucket_
 the table keeps ``bucket = -2``, the real buckets of the partitions are rewritten into
 ``bucket_num`` and rows still in ``bucket-postpone`` stay there for the postpone compaction (which
 then uses the new count).
+
+Table-level (issue 26): the rows are read through the table's read builder and written by its
+writer, so rescale takes the table.
 """
 
 from __future__ import annotations

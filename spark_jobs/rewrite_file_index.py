@@ -5,16 +5,17 @@
     python -m spark_jobs rewrite_file_index --warehouse W --table db.t [--partitions 'dt=a;dt=b']
 
 Arguments (Flink's names and order): ``partitions`` (default: every partition). The indexes are
-the table's ``file-index.*`` options (``file-index.bloom-filter.columns``, per column
-``file-index.bloom-filter.<column>.items`` / ``.fpp``, ``file-index.in-manifest-threshold``; set
-them with ALTER TABLE first). Every live data file of the partitions gets the index those options
-describe (embedded in its manifest entry, or a ``.index`` file next to it; an index no longer
-configured is dropped), committed as one COMPACT snapshot; files whose index already matches are
-left alone (:mod:`paimon_core.operation.rewrite_file_index`). The result carries Java's
+the table's ``file-index.*`` options (``file-index.bloom-filter.columns``,
+``file-index.bitmap.columns``, per column ``file-index.bloom-filter.<column>.items`` / ``.fpp``,
+``file-index.in-manifest-threshold``; set them with ALTER TABLE first). Every live data file of
+the partitions gets the index those options describe (embedded in its manifest entry, or a
+``.index`` file next to it; an index no longer configured is dropped), committed as one COMPACT
+snapshot; files whose index already matches are left alone
+(:mod:`paimon_core.operation.rewrite_file_index`). The result carries Java's
 ``written_partitions`` and ``written_indexes``. Refused (exit 3, nothing changed): partitions that
 are not partition keys, ``file-index.*`` options Java refuses (an unknown type, a column not in
-the table), index types paimon_core does not write (``bitmap``, ``bsi``, ``range-bitmap``: run
-Java's procedure), data-evolution tables. A commit conflict exits 75 (retry).
+the table), index types paimon_core does not write (``bsi``, ``range-bitmap``: run Java's
+procedure), data-evolution tables. A commit conflict exits 75 (retry).
 Driver-only, no Spark session. Prints one JSON line.
 """
 
@@ -38,7 +39,7 @@ def parse_args(argv: Sequence[str]) -> ProcedureArgs:
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
-    return result_dict(table.rewrite_file_index(args.get("partitions")))
+    return result_dict(table.maintenance.rewrite_file_index(args.get("partitions")))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -3,9 +3,13 @@ chosen columns, written with each data file and used to skip files a predicate c
 
 * :mod:`.file_index_options`: the ``file-index.*`` options (Java's ``FileIndexOptions``) and
   their validation (``SchemaValidation.validateFileIndex``);
+* :mod:`.java_compat`: Java's ``HashMap`` order, ``String.hashCode`` and modified UTF-8, which
+  the bytes depend on;
 * :mod:`.file_index_format`: the container of a file's indexes (``FileIndexFormat``);
 * :mod:`.bloomfilter`: the bloom-filter index (``BloomFilterFileIndex``, ``FastHash``,
   ``BloomFilter64``), byte for byte as Java writes it;
+* :mod:`.bitmap`: the bitmap index (``BitmapFileIndex``, its V1/V2 metas, ``RoaringBitmap32``'s
+  serialization), byte for byte as Java writes it;
 * :mod:`.data_file_index_writer`: a data file's index, embedded in the manifest or in a
   ``.index`` file next to it (``DataFileIndexWriter``);
 * :mod:`.file_index_predicate` / :mod:`.file_index_evaluator`: testing a predicate on a file's

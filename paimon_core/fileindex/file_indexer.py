@@ -3,7 +3,7 @@
 
 A writer takes the column's values batch by batch (Arrow arrays; a null is a record too) and
 serializes the index; a reader answers predicate leaves on those bytes. :func:`create_file_indexer`
-finds the implementation of a type: ``bloom-filter`` here; Java's ``bitmap``, ``bsi`` and
+finds the implementation of a type: ``bloom-filter`` and ``bitmap`` here; Java's ``bsi`` and
 ``range-bitmap`` are known but not written by paimon_core (:class:`UnsupportedFileIndexError`).
 """
 
@@ -108,8 +108,15 @@ def _bloom(data_type: DataType, options: Mapping[str, str]) -> FileIndexer:
     return BloomFilterFileIndex(data_type, options)
 
 
+def _bitmap(data_type: DataType, options: Mapping[str, str]) -> FileIndexer:
+    from paimon_core.fileindex.bitmap.bitmap_file_index import BitmapFileIndex
+
+    return BitmapFileIndex(data_type, options)
+
+
 _FACTORIES: dict[str, Callable[[DataType, Mapping[str, str]], FileIndexer]] = {
     "bloom-filter": _bloom,
+    "bitmap": _bitmap,
 }
 
 

@@ -58,20 +58,31 @@ class JavaHashMap(Generic[K, V]):
     share one).
 
     Java iterates bin by bin; within a bin, ``put`` appends a new key at the bin's tail while
-    ``computeIfAbsent`` links it at the head, and a resize splits each bin keeping its order.
-    ``put`` doubles the table right after the insert that exceeds 0.75 of it; ``computeIfAbsent``
-    only before its next insert. Removal keeps the capacity, as Java's does.
+    ``computeIfAbsent`` links it at the head, and a resize splits each bin keeping its order (so
+    keys sharing a final bin shared a bin all along: a ``put`` map keeps them in insertion order,
+    a ``computeIfAbsent`` map in reverse insertion order). ``put`` doubles the table right after
+    the insert that exceeds 0.75 of it; ``computeIfAbsent`` only before its next insert. Removal
+    keeps the capacity, as Java's does.
     """
 
     def __init__(self, hash_code: Callable[[K], int]) -> None:
         self._hash = hash_code
         self._data: dict[K, V] = {}
-        self._order: list[K] = []  # keys in an order whose restriction to each bin is the bin's
+        self._spread: dict[K, int] = {}  # h ^ (h >>> 16) of each key
+        self._seq: dict[K, int] = {}  # insertion number, negated for a head insertion
+        self._counter = 0
+        self._modes: set[bool] = set()  # True: computeIfAbsent, False: put
+        self._log: list[tuple[K, bool]] = []  # the inserts, for a map that mixes both
         self._capacity = 0  # no table yet
 
-    def _bin(self, key: K) -> int:
+    def _insert(self, key: K, value: V, *, head: bool) -> None:
         h = self._hash(key) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & (self._capacity - 1)
+        self._spread[key] = h ^ (h >> 16)
+        self._counter += 1
+        self._seq[key] = -self._counter if head else self._counter
+        self._modes.add(head)
+        self._log.append((key, head))
+        self._data[key] = value
 
     def _resize(self) -> None:
         self._capacity = _DEFAULT_CAPACITY if self._capacity == 0 else self._capacity * 2
@@ -83,8 +94,7 @@ class JavaHashMap(Generic[K, V]):
             return
         if self._capacity == 0:
             self._resize()
-        self._data[key] = value
-        self._order.append(key)
+        self._insert(key, value, head=False)
         if len(self._data) > self._capacity * _LOAD_FACTOR:
             self._resize()
 
@@ -95,16 +105,14 @@ class JavaHashMap(Generic[K, V]):
         if self._capacity == 0 or len(self._data) > self._capacity * _LOAD_FACTOR:
             self._resize()
         value = make()
-        b = self._bin(key)
-        at = next((i for i, k in enumerate(self._order) if self._bin(k) == b), len(self._order))
-        self._order.insert(at, key)
-        self._data[key] = value
+        self._insert(key, value, head=True)
         return value
 
     def remove(self, key: K) -> None:
         if key in self._data:
             del self._data[key]
-            self._order.remove(key)
+            del self._spread[key]
+            del self._seq[key]
 
     def get(self, key: K) -> V | None:
         return self._data.get(key)
@@ -116,10 +124,38 @@ class JavaHashMap(Generic[K, V]):
         return len(self._data)
 
     def keys(self) -> list[K]:
-        """The keys in Java's iteration order (by bin, then the bin's order: ``sorted`` is stable)."""
+        """The keys in Java's iteration order: by bin, then the bin's order."""
         if self._capacity == 0:
             return []
-        return sorted(self._order, key=self._bin)
+        mask = self._capacity - 1
+        if len(self._modes) <= 1:
+            return sorted(self._data, key=lambda k: (self._spread[k] & mask, self._seq[k]))
+        return self._replayed(mask)
+
+    def _replayed(self, mask: int) -> list[K]:
+        """Both kinds of insert: replay them on one list of keys (bin order within each bin)."""
+        order: list[K] = []
+        capacity = 0
+        size = 0
+        for key, head in self._log:
+            if not head and capacity == 0:
+                capacity = _DEFAULT_CAPACITY
+            if head and (capacity == 0 or size > capacity * _LOAD_FACTOR):
+                capacity = _DEFAULT_CAPACITY if capacity == 0 else capacity * 2
+            if key in order:  # removed in between: the later insert is the one that counts
+                order.remove(key)
+            b = self._spread[key] & (capacity - 1)
+            at = len(order)
+            if head:
+                at = next(
+                    (i for i, k in enumerate(order) if self._spread[k] & (capacity - 1) == b), len(order)
+                )
+            order.insert(at, key)
+            size += 1
+            if not head and size > capacity * _LOAD_FACTOR:
+                capacity *= 2
+        live = [k for k in order if k in self._data]
+        return sorted(live, key=lambda k: self._spread[k] & mask)
 
     def items(self) -> list[tuple[K, V]]:
         return [(k, self._data[k]) for k in self.keys()]

@@ -19,7 +19,7 @@ Refused, changing nothing (:class:`~paimon_core.exceptions.InvalidOptionError` /
 :class:`~paimon_core.exceptions.InvalidArgumentError` naming the problem): partitions that are not
 partition keys; ``file-index.*`` options Java refuses (an unknown index type, a column not in the
 table, a type the index does not support); index types paimon_core does not write
-(:data:`UNSUPPORTED_TYPES`: ``bitmap``, ``bsi``, ``range-bitmap``: run Java's procedure for
+(:data:`UNSUPPORTED_TYPES`: ``bsi``, ``range-bitmap``: run Java's procedure for
 those); data-evolution tables (their files hold some columns of shared row-id ranges, which
 Java's processor does not index per file either). A commit that conflicts (a concurrent
 compaction replaced a file) deletes the index files this run wrote and raises the retryable

@@ -135,6 +135,26 @@ KINDS: tuple[TableKindSpec, ...] = (
         primary_key=False,
         options={"bucket": "-1", "file-index.bloom-filter.columns": "id"},
     ),
+    TableKindSpec(
+        "file index",
+        "bloom filter in the manifest (primary key)",
+        "ours",
+        options=_pk(**{"file-index.bloom-filter.columns": "v", "file-index.bloom-filter.v.items": "100"}),
+    ),
+    TableKindSpec(
+        "file index",
+        "bitmap",
+        "ours",
+        primary_key=False,
+        options={"bucket": "-1", "file-index.bitmap.columns": "id,v"},
+    ),
+    TableKindSpec(
+        "file index",
+        "bsi, range-bitmap (files written without them)",
+        "ours",
+        primary_key=False,
+        options={"bucket": "-1", "file-index.bsi.columns": "v", "file-index.range-bitmap.columns": "id"},
+    ),
     TableKindSpec("manifest sort", "manifest-sort.enabled", "ours", options=_pk(**{"manifest-sort.enabled": "true"})),
     TableKindSpec("branches", "a branch (db.t$branch_b1)", "ours", options=_pk(), extra="branch"),
     TableKindSpec(

@@ -33,6 +33,7 @@ from paimon_core.fileindex.file_index_options import FileIndexOptions
 from paimon_core.fileindex.java_compat import java_string_hash, write_modified_utf8
 from paimon_core.schema.data_types import (
     BigIntType,
+    BooleanType,
     DataField,
     DataType,
     DateType,
@@ -243,3 +244,78 @@ def test_container_bytes_equal_what_the_jvm_writes(tmp_path: Path) -> None:
     )
     assert run.returncode == 0, run.stderr
     assert ours.to_bytes().hex() == run.stdout.strip()
+
+
+# --- the bitmap index ---------------------------------------------------------------------------
+def test_roaring_bitmaps_serialize_as_java_runoptimize_then_serialize() -> None:
+    from pyroaring import BitMap
+
+    from paimon_core.fileindex.bitmap.roaring_bitmap32 import serialize
+
+    # RoaringBitmap's portable format, drawn by hand: cookie, keys/cardinalities, offsets, containers
+    assert serialize(np.array([1, 2, 3])) == struct.pack("<iiHHi3H", 12346, 1, 0, 2, 16, 1, 2, 3)  # 2*3 > 2+4*1 is false: array
+    assert serialize(np.array([1, 2, 3, 4])) == struct.pack("<iBHHHHH", 12347, 1, 0, 3, 1, 1, 3)  # a run (no offsets: < 4 containers)
+    assert serialize(np.array([], dtype=np.int64)) == struct.pack("<ii", 12346, 0)
+    rng = np.random.default_rng(3)
+    for rows in (rng.choice(200_000, 9000, replace=False), np.arange(70_000), np.arange(0, 300_000, 2), np.array([5, 65_536, 131_072, 196_608, 262_144])):
+        data = serialize(rows)
+        assert sorted(BitMap.deserialize(data)) == sorted(set(rows.tolist()))
+
+
+def test_bitmap_values_are_visited_in_java_hash_map_order(tmp_path: Path) -> None:
+    """id2bitmap's order (which orders the bitmaps in the body) against the JVM's HashMap."""
+    from paimon_core.fileindex.bitmap.bitmap_file_index import BitmapFileIndex
+
+    java = shutil.which("java")
+    assert java is not None, "the JDK is part of the test environment (Spark needs it)"
+    rng = np.random.default_rng(5)
+    cases: list[tuple[DataType, pa.Array, str]] = [
+        (TinyIntType(), pa.array(rng.integers(-128, 127, 300), pa.int8()), "TINYINT"),
+        (SmallIntType(), pa.array(rng.integers(-3000, 3000, 300), pa.int16()), "SMALLINT"),
+        (IntType(), pa.array([None if i % 7 == 0 else int(x) for i, x in enumerate(rng.integers(-(2**31), 2**31 - 1, 300))], pa.int32()), "INT"),
+        (DateType(), pa.array(rng.integers(19_000, 19_040, 300), pa.int32()).cast(pa.date32()), "INT"),
+        (BigIntType(), pa.array(rng.integers(-(2**62), 2**62, 300), pa.int64()), "BIGINT"),
+        (FloatType(), pa.array([-0.0, 0.0, float("nan"), *np.round(rng.normal(0, 50, 100), 1)], pa.float32()), "FLOAT"),
+        (DoubleType(), pa.array([-0.0, 0.0, float("nan"), *rng.normal(0, 50, 100)], pa.float64()), "DOUBLE"),
+        (VarCharType(100), pa.array([None, "", "ü", *(f"key-{int(x)}" * (1 + int(x) % 3) for x in rng.integers(0, 80, 300))]), "STRING"),
+        (BooleanType(), pa.array([True, None, False, True]), "BOOLEAN"),
+    ]
+    lines, ours = [], []
+    for data_type, values, java_type in cases:
+        writer = BitmapFileIndex(data_type, {}).create_writer()
+        half = len(values) // 2
+        writer.write_array(values[:half])
+        writer.write_array(values[half:])
+        keys = writer.by_key.keys()  # type: ignore[attr-defined]
+        kind = writer.kind  # type: ignore[attr-defined]
+        ours.append(",".join(k.hex() if isinstance(k, bytes) else str(k).lower() for k in keys))
+        as_keys = kind.keys_of(values).to_pylist()
+        lines.append(java_type + "\t" + ",".join("null" if k is None else k.hex() if isinstance(k, bytes) else str(k).lower() for k in as_keys))
+    run = subprocess.run(
+        [java, str(JAVA_SOURCE.with_name("JavaBitmapKeyOrder.java"))],
+        input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ours
+
+
+@pytest.mark.parametrize("version", ["1", "2"])
+def test_bitmap_index_answers_exactly(version: str) -> None:
+    from paimon_core.fileindex.bitmap.bitmap_file_index import BitmapFileIndex
+
+    values = [None, "a", "b", "a", None, "c", "ü", "a", None, "d" * 300] * 40 + ["solo"]
+    index = BitmapFileIndex(VarCharType(400), {"version": version, "index-block-size": "1kb"})
+    writer = index.create_writer()
+    writer.write_array(pa.array(values[:123]))
+    writer.write_array(pa.array(values[123:]))
+    data = writer.serialized_bytes()
+    assert data[0] == int(version)
+    reader = index.create_reader(data)
+    rows = lambda pred: {i for i, v in enumerate(values) if pred(v)}  # noqa: E731
+    for literal in ("a", "ü", "d" * 300, "solo", "zzz"):
+        result = reader.visit("equal", [literal])
+        assert set(result.bitmap) == rows(lambda v, x=literal: v == x)  # type: ignore[attr-defined]
+        assert set(reader.visit("not_equal", [literal]).bitmap) == rows(lambda v, x=literal: v != x)  # type: ignore[attr-defined]
+    assert set(reader.visit("in", ["b", "c"]).bitmap) == rows(lambda v: v in ("b", "c"))  # type: ignore[attr-defined]
+    assert set(reader.visit("is_null", []).bitmap) == rows(lambda v: v is None)  # type: ignore[attr-defined]
+    assert not reader.visit("equal", ["zzz"]).remain() and reader.visit("greater_than", ["a"]).remain()

@@ -1,0 +1,1 @@
+"""The bitmap file index (Java's ``org.apache.paimon.fileindex.bitmap``)."""

@@ -53,4 +53,5 @@ JOBS: dict[str, str] = {
     "remove_unexisting_manifests": "spark_jobs.remove_unexisting_manifests",
     "rewrite_file_index": "spark_jobs.rewrite_file_index",
     "migrate_database": "spark_jobs.migrate_database",
+    "reassign_row_id": "spark_jobs.reassign_row_id",
 }

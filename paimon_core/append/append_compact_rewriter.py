@@ -80,10 +80,12 @@ def new_compact_writer(
     *,
     first_sequence_number: int,
     arrow_schema: pa.Schema | None = None,
+    target_file_size: int | None = None,
 ) -> RollingAppendWriter:
     """A rolling writer for a compaction's output: as a fresh write of the table (format, stats
     modes, target size) but its files are marked COMPACT (Java ``createRollingFileWriter``), and
-    Parquet row groups of :data:`COMPACT_ROW_GROUP_BYTES` unless the table sets a block size."""
+    Parquet row groups of :data:`COMPACT_ROW_GROUP_BYTES` unless the table sets a block size.
+    ``target_file_size``: where files roll (default: the table's ``target-file-size``)."""
     opts = _table_options(store)
     if store.options.file_format == "parquet" and FILE_BLOCK_SIZE not in opts and PARQUET_BLOCK_SIZE not in opts:
         opts[FILE_BLOCK_SIZE] = str(COMPACT_ROW_GROUP_BYTES)
@@ -97,7 +99,9 @@ def new_compact_writer(
         arrow_schema=arrow_schema if arrow_schema is not None else store.arrow_schema,
         file_format=store.options.file_format,
         options=opts,
-        target_file_size=store.options.target_file_size(has_primary_key=False),
+        target_file_size=(
+            store.options.target_file_size(has_primary_key=False) if target_file_size is None else target_file_size
+        ),
         stats_modes=stats_modes_for(fields, opts),
         schema_id=store.schema.id,
         first_sequence_number=first_sequence_number,

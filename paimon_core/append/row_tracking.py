@@ -39,11 +39,10 @@ A table with ``row-tracking.enabled`` (unaware bucket, no primary key; Java's
 The rewrite holds one run's ids and sequence numbers (16 bytes a row) to set its files' metadata.
 
 Data-evolution tables (``data-evolution.enabled``: files holding some columns of a row-id range,
-merged on read) are compacted in Java by ``DataEvolutionCompactCoordinator``/
-``DataEvolutionCompactTask``, which this module does not port: :func:`check_compactable` refuses
-them, as Java's sort compaction refuses them ("Data Evolution table cannot be sorted!"), and
-:func:`read_with_row_tracking` refuses a partial-column file (Java ``DataEvolutionSplitRead``
-merges them by row id). Sort compaction and rescale of row-tracking tables are refused by
+merged on read) are compacted as Java's ``DataEvolutionCompactCoordinator``/``DataEvolutionCompactTask``
+do (:mod:`paimon_core.append.data_evolution_compact_coordinator`): :func:`check_compactable` keeps
+them from the plain append rewrite, and :func:`read_with_row_tracking` refuses a partial-column
+file (:mod:`paimon_core.operation.data_evolution_split_read` merges them by row id). Sort compaction and rescale of row-tracking tables are refused by
 :mod:`paimon_core.operation.compact.sort_compact` and :mod:`paimon_core.table.rescale`.
 """
 
@@ -117,17 +116,18 @@ def row_tracking_fields(fields: Sequence[DataField]) -> list[DataField]:
 
 
 def check_compactable(options: Mapping[str, str], *, table: str, action: str = "compact") -> None:
-    """Refuse to rewrite the data files of a data-evolution table (see the module docstring).
+    """Refuse to rewrite the data files of a data-evolution table as a plain append table's (see
+    the module docstring).
 
     Raises:
         UnsupportedTableKindError: ``data-evolution.enabled`` is true; nothing was changed.
     """
     if data_evolution_enabled(options):
         raise UnsupportedTableKindError(
-            f"Cannot {action} table {table}: it is a data-evolution table (data-evolution.enabled = true), whose "
-            "files hold some columns of shared row-id ranges; Java compacts them with "
-            "DataEvolutionCompactCoordinator, which paimon_core does not port (row ids would not be kept). "
-            "Compact it with Spark/Flink (CALL sys.compact)",
+            f"Cannot {action} table {table} as a plain append table: it is a data-evolution table "
+            "(data-evolution.enabled = true), whose files hold some columns of shared row-id ranges; row ids would "
+            "not be kept. Compact it with table.compact() or spark_jobs compact (Java's "
+            "DataEvolutionCompactCoordinator, paimon_core.append.data_evolution_compact_coordinator)",
             feature="data evolution",
             key=DATA_EVOLUTION_ENABLED,
             action=action,

@@ -81,6 +81,7 @@ ACTIONS = (
     "drop_partition",
     "remove_unexisting_manifests",
     "rewrite_file_index",
+    "reassign_row_id",
     "assess",
 )
 #: The actions that rewrite data files into bigger ones (what "last compaction" means).

@@ -16,6 +16,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from paimon_core.append.row_tracking import data_evolution_enabled
 from paimon_core.exceptions import PaimonError
 from paimon_core.maintenance.table_state import (
     STATE_VERSION,
@@ -398,6 +399,8 @@ def _append_picks(
     by_partition: dict[bytes, list[DataFileMeta]] = {}
     for (partition, _), files in sorted(groups.items()):
         by_partition.setdefault(partition, []).extend(files)
+    if data_evolution_enabled(table.options.options):  # Java's DataEvolutionCompactCoordinator
+        return _data_evolution_picks(table, groups, by_partition)
     tasks = plan_unaware_bucket_compaction(
         by_partition,
         target_file_size=config.target_file_size,
@@ -414,6 +417,27 @@ def _append_picks(
         files = picked.get(partition, [])
         out[(partition, bucket)] = (files, files)
     return out
+
+
+def _data_evolution_picks(
+    table: FileStoreTable,
+    groups: Mapping[tuple[bytes, int], Sequence[DataFileMeta]],
+    by_partition: Mapping[bytes, Sequence[DataFileMeta]],
+) -> dict[tuple[bytes, int], tuple[Sequence[DataFileMeta], Sequence[DataFileMeta]]]:
+    """Per partition, the files a data-evolution compaction would merge (minor and full alike:
+    Paimon ignores ``compact_strategy`` for these tables). A table the compaction refuses (its
+    options, or files it cannot merge) gets no pick: the refusal is the compaction's to report."""
+    from paimon_core.append.data_evolution_compact_coordinator import DataEvolutionCompactCoordinator
+
+    try:
+        tasks = DataEvolutionCompactCoordinator.from_options(table.options.options).plan(by_partition)
+    except PaimonError as e:
+        logger.warning("Data-evolution table %s: no compaction planned (%s)", table.name, e)
+        tasks = []
+    picked: dict[bytes, list[DataFileMeta]] = {}
+    for t in tasks:
+        picked.setdefault(t.partition, []).extend(t.files)
+    return {(p, b): (picked.get(p, []), picked.get(p, [])) for p, b in groups}
 
 
 def _partitions(

@@ -133,9 +133,11 @@ def merged_groups(t: FileStoreTable) -> int:
     return sum(len(g) > 1 for g in merge_ranges_and_sort(live_files(t)))
 
 
-def new_table(peer: Peer, wh: str, *, partitioned: bool = False, **options: str) -> FileStoreTable:
+def new_table(
+    peer: Peer, wh: str, *, partitioned: bool = False, options: dict[str, str] | None = None
+) -> FileStoreTable:
     peer.create_table(
-        wh, "db.t", SCHEMA, partition_keys=["dt"] if partitioned else (), options={**OPTIONS, **options}
+        wh, "db.t", SCHEMA, partition_keys=["dt"] if partitioned else (), options={**OPTIONS, **(options or {})}
     )
     return FileSystemCatalog(wh).get_table("db.t")
 
@@ -165,7 +167,7 @@ def test_compaction_merges_column_files_keeping_row_ids(
     wh = warehouse
     # compaction.min.file-num 2: partitioned, each partition's row-id ranges interleave with the
     # other's, so every range (a base file and its column files) is a run of its own
-    t = new_table(pypaimon_peer, wh, partitioned=partitioned, **{"compaction.min.file-num": "2"})
+    t = new_table(pypaimon_peer, wh, partitioned=partitioned, options={"compaction.min.file-num": "2"})
     write_and_update(pypaimon_peer, peer_python, wh)
     n = 3 * ROWS
     before = live_files(t)
@@ -250,7 +252,7 @@ def test_deletion_vectors_move_to_the_merged_file(
     from paimon_core.deletionvectors import read_deletion_vector
 
     wh = warehouse
-    t = new_table(pypaimon_peer, wh, **{"deletion-vectors.enabled": "true", "compaction.min.file-num": "2"})
+    t = new_table(pypaimon_peer, wh, options={"deletion-vectors.enabled": "true", "compaction.min.file-num": "2"})
     for k in range(3):
         pypaimon_peer.write(wh, "db.t", batch(k * ROWS))
     update(peer_python, wh, {"cols": ["a"], "row_ids": list(range(10, 50)), "values": {"a": [-1000 - i for i in range(10, 50)]}})  # 4
@@ -335,3 +337,59 @@ def test_spark_jobs_compact_local_dry_run_then_compacts(
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["snapshot_id"] == 5 and out["files_read"] == 6 and out["files_written"] == 1
     assert rows_of(check(pypaimon_peer, rust_peer, wh, t, {})) == rows_of(want)
+
+
+def test_reassign_row_id_makes_partitions_compactable(
+    pypaimon_peer: Peer, rust_peer: Peer, peer_python: str, warehouse: str
+) -> None:
+    """pypaimon's commits write both partitions, so their row ids interleave and no partition has
+    follow-on ranges to compact. ``python -m spark_jobs reassign_row_id`` (Java's
+    ``DataEvolutionRowIdReassigner``) moves each partition's rows to contiguous new ids, metadata
+    only: pypaimon and pypaimon-rust read the same rows, each partition's ids in the old order from
+    the old ``nextRowId``; the old snapshot keeps the old ids; the compaction then merges each
+    partition; pypaimon updates by the new ids, and an update by an old id fails in pypaimon
+    (Java's row-id existence check) without touching another row."""
+    wh = warehouse
+    t = new_table(pypaimon_peer, wh, partitioned=True, options={"compaction.min.file-num": "2"})
+    for k in range(3):
+        pypaimon_peer.write(wh, "db.t", batch(k * ROWS))  # each commit: a d0 file and a d1 file
+    update(peer_python, wh, update_a(range(0, 3 * ROWS, 4), 1000))  # 4: column files over every range
+    old = check(pypaimon_peer, rust_peer, wh, t, {})
+    n = 3 * ROWS
+    base = [sys.executable, "-m", "spark_jobs", "reassign_row_id", "--warehouse", wh, "--table", "db.t"]
+    proc = subprocess.run([*base, "--dry-run"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    plan = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert plan["result"].startswith("Dry run.") and plan["row_count"] == n and t.latest_snapshot().id == 4  # type: ignore[union-attr]
+    # interleaved: a compaction could only merge each range's own files (6 tasks of 2), never ranges
+    assert [p["input_files"] for p in t.maintenance.compact(dry_run=True).plan] == [2] * 6
+    proc = subprocess.run(base, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["result"].startswith("Success.") and out["new_snapshot_id"] == 5, out
+    assert (out["first_assigned_row_id"], out["next_row_id"], out["partitions"]) == (n, 2 * n, ["dt=d0", "dt=d1"])
+
+    new = check(pypaimon_peer, rust_peer, wh, t, {})
+    by_row = {v: k for k, v in new.items()}
+    moved = {k: by_row[v] for k, v in old.items()}  # old id -> new id, rows and sequence numbers kept
+    for dt, first in (("d0", n), ("d1", n + n // 2)):
+        olds = sorted(k for k, v in old.items() if v[1] == dt)
+        assert [moved[k] for k in olds] == list(range(first, first + len(olds))), dt
+    assert peer_mapping(pypaimon_peer, wh, {"scan.snapshot-id": 4}) == old == ours(t, {"scan.snapshot-id": 4})
+
+    t.maintenance.compact()  # 6: now each partition is one run: one file each
+    files = live_files(t)
+    assert sorted((f.first_row_id, f.row_count) for f in files) == [(n, n // 2), (n + n // 2, n // 2)]
+    assert check(pypaimon_peer, rust_peer, wh, t, {}) == new
+
+    target = moved[5]
+    update(peer_python, wh, update_a([target], 9000))  # 7: by the new id
+    seven = check(pypaimon_peer, rust_peer, wh, t, {})
+    assert seven[target][2] == 9000 + target and rows_of(seven) == {
+        k: (v if k != target else (*v[:2], 9000 + target, *v[3:])) for k, v in rows_of(new).items()
+    }
+    proc = subprocess.run(
+        [peer_python, "-c", UPDATE_SCRIPT, wh, json.dumps([update_a([5], 7000)])], capture_output=True, text=True, timeout=300
+    )  # an old id: no longer any row's
+    assert proc.returncode != 0 and "Row ID 5 does not belong to any valid range" in proc.stderr, proc.stderr[-2000:]
+    assert t.latest_snapshot().id == 7 and check(pypaimon_peer, rust_peer, wh, t, {}) == seven  # type: ignore[union-attr]

@@ -11,7 +11,9 @@ partition columns only, as Paimon's procedure requires), ``buckets`` (fixed-buck
 * unaware-bucket append tables: Java's ``AppendCompactCoordinator`` bins (``compact_strategy`` is
   ignored, as in Paimon);
 * fixed-bucket append tables: ``full`` rewrites the small files of each bucket, ``minor`` Java's
-  ``pickCompactBefore`` window (``BucketedAppendCompactManager``).
+  ``pickCompactBefore`` window (``BucketedAppendCompactManager``);
+* data-evolution tables: Java's ``DataEvolutionCompactCoordinator`` (``compact_strategy`` is
+  ignored): whole row-id groups merged into one file each (:mod:`paimon_core.append.data_evolution_compact_coordinator`).
 
 Postpone-bucket tables (``bucket = -2``) are not planned here: their compaction assigns the
 buckets (:mod:`.postpone_bucket_compact`).
@@ -26,6 +28,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from paimon_core.append.data_evolution_compact_coordinator import DataEvolutionCompactCoordinator
+from paimon_core.append.row_tracking import data_evolution_enabled
 from paimon_core.deletionvectors.deletion_file import DeletionFile
 from paimon_core.exceptions import InvalidArgumentError
 from paimon_core.manifest.entries import DataFileMeta, ManifestEntry
@@ -110,10 +114,10 @@ class CompactPlanner:
         self.has_pk = bool(schema.primary_keys)
         self.options = store.options
         self.postpone = self.options.bucket == -2  # planned by PostponeBucketCompact instead
-        if not self.has_pk:  # data-evolution tables refused before any task runs
-            from paimon_core.append.row_tracking import check_compactable
-
-            check_compactable(self.options.options, table=store.name)
+        #: data-evolution tables: Java's DataEvolutionCompactCoordinator plans (its options checked here)
+        self.data_evolution: DataEvolutionCompactCoordinator | None = None
+        if not self.has_pk and data_evolution_enabled(self.options.options):
+            self.data_evolution = DataEvolutionCompactCoordinator.from_options(self.options.options)
         if self.has_pk and not self.postpone:
             from paimon_core.mergetree.compact.lookup_merge_tree_compact_rewriter import (
                 check_lookup_compaction_supported,
@@ -207,6 +211,8 @@ class CompactPlanner:
             groups.setdefault((e.partition, e.bucket), []).append(e)
         if self.has_pk:
             tasks = self._merge_tree_tasks(groups, request.strategy)
+        elif self.data_evolution is not None:  # compact_strategy is ignored, as in Paimon
+            tasks = self._data_evolution_tasks(groups)
         elif self.options.bucket > 0:
             tasks = self._bucketed_append_tasks(groups, request.strategy)
         else:
@@ -269,6 +275,20 @@ class CompactPlanner:
         from paimon_core.append.append_deletion_index import DeletionIndex
 
         return DeletionIndex.load(self.store, partition, bucket).deletion_files
+
+    def _data_evolution_tasks(self, groups: Mapping[BucketKey, list[ManifestEntry]]) -> list[CompactTask]:
+        """Data-evolution tables (unaware bucket): each task merges whole row-id groups of one
+        partition into one file (:mod:`paimon_core.append.data_evolution_compact_coordinator`)."""
+        assert self.data_evolution is not None
+        by_partition: dict[bytes, list[DataFileMeta]] = {}
+        first: dict[bytes, list[ManifestEntry]] = {}
+        for (partition, _), entries in sorted(groups.items()):
+            by_partition.setdefault(partition, []).extend(e.file for e in entries)
+            first.setdefault(partition, entries)
+        return [
+            self._task((t.partition, 0), first[t.partition], kind="data-evolution", output_level=0, files=t.files)
+            for t in self.data_evolution.plan(by_partition)
+        ]
 
     def _unaware_append_tasks(self, groups: Mapping[BucketKey, list[ManifestEntry]]) -> list[CompactTask]:
         from paimon_core.append.append_compact_coordinator import (

@@ -8,7 +8,9 @@ work for one (partition, bucket):
   (``changelog-producer = full-compaction``: rewrites and upgrades into the max level also write
   the changelog, Java's ``FullChangelogMergeTreeCompactRewriter``);
 * ``append``: the files of one append bin (Java's ``AppendCompactTask``) or of one fixed bucket
-  (``BucketedAppendCompactManager``), rewritten into files of ``target-file-size``.
+  (``BucketedAppendCompactManager``), rewritten into files of ``target-file-size``;
+* ``data-evolution``: whole row-id groups of one partition merged into one file keeping the row
+  ids (Java's ``DataEvolutionNormalCompactTask``, :mod:`paimon_core.append.data_evolution_compact_task`).
 
 :func:`run_compact_task` executes it and returns the :class:`CommitMessage` with the files before
 and after (Java's ``CompactIncrement``); nothing is visible until the driver commits the messages.
@@ -34,7 +36,7 @@ __all__ = ["CompactTask", "TaskKind", "run_compact_task"]
 
 logger = logging.getLogger(__name__)
 
-TaskKind = Literal["merge-tree", "append"]
+TaskKind = Literal["merge-tree", "append", "data-evolution"]
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,7 @@ class CompactTask:
     total_buckets: int
     output_level: int
     steps: tuple[CompactStep, ...] = ()  # merge-tree
-    files: tuple[DataFileMeta, ...] = ()  # append: rewritten together, oldest first
+    files: tuple[DataFileMeta, ...] = ()  # append: rewritten together, oldest first; data-evolution: merged
     sorted_runs: int = 0  # sorted runs of the bucket before (merge-tree)
     max_level: int | None = None  # merge-tree: the bucket's Levels.max_level (full-compaction changelog)
     #: merge-tree of lookup tables (deletion vectors, lookup changelog): the bucket's files on the
@@ -60,7 +62,7 @@ class CompactTask:
 
     @property
     def input_files(self) -> list[DataFileMeta]:
-        if self.kind == "append":
+        if self.kind != "merge-tree":
             return list(self.files)
         out: list[DataFileMeta] = []
         for step in self.steps:
@@ -70,7 +72,7 @@ class CompactTask:
     @property
     def rewrite_files(self) -> list[DataFileMeta]:
         """Files whose rows are read and written again (the others are only upgraded)."""
-        if self.kind == "append":
+        if self.kind != "merge-tree":
             return list(self.files)
         return [f for s in self.steps if isinstance(s, RewriteStep) for f in s.files]
 
@@ -103,6 +105,10 @@ class CompactTask:
 
 def run_compact_task(store: FileStore, task: CompactTask) -> CommitMessage:
     """Execute ``task`` on ``store`` (the compaction's table handle's store); see the module docstring."""
+    if task.kind == "data-evolution":
+        from paimon_core.append.data_evolution_compact_task import run_data_evolution_compact_task
+
+        return run_data_evolution_compact_task(store, task.partition, task.files)
     if task.kind == "append":
         from paimon_core.append.append_compact_rewriter import rewrite_append_files
 

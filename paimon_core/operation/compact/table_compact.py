@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from paimon_core.append.data_evolution_compact_commit import prepare_compact_commit
 from paimon_core.deletionvectors.deletion_file import DELETION_VECTORS_INDEX
 from paimon_core.exceptions import CommitConflictError, InvalidArgumentError
 from paimon_core.index.index_path_factory import index_file_path
@@ -197,11 +198,15 @@ class TableCompact:
         rounds = 0
         while True:
             messages = [m for m in done.messages if not m.is_empty()]
+            # data-evolution tables: deletion vectors move to the merged files (Java's
+            # DataEvolutionCompactionCommitPreparation), prepared on the latest snapshot per attempt
+            extra = prepare_compact_commit(self.store, messages)
             try:
-                commit = committer.commit(messages, commit_identifier, check_committed=self.user_given)
+                commit = committer.commit([*messages, *extra], commit_identifier, check_committed=self.user_given)
                 commit = maintain_after_commit(self.store, commit)
                 break
             except CommitConflictError as conflict:
+                delete_written(self.store, extra)
                 rounds += 1
                 if rounds > self.max_conflict_rounds:
                     delete_written(self.store, done.messages)

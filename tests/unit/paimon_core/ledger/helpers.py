@@ -83,6 +83,21 @@ def small_table(catalog: FileSystemCatalog, name: str = "db.t", *, commits: int 
     return catalog.get_table(name)
 
 
+def interleaved_de_table(catalog: FileSystemCatalog, name: str = "db.t") -> FileStoreTable:
+    """A data-evolution table (``row-tracking.enabled``, ``data-evolution.enabled``) partitioned by
+    dt whose four commits alternate two partitions, so their row ids interleave (what
+    ``reassign_row_id`` moves), written with the ledger off."""
+    db = name.split(".")[0]
+    if not catalog.database_exists(db):
+        catalog.create_database(db)
+    options = {"row-tracking.enabled": "true", "data-evolution.enabled": "true", "bucket": "-1"}
+    table = catalog.create_table(name, rows(0, 1).schema, partition_keys=["dt"], options=options)
+    with ledger_disabled():
+        for i in range(4):
+            table.write_arrow(rows(i * 10, 10, dt=f"2024-01-0{1 + i % 2}"))
+    return catalog.get_table(name)
+
+
 def ledger_rows(catalog: FileSystemCatalog) -> list[dict[str, Any]]:
     """Every ledger row as a dict (times as epoch millis), oldest first."""
     out = Ledger(catalog).read()

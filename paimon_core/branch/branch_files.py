@@ -31,20 +31,20 @@ from paimon_core.operation.referenced_files import (
 )
 
 if TYPE_CHECKING:
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 __all__ = ["files_of_other_branches"]
 
 logger = logging.getLogger(__name__)
 
 
-def files_of_other_branches(table: FileStoreTable, *, parallelism: int = 8) -> frozenset[str]:
+def files_of_other_branches(store: FileStore, *, parallelism: int = 8) -> frozenset[str]:
     """Names of every file the table's other branches reference (empty without branches)."""
-    others = [b for b in [MAIN_BRANCH, *list_branches(table.file_io, table.path)] if b != table.paths.branch]
+    others = [b for b in [MAIN_BRANCH, *list_branches(store.file_io, store.path)] if b != store.paths.branch]
     if not others:
         return frozenset()
-    roots = collect_roots(table.file_io, table.path, others, parallelism=parallelism)
-    reader = ReferenceReader(table.file_io, table.path)
+    roots = collect_roots(store.file_io, store.path, others, parallelism=parallelism)
+    reader = ReferenceReader(store.file_io, store.path)
     names: set[str] = set()
     manifests: dict[str, RootRefs] = {}
     for root, files in zip(roots, parallel_map(reader.root_files, roots, parallelism), strict=True):
@@ -59,5 +59,5 @@ def files_of_other_branches(table: FileStoreTable, *, parallelism: int = 8) -> f
 
     for data_files in parallel_map(read, items, parallelism):
         names.update(data_files or ())
-    logger.debug("Branches %s of %s reference %d files", others, table.name, len(names))
+    logger.debug("Branches %s of %s reference %d files", others, store.name, len(names))
     return frozenset(names)

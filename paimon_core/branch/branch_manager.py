@@ -19,8 +19,9 @@ which keeps every file a live branch references).
   schemas from that snapshot's schema on, are replaced by the branch's. Interrupted, it can be
   run again and finishes the same way.
 
-The manager works from a table handle: it copies from, and fast-forwards into, the handle's own
-branch (``main`` for ``db.t``, ``x`` for ``db.t$branch_x``), as Java's does.
+The manager works from the store of a table handle (:meth:`FileStore.branch_manager
+<paimon_core.store.file_store.FileStore.branch_manager>`): it copies from, and fast-forwards into,
+the handle's own branch (``main`` for ``db.t``, ``x`` for ``db.t$branch_x``), as Java's does.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from paimon_core.tag.tag_manager import TagManager, trim_to_snapshot
 
 if TYPE_CHECKING:
     from paimon_core.io.file_io import FileIO
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 __all__ = ["BranchManager", "CreateBranchResult", "DeleteBranchResult", "FastForwardResult"]
 
@@ -101,11 +102,11 @@ class FastForwardResult(_ToDict):
 class BranchManager:
     """Branches of the table behind one handle; copies from and fast-forwards into its branch."""
 
-    def __init__(self, table: FileStoreTable) -> None:
-        self.table = table
-        self.file_io: FileIO = table.file_io
-        self.table_path = table.path
-        self.current = table.paths.branch
+    def __init__(self, store: FileStore) -> None:
+        self.store = store
+        self.file_io: FileIO = store.file_io
+        self.table_path = store.path
+        self.current = store.paths.branch
 
     # --- lookups ------------------------------------------------------------------------
     def branch_root(self, name: str) -> str:
@@ -126,7 +127,7 @@ class BranchManager:
         name = check_branch_ref(name)
         if name == MAIN_BRANCH or not self.file_io.exists(self.branch_root(name)):
             raise BranchNotFoundError(
-                f"Branch name '{name}' doesn't exist in {self.table.name}.", branch=name
+                f"Branch name '{name}' doesn't exist in {self.store.name}.", branch=name
             )
         return name
 
@@ -136,16 +137,16 @@ class BranchManager:
     ) -> CreateBranchResult:
         """A branch from ``tag`` of this handle's branch, or an empty one (schema only)."""
         name = validate_new_branch_name(name)
-        table = self.table.name
+        table = self.store.name
         if self.file_io.exists(self.branch_root(name)):
             if ignore_if_exists:
                 latest = SchemaManager(self.file_io, self._paths(name)).list_ids()
                 return CreateBranchResult(table, name, tag, None, latest[-1] if latest else -1, created=False)
             raise BranchAlreadyExistsError(f"Branch name '{name}' already exists in {table}.", branch=name)
         src_tags, src_snaps, src_schemas = (
-            self.table.tag_manager,
-            self.table.snapshot_manager,
-            self.table.schema_manager,
+            self.store.tag_manager,
+            self.store.snapshot_manager,
+            self.store.schema_manager,
         )
         dst = self._paths(name)
         if tag is None:
@@ -178,7 +179,7 @@ class BranchManager:
     def _publish(self, path: str, data: bytes, name: str) -> None:
         if not self.file_io.try_write_atomic(path, data):
             raise BranchAlreadyExistsError(
-                f"Branch name '{name}' already exists in {self.table.name} (created concurrently: {path}).",
+                f"Branch name '{name}' already exists in {self.store.name} (created concurrently: {path}).",
                 branch=name,
             )
 
@@ -195,7 +196,7 @@ class BranchManager:
                     branch=n,
                 )
             for key in _FALLBACK_OPTIONS:
-                if self.table.options.get(key) == n:
+                if self.store.options.get(key) == n:
                     raise InvalidArgumentError(
                         f"Cannot delete branch '{n}' because it is configured as '{key}'. Unset '{key}' first.",
                         branch=n,
@@ -215,8 +216,8 @@ class BranchManager:
             for path in [*snap_files, *tag_files]:
                 self.file_io.delete(path)
             self.file_io.delete(paths.branch_root, recursive=True)
-            logger.info("Deleted branch %s of %s", n, self.table.name)
-        return DeleteBranchResult(self.table.name, dry_run, tuple(wanted), snaps, tags)
+            logger.info("Deleted branch %s of %s", n, self.store.name)
+        return DeleteBranchResult(self.store.name, dry_run, tuple(wanted), snaps, tags)
 
     def _refuse_links(self, name: str) -> None:
         """:class:`UnsafePathError` when the branch directory, or its ``snapshot/`` or ``tag/``, is
@@ -227,7 +228,7 @@ class BranchManager:
             link = link_below(self.file_io, d, [self.table_path], include_self=True)
             if link is not None:
                 raise UnsafePathError(
-                    f"Cannot delete branch '{name}' of {self.table.name}: {link} is a symbolic link, and "
+                    f"Cannot delete branch '{name}' of {self.store.name}: {link} is a symbolic link, and "
                     "deleting through it would delete the files it points to; nothing was deleted "
                     "(remove the link by hand if the branch should go)",
                     path=link,
@@ -255,11 +256,11 @@ class BranchManager:
             )
         earliest = src_snaps.earliest_snapshot_id() or branch_ids[0]
         earliest_schema = src_snaps.snapshot(earliest).schema_id
-        dst = self.table.paths
+        dst = self.store.paths
         dst_snaps, dst_schemas, dst_tags = (
-            self.table.snapshot_manager,
-            self.table.schema_manager,
-            self.table.tag_manager,
+            self.store.snapshot_manager,
+            self.store.schema_manager,
+            self.store.tag_manager,
         )
         removed_snaps = [i for i in dst_snaps.list_snapshot_ids() if i >= earliest]
         removed_schemas = [i for i in dst_schemas.list_ids() if i >= earliest_schema]
@@ -270,7 +271,7 @@ class BranchManager:
         src_tags = TagManager(self.file_io, src)
         copy_tags = src_tags.list_names()
         result = FastForwardResult(
-            self.table.name, name, self.current, dry_run, earliest, copy_snaps[-1],
+            self.store.name, name, self.current, dry_run, earliest, copy_snaps[-1],
             tuple(removed_snaps), tuple(removed_schemas), tuple(removed_tags),
             tuple(copy_snaps), tuple(copy_schemas), tuple(copy_tags),
         )  # fmt: skip
@@ -306,6 +307,6 @@ class BranchManager:
         dst_snaps.commit_latest_hint(copy_snaps[-1])
         logger.info(
             "Fast-forwarded %s of %s to branch %s: snapshots %d..%d replaced (%d removed, %d copied)",
-            self.current, self.table.name, name, earliest, copy_snaps[-1], len(removed_snaps), len(copy_snaps),
+            self.current, self.store.name, name, earliest, copy_snaps[-1], len(removed_snaps), len(copy_snaps),
         )  # fmt: skip
         return result

@@ -33,16 +33,16 @@ from typing import TYPE_CHECKING
 from paimon_core.branch.branch_names import check_branch_ref
 from paimon_core.exceptions import BranchNotFoundError, InvalidArgumentError, SnapshotNotFoundError
 from paimon_core.manifest.entries import FileKind, ManifestEntry
+from paimon_core.operation.commit.commit_message import CommitMessage
 from paimon_core.paths import MAIN_BRANCH, PathFactory
 from paimon_core.results import _ToDict
 from paimon_core.schema.schema_manager import SchemaManager
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER, CommitKind
 from paimon_core.snapshot.snapshot_manager import SnapshotManager
-from paimon_core.table.commit_message import CommitMessage
 
 if TYPE_CHECKING:
     from paimon_core.schema.table_schema import TableSchema
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 __all__ = ["MergeBranchResult", "merge_branch"]
 
@@ -69,31 +69,31 @@ class MergeBranchResult(_ToDict):
 
 
 class _BranchMerge:
-    def __init__(self, table: FileStoreTable, source: str, target: str) -> None:
-        self.table = table
+    def __init__(self, store: FileStore, source: str, target: str) -> None:
+        self.store = store
         self.source = source
         self.target = target
 
     def _paths(self, branch: str) -> PathFactory:
-        return PathFactory(self.table.path, branch=branch)
+        return PathFactory(self.store.path, branch=branch)
 
     def _schema(self, branch: str) -> TableSchema:
-        schema = SchemaManager(self.table.file_io, self._paths(branch)).latest()
+        schema = SchemaManager(self.store.file_io, self._paths(branch)).latest()
         if schema is None:
             raise BranchNotFoundError(f"Branch '{branch}' doesn't exist.", branch=branch)
         return schema
 
     def _snapshots(self, branch: str) -> SnapshotManager:
-        return SnapshotManager(self.table.file_io, self._paths(branch))
+        return SnapshotManager(self.store.file_io, self._paths(branch))
 
     def validate(self) -> None:
         s, t = self.source, self.target
         if s == t:
             raise InvalidArgumentError(f"Cannot merge branch '{s}' into itself.", branch=s)
-        manager = self.table.branch_manager()
+        manager = self.store.branch_manager()
         for b in (s, t):
             if b != MAIN_BRANCH and not manager.branch_exists(b):
-                raise BranchNotFoundError(f"Branch '{b}' doesn't exist in {self.table.name}.", branch=b)
+                raise BranchNotFoundError(f"Branch '{b}' doesn't exist in {self.store.name}.", branch=b)
         if self._snapshots(s).latest_snapshot_id() is None:
             raise SnapshotNotFoundError(f"Cannot merge branch '{s}', because it does not have snapshot.", branch=s)
         if self._snapshots(t).latest_snapshot_id() is None:
@@ -157,9 +157,9 @@ class _BranchMerge:
                 )
 
     def _live(self, branch: str) -> list[ManifestEntry]:
-        table = self.table.switch_to_branch(branch)
-        latest = table.snapshot_manager.latest_snapshot()
-        return table.new_file_store_scan().live_entries(latest)
+        store = self.store.switch_to_branch(branch)
+        latest = store.snapshot_manager.latest_snapshot()
+        return store.new_scan().live_entries(latest)
 
     def diff(self) -> list[ManifestEntry]:
         """Java's ``computeMergeDiff``: live ADDs of the source the target does not have."""
@@ -167,8 +167,8 @@ class _BranchMerge:
         return [e for e in self._live(self.source) if e.kind == FileKind.ADD and e.identifier() not in target_ids]
 
     def check_file_schemas(self, files: list[ManifestEntry]) -> None:
-        src = SchemaManager(self.table.file_io, self._paths(self.source))
-        dst = SchemaManager(self.table.file_io, self._paths(self.target))
+        src = SchemaManager(self.store.file_io, self._paths(self.source))
+        dst = SchemaManager(self.store.file_io, self._paths(self.target))
         dst_ids = set(dst.list_ids())
         for sid in sorted({e.file.schema_id for e in files}):
             if sid not in dst_ids:
@@ -184,8 +184,8 @@ class _BranchMerge:
                 )
 
     def commit(self, files: list[ManifestEntry]) -> int | None:
-        target = self.table.switch_to_branch(self.target)
-        row_tracking = _enabled(target.schema, "row-tracking.enabled")
+        target_store = self.store.switch_to_branch(self.target)
+        row_tracking = _enabled(target_store.schema, "row-tracking.enabled")
         grouped: dict[tuple[bytes, int, int], list[ManifestEntry]] = {}
         for e in files:
             grouped.setdefault((e.partition, e.bucket, e.total_buckets), []).append(e)
@@ -201,7 +201,7 @@ class _BranchMerge:
             )
             for (p, b, n), entries in grouped.items()
         ]
-        committer = target.new_file_store_commit(f"merge-branch-{uuid.uuid4()}")
+        committer = target_store.new_commit(f"merge-branch-{uuid.uuid4()}")
         result = committer.commit(messages, BATCH_COMMIT_IDENTIFIER, check_committed=False, check_append_conflicts=True)
         return result.snapshot_id
 
@@ -211,7 +211,7 @@ def _enabled(schema: TableSchema, key: str) -> bool:
 
 
 def merge_branch(
-    table: FileStoreTable, source_branch: str, target_branch: str | None = None, *, dry_run: bool = False
+    store: FileStore, source_branch: str, target_branch: str | None = None, *, dry_run: bool = False
 ) -> MergeBranchResult:
     """Merge ``source_branch`` into ``target_branch`` (default ``main``); see the module docstring."""
     if not isinstance(source_branch, str) or not source_branch.strip():
@@ -220,7 +220,7 @@ def merge_branch(
         raise InvalidArgumentError(f"Target branch name '{target_branch}' is blank.", branch=target_branch)
     source = check_branch_ref(source_branch)
     target = check_branch_ref(target_branch if target_branch is not None else MAIN_BRANCH)
-    job = _BranchMerge(table, source, target)
+    job = _BranchMerge(store, source, target)
     job.validate()
     files = job.diff()
     rows = sum(e.file.row_count for e in files)
@@ -228,12 +228,12 @@ def merge_branch(
     if files:
         job.check_file_schemas(files)
     if dry_run or not files:
-        return MergeBranchResult(table.name, source, target, dry_run, len(files), rows, size)
+        return MergeBranchResult(store.name, source, target, dry_run, len(files), rows, size)
     snapshot_id = job.commit(files)
     logger.info(
         "Merged branch %s into %s of %s: %d file(s), %d row(s), snapshot %s",
-        source, target, table.name, len(files), rows, snapshot_id,
+        source, target, store.name, len(files), rows, snapshot_id,
     )  # fmt: skip
     return MergeBranchResult(
-        table.name, source, target, False, len(files), rows, size, snapshot_id, CommitKind.APPEND.value
+        store.name, source, target, False, len(files), rows, size, snapshot_id, CommitKind.APPEND.value
     )

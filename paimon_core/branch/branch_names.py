@@ -18,6 +18,7 @@ from paimon_core.paths import MAIN_BRANCH
 __all__ = [
     "BRANCH_OPTION",
     "SYSTEM_BRANCH_PREFIX",
+    "base_table_name",
     "branch_of_options",
     "check_branch_ref",
     "split_branch_names",
@@ -65,6 +66,11 @@ def branch_of_options(options: Mapping[str, str]) -> str:
     if value is None or not value.strip():
         return MAIN_BRANCH  # Java's BranchManager.normalizeBranch
     return check_branch_ref(value)
+
+
+def base_table_name(name: str) -> str:
+    """``db.t$branch_x`` -> ``db.t``: the table's name without the branch suffix."""
+    return name.split(f"${SYSTEM_BRANCH_PREFIX}", 1)[0]
 
 
 def split_branch_names(names: str | Sequence[str]) -> list[str]:

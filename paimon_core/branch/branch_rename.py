@@ -34,7 +34,7 @@ from paimon_core.results import _ToDict
 
 if TYPE_CHECKING:
     from paimon_core.io.file_io import FileIO
-    from paimon_core.table.table import FileStoreTable
+    from paimon_core.store.file_store import FileStore
 
 __all__ = ["RenameBranchResult", "rename_branch"]
 
@@ -87,50 +87,50 @@ def _order(rel: str) -> tuple[int, str]:
     return (1, rel)
 
 
-def rename_branch(table: FileStoreTable, from_branch: str, to_branch: str, *, dry_run: bool = False) -> RenameBranchResult:
+def rename_branch(store: FileStore, from_branch: str, to_branch: str, *, dry_run: bool = False) -> RenameBranchResult:
     """Rename branch ``from_branch`` of the table to ``to_branch`` (see the module docstring)."""
     from_branch = check_branch_ref(from_branch)
     if from_branch == MAIN_BRANCH:
         raise InvalidArgumentError("Cannot rename the main branch.", branch=from_branch)
-    manager = table.branch_manager()
-    file_io = table.file_io
-    src, dst = branch_path(table.path, from_branch), None
+    manager = store.branch_manager()
+    file_io = store.file_io
+    src, dst = branch_path(store.path, from_branch), None
     if not file_io.exists(src):
-        raise BranchNotFoundError(f"Branch name '{from_branch}' doesn't exist in {table.name}.", branch=from_branch)
+        raise BranchNotFoundError(f"Branch name '{from_branch}' doesn't exist in {store.name}.", branch=from_branch)
     to_branch = check_branch_ref(to_branch)
     if to_branch != MAIN_BRANCH and manager.branch_exists(to_branch):
-        raise BranchAlreadyExistsError(f"Branch name '{to_branch}' already exists in {table.name}.", branch=to_branch)
+        raise BranchAlreadyExistsError(f"Branch name '{to_branch}' already exists in {store.name}.", branch=to_branch)
     to_branch = validate_new_branch_name(to_branch)
-    dst = branch_path(table.path, to_branch)
-    if from_branch == table.branch:
+    dst = branch_path(store.path, to_branch)
+    if from_branch == store.branch:
         raise InvalidArgumentError(
-            f"Cannot rename branch '{from_branch}' through a handle on it: open {table.name} on another branch",
+            f"Cannot rename branch '{from_branch}' through a handle on it: open {store.name} on another branch",
             branch=from_branch,
         )
     for key in _FALLBACK_OPTIONS:
-        if table.options.get(key) == from_branch:
+        if store.options.get(key) == from_branch:
             raise InvalidArgumentError(
                 f"Cannot rename branch '{from_branch}' because it is configured as '{key}'. Unset '{key}' first.",
                 branch=from_branch,
             )
-    link = link_below(file_io, src, [table.path], include_self=True)
+    link = link_below(file_io, src, [store.path], include_self=True)
     if link is not None:
         raise UnsafePathError(
-            f"Cannot rename branch '{from_branch}' of {table.name}: {link} is a symbolic link (nothing changed)",
+            f"Cannot rename branch '{from_branch}' of {store.name}: {link} is a symbolic link (nothing changed)",
             path=link,
             branch=from_branch,
         )
     files = sorted(_walk(file_io, src), key=_order)
     if dry_run:
-        return RenameBranchResult(table.name, from_branch, to_branch, True, len(files))
+        return RenameBranchResult(store.name, from_branch, to_branch, True, len(files))
     for rel in files:
         data = file_io.read_bytes(join(src, rel))
         if not file_io.try_write_atomic(join(dst, rel), data):
             raise BranchAlreadyExistsError(
-                f"Branch name '{to_branch}' already exists in {table.name} (created concurrently: {join(dst, rel)}); "
+                f"Branch name '{to_branch}' already exists in {store.name} (created concurrently: {join(dst, rel)}); "
                 f"branch '{from_branch}' is unchanged",
                 branch=to_branch,
             )
     manager.delete_branch(from_branch)
-    logger.info("Renamed branch %s of %s to %s (%d files)", from_branch, table.name, to_branch, len(files))
-    return RenameBranchResult(table.name, from_branch, to_branch, False, len(files))
+    logger.info("Renamed branch %s of %s to %s (%d files)", from_branch, store.name, to_branch, len(files))
+    return RenameBranchResult(store.name, from_branch, to_branch, False, len(files))

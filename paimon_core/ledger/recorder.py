@@ -408,7 +408,7 @@ def current_recording() -> ActionRecording | None:
 
 def warehouse_of(table: FileStoreTable) -> str | None:
     """The warehouse a catalog's table lives in (``<warehouse>/<db>.db/<table>``), else None."""
-    from paimon_core.branch.table_branches import base_table_name
+    from paimon_core.branch.branch_names import base_table_name
     from paimon_core.paths import DB_SUFFIX
 
     name = base_table_name(table.name)

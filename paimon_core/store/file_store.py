@@ -5,11 +5,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from paimon_core.branch.branch_names import branch_of_options
+from paimon_core.branch.branch_names import (
+    BRANCH_OPTION,
+    SYSTEM_BRANCH_PREFIX,
+    base_table_name,
+    branch_of_options,
+    check_branch_ref,
+)
 from paimon_core.consumer.consumer_manager import ConsumerManager
+from paimon_core.exceptions import BranchNotFoundError
 from paimon_core.format.arrow_types import to_arrow_schema
 from paimon_core.io.file_io import FileIO
 from paimon_core.manifest.partition_stats import PartitionCodec
@@ -19,7 +27,7 @@ from paimon_core.operation.scan import FileStoreScan
 from paimon_core.options import CoreOptions
 from paimon_core.options_support import check_table_kind
 from paimon_core.path_confinement import external_roots
-from paimon_core.paths import PathFactory, partition_dir
+from paimon_core.paths import MAIN_BRANCH, PathFactory, partition_dir
 from paimon_core.schema.schema_manager import SchemaManager
 from paimon_core.schema.table_schema import TableSchema
 from paimon_core.snapshot.snapshot import Snapshot
@@ -32,6 +40,9 @@ from paimon_core.snapshot.snapshot_commit import (
 from paimon_core.snapshot.snapshot_manager import SnapshotManager
 from paimon_core.tag.tag_manager import TagManager
 from paimon_core.utils.clock import SYSTEM_CLOCK, Clock
+
+if TYPE_CHECKING:
+    from paimon_core.branch.branch_manager import BranchManager
 
 __all__ = ["FileStore", "create_file_store"]
 
@@ -151,6 +162,34 @@ class FileStore:
     @property
     def branch(self) -> str:
         return self.paths.branch
+
+    def branch_manager(self) -> BranchManager:
+        """The table's branches, seen from this store's branch (Java's ``FileSystemBranchManager``)."""
+        from paimon_core.branch.branch_manager import BranchManager
+
+        return BranchManager(self)
+
+    def switch_to_branch(self, name: str) -> FileStore:
+        """The store of branch ``name`` of the same table, at that branch's latest schema (Java's
+        ``switchToBranch``: this store's other dynamic options are not carried over); this store
+        when it is on ``name`` already. BranchNotFoundError when the branch has no schema."""
+        name = check_branch_ref(name)
+        if name == self.paths.branch:
+            return self
+        schema = SchemaManager(self.file_io, PathFactory(self.path, branch=name)).latest()
+        base = base_table_name(self.name)
+        if schema is None:
+            raise BranchNotFoundError(f"Branch {name} does not exist in {base}", branch=name)
+        is_main = name == MAIN_BRANCH
+        return create_file_store(
+            self.file_io,
+            self.path,
+            schema,
+            name=base if is_main else f"{base}${SYSTEM_BRANCH_PREFIX}{name}",
+            dynamic_options={} if is_main else {BRANCH_OPTION: name},
+            clock=self.clock,
+            commit_lock=self.commit_lock,
+        )
 
     # --- paths ------------------------------------------------------------------------------
     def partition_path(self, partition: bytes) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import pyarrow as pa
 
 from paimon_core.branch.branch_names import BRANCH_OPTION, branch_of_options
-from paimon_core.branch.table_branches import TableBranches
+from paimon_core.table.branches import TableBranches
 from paimon_core.exceptions import CommitStateUnknownError, InvalidArgumentError, InvalidOptionError
 from paimon_core.io.file_io import FileIO
 from paimon_core.operation.commit.committer import FileStoreCommit

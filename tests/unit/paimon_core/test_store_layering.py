@@ -26,11 +26,6 @@ ABOVE_TABLE = frozenset({"table", "catalog", "ledger", "maintenance", "migrate",
 #: modules still taking the table (to be moved onto the store; the list only shrinks)
 PENDING: frozenset[str] = frozenset(
     {
-        "paimon_core/branch/branch_files.py",
-        "paimon_core/branch/branch_manager.py",
-        "paimon_core/branch/branch_merge.py",
-        "paimon_core/branch/branch_rename.py",
-        "paimon_core/branch/table_branches.py",
     }
 )
 

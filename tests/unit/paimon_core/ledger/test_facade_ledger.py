@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from paimon_core import FileStoreTable, FileSystemCatalog
-from paimon_core.branch.table_branches import TableBranches
+from paimon_core.table.branches import TableBranches
 from paimon_core.ledger import ACTIONS, Ledger, ledger_disabled
 from paimon_core.ledger.metrics import metrics_of
 from paimon_core.ledger.recorder import result_dict

@@ -1,6 +1,8 @@
 """Branch calls of :class:`FileStoreTable` (a mixin, as :mod:`paimon_core.table.maintenance`).
 
-Java's ``FileStoreTable.createBranch / deleteBranch / fastForward / switchToBranch``. A handle
+Java's ``FileStoreTable.createBranch / deleteBranch / fastForward / switchToBranch``; the
+branches themselves are store-level (:meth:`~paimon_core.store.file_store.FileStore.branch_manager`,
+:meth:`~paimon_core.store.file_store.FileStore.switch_to_branch`). A handle
 works on one branch: ``main`` by default, another through ``catalog.get_table("db.t$branch_x")``,
 ``table.switch_to_branch("x")`` or ``table.copy({"branch": "x"})``; its reads, writes, tags,
 consumers, expiry and rollback then use that branch's metadata.
@@ -11,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
-from paimon_core.branch.branch_names import BRANCH_OPTION, SYSTEM_BRANCH_PREFIX, check_branch_ref
 from paimon_core.ledger.recorder import recorded
 
 if TYPE_CHECKING:
@@ -25,12 +26,7 @@ if TYPE_CHECKING:
     from paimon_core.branch.branch_rename import RenameBranchResult
     from paimon_core.table.table import FileStoreTable
 
-__all__ = ["TableBranches", "base_table_name"]
-
-
-def base_table_name(name: str) -> str:
-    """``db.t$branch_x`` -> ``db.t``."""
-    return name.split(f"${SYSTEM_BRANCH_PREFIX}", 1)[0]
+__all__ = ["TableBranches"]
 
 
 class TableBranches:
@@ -46,9 +42,7 @@ class TableBranches:
         return self._this.paths.branch
 
     def branch_manager(self) -> BranchManager:
-        from paimon_core.branch.branch_manager import BranchManager
-
-        return BranchManager(self._this)
+        return self._this.store.branch_manager()
 
     def branches(self) -> list[str]:
         """The table's branches (``main`` not included), sorted."""
@@ -77,7 +71,7 @@ class TableBranches:
         """Rename branch ``from_branch`` to ``to_branch`` (Java's ``renameBranch``)."""
         from paimon_core.branch.branch_rename import rename_branch
 
-        return rename_branch(self._this, from_branch, to_branch, dry_run=dry_run)
+        return rename_branch(self._this.store, from_branch, to_branch, dry_run=dry_run)
 
     @recorded("merge_branch")
     def merge_branch(
@@ -87,33 +81,23 @@ class TableBranches:
         to it, append-only tables only (Java's ``mergeBranch``)."""
         from paimon_core.branch.branch_merge import merge_branch
 
-        return merge_branch(self._this, source_branch, target_branch, dry_run=dry_run)
+        return merge_branch(self._this.store, source_branch, target_branch, dry_run=dry_run)
 
     def switch_to_branch(self, name: str) -> FileStoreTable:
         """The same table on branch ``name``, at that branch's latest schema (Java's
         ``switchToBranch``: the handle's other dynamic options are not carried over)."""
-        from paimon_core.exceptions import BranchNotFoundError
-        from paimon_core.paths import MAIN_BRANCH, PathFactory
-        from paimon_core.schema.schema_manager import SchemaManager
         from paimon_core.table.table import FileStoreTable
 
         this = self._this
-        name = check_branch_ref(name)
-        if name == this.paths.branch:
+        store = this.store.switch_to_branch(name)
+        if store is this.store:
             return this
-        schema = SchemaManager(this.file_io, PathFactory(this.path, branch=name)).latest()
-        if schema is None:
-            raise BranchNotFoundError(
-                f"Branch {name} does not exist in {base_table_name(this.name)}", branch=name
-            )
-        base = base_table_name(this.name)
-        is_main = name == MAIN_BRANCH
         return FileStoreTable(
-            this.file_io,
-            this.path,
-            schema,
-            name=base if is_main else f"{base}${SYSTEM_BRANCH_PREFIX}{name}",
-            dynamic_options={} if is_main else {BRANCH_OPTION: name},
-            clock=this.clock,
-            commit_lock=this.commit_lock,
+            store.file_io,
+            store.path,
+            store.schema,
+            name=store.name,
+            dynamic_options=store.dynamic_options,
+            clock=store.clock,
+            commit_lock=store.commit_lock,
         )

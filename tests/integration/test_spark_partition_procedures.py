@@ -160,7 +160,7 @@ def test_spark_stream_sink_expires_once_the_check_interval_passed(wh: str) -> No
     opts = SourceOptions.parse({"warehouse": wh, "path": "db.t"})
     writer = PaimonStreamWriter(opts, spark_schema(t.schema.fields), overwrite=False)
     clock = ManualClock(t.clock.now_millis())
-    writer.table.clock = clock
+    writer.table.clock = writer.table.store.clock = clock  # the store runs the expiry
 
     def batch(batch_id: int) -> tuple[str, ...]:
         data = pa.table({"id": [100 + batch_id], "dt": ["29990101"], "hh": pa.array([2], pa.int32())})

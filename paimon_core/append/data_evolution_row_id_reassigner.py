@@ -59,7 +59,6 @@ from paimon_core.append.row_tracking import (
 )
 from paimon_core.exceptions import (
     CommitConflictError,
-    CommitStateUnknownError,
     CorruptFileError,
     InvalidArgumentError,
     InvalidOptionError,
@@ -67,11 +66,10 @@ from paimon_core.exceptions import (
 )
 from paimon_core.manifest.entries import FileSource
 from paimon_core.manifest.manifest_file import write_manifest_file
-from paimon_core.manifest.manifest_list import write_manifest_list
+from paimon_core.operation.commit.replace_manifest_list import delete_manifests, replace_manifest_list
 from paimon_core.operation.data_evolution_split_read import check_plain, row_id_groups, row_id_range
 from paimon_core.results import _ToDict
-from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER, CommitKind, Snapshot
-from paimon_core.version import WRITER_VERSION
+from paimon_core.snapshot.snapshot import Snapshot
 
 if TYPE_CHECKING:
     from paimon_core.manifest.entries import DataFileMeta, ManifestEntry, ManifestFileMeta
@@ -400,59 +398,19 @@ class DataEvolutionRowIdReassigner:
                         schema_id=store.schema.id,
                     )
                 )
-            base_list = store.paths.new_manifest_list_name()
-            written.append(base_list)
-            base_size = write_manifest_list(store.file_io, store.paths.manifest_path(base_list), new_metas)
-            delta_list = store.paths.new_manifest_list_name()
-            written.append(delta_list)
-            delta_size = write_manifest_list(store.file_io, store.paths.manifest_path(delta_list), [])
         except BaseException:
-            self._cleanup(written)
+            delete_manifests(store, written)
             raise
-        snapshot = Snapshot(
-            id=latest.id + 1,
-            schema_id=latest.schema_id,
-            base_manifest_list=base_list,
-            base_manifest_list_size=base_size,
-            delta_manifest_list=delta_list,
-            delta_manifest_list_size=delta_size,
-            index_manifest=latest.index_manifest,
+        return replace_manifest_list(
+            store,
+            latest,
+            new_metas,
             commit_user=user,
-            writer_version=WRITER_VERSION,
-            commit_identifier=BATCH_COMMIT_IDENTIFIER,
-            commit_kind=CommitKind.OVERWRITE,
-            time_millis=store.clock.now_millis(),
             total_record_count=latest.total_record_count,
-            delta_record_count=0,
-            watermark=latest.watermark,
-            statistics=latest.statistics,
-            properties=dict(latest.properties) if latest.properties else None,
             next_row_id=base_id + plan.total,
+            written=written,
+            purpose="reassign_row_id",
         )
-        try:
-            published = store.new_commit(user).snapshot_commit.commit(snapshot)
-        except Exception as e:
-            landed = store.snapshot_manager.try_snapshot(snapshot.id)
-            if landed is not None and landed.commit_user == user:
-                return True
-            if landed is not None:
-                self._cleanup(written)
-                return False
-            raise CommitStateUnknownError(
-                f"Publishing snapshot {snapshot.id} of {store.name} (reassign_row_id) failed: "
-                f"{type(e).__name__}: {e}; it may still land: its manifests were kept, check the table",
-                snapshot_id=snapshot.id,
-            ) from e
-        if not published:
-            self._cleanup(written)
-        return bool(published)
-
-    def _cleanup(self, names: Sequence[str]) -> None:
-        for name in names:
-            try:
-                self.store.file_io.delete(self.store.paths.manifest_path(name))
-            except OSError as e:  # pragma: no cover - best effort; orphan clean removes leftovers
-                logger.warning("Could not delete unused manifest file %s: %s", name, e)
 
 
 def _fragmented(ranges: Sequence[tuple[int, int]]) -> bool:

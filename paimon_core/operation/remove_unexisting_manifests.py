@@ -22,13 +22,12 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from paimon_core.exceptions import CommitConflictError, CommitStateUnknownError, MetadataFileNotFoundError
+from paimon_core.exceptions import CommitConflictError, MetadataFileNotFoundError
 from paimon_core.manifest.entries import FileKind
 from paimon_core.manifest.manifest_file import read_manifest_file
-from paimon_core.manifest.manifest_list import write_manifest_list
+from paimon_core.operation.commit.replace_manifest_list import replace_manifest_list
 from paimon_core.results import _ToDict
-from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER, CommitKind, Snapshot
-from paimon_core.version import WRITER_VERSION
+from paimon_core.snapshot.snapshot import CommitKind, Snapshot
 
 if TYPE_CHECKING:
     from paimon_core.manifest.entries import ManifestEntry, ManifestFileMeta
@@ -129,69 +128,23 @@ class RemoveUnexistingManifests:
 
     def _commit(self, latest: Snapshot, existing: list[ManifestFileMeta], records: int) -> int:
         store = self.store
-        file_io, paths = store.file_io, store.paths
-        commit_user = f"Repair-table-{uuid.uuid4()}"
-        written: list[str] = []
-        try:
-            base_list = paths.new_manifest_list_name()
-            written.append(base_list)
-            base_size = write_manifest_list(file_io, paths.manifest_path(base_list), existing)
-            delta_list = paths.new_manifest_list_name()
-            written.append(delta_list)
-            delta_size = write_manifest_list(file_io, paths.manifest_path(delta_list), [])
-        except BaseException:
-            self._cleanup(written)
-            raise
-        snapshot = Snapshot(
-            id=latest.id + 1,
-            schema_id=latest.schema_id,
-            base_manifest_list=base_list,
-            base_manifest_list_size=base_size,
-            delta_manifest_list=delta_list,
-            delta_manifest_list_size=delta_size,
-            index_manifest=latest.index_manifest,
-            commit_user=commit_user,
-            writer_version=WRITER_VERSION,
-            commit_identifier=BATCH_COMMIT_IDENTIFIER,
-            commit_kind=CommitKind.OVERWRITE,
-            time_millis=store.clock.now_millis(),
+        published = replace_manifest_list(
+            store,
+            latest,
+            existing,
+            commit_user=f"Repair-table-{uuid.uuid4()}",
             total_record_count=records,
-            delta_record_count=0,
-            watermark=latest.watermark,
-            statistics=latest.statistics,
-            properties=dict(latest.properties) if latest.properties else None,
             next_row_id=latest.next_row_id,
+            purpose="remove_unexisting_manifests",
         )
-        try:
-            published = store.new_commit(commit_user).snapshot_commit.commit(snapshot)
-        except Exception as e:
-            landed = store.snapshot_manager.try_snapshot(snapshot.id)
-            if landed is not None and landed.commit_user == commit_user:
-                return snapshot.id
-            if landed is not None:
-                self._cleanup(written)
-                raise
-            raise CommitStateUnknownError(
-                f"Publishing snapshot {snapshot.id} of {store.name} (remove_unexisting_manifests) failed: "
-                f"{type(e).__name__}: {e}; it may still land: its manifest lists were kept, check the table",
-                snapshot_id=snapshot.id,
-            ) from e
         if not published:
-            self._cleanup(written)
             raise CommitConflictError(
                 f"Failed, snapshot conflict, maybe multiple jobs is running to commit snapshots: snapshot "
-                f"{snapshot.id} of {store.name} was committed meanwhile; nothing was changed, retry",
-                snapshot_id=snapshot.id,
+                f"{latest.id + 1} of {store.name} was committed meanwhile; nothing was changed, retry",
+                snapshot_id=latest.id + 1,
             )
-        logger.info("Committed snapshot %d of %s without its missing manifests", snapshot.id, store.name)
-        return snapshot.id
-
-    def _cleanup(self, names: list[str]) -> None:
-        for name in names:
-            try:
-                self.store.file_io.delete(self.store.paths.manifest_path(name))
-            except OSError as e:  # pragma: no cover - best effort; orphan clean removes leftovers
-                logger.warning("Could not delete unused manifest list %s: %s", name, e)
+        logger.info("Committed snapshot %d of %s without its missing manifests", latest.id + 1, store.name)
+        return latest.id + 1
 
 
 def _read(scan: FileStoreScan, meta: ManifestFileMeta, trash: str | None) -> list[ManifestEntry]:

@@ -49,6 +49,8 @@ from paimon_core.operation.compact.table_compact import (
     delete_written,
     local_executor,
 )
+from paimon_core.paths import POSTPONE_BUCKET
+from paimon_core.postpone.postpone_utils import check_postpone_request
 from paimon_core.results import _ToDict
 from paimon_core.snapshot.snapshot import CommitKind
 from paimon_core.utils.clock import Clock
@@ -135,6 +137,8 @@ class StreamingCompaction:
             raise InvalidArgumentError(f"max_rounds must be at least 1, got {max_rounds}")
         if idle_timeout_ms is not None and idle_timeout_ms < 0:
             raise InvalidArgumentError(f"idle_timeout must not be negative, got {idle_timeout_ms} ms")
+        if store.options.bucket == POSTPONE_BUCKET:  # as Java's CompactAction: postpone tables compact in batch
+            check_postpone_request(store.name, streaming=True)
         self.store = store
         self.request = request or CompactRequest(strategy="minor")
         self.request_validated = False

@@ -42,7 +42,7 @@ from paimon_core.append.append_compact_coordinator import AppendCompactConfig
 from paimon_core.append.row_tracking import DATA_EVOLUTION_ENABLED
 from paimon_core.exceptions import CorruptFileError, InvalidOptionError
 from paimon_core.manifest.entries import DataFileMeta
-from paimon_core.operation.data_evolution_split_read import check_plain, row_id_groups, row_id_range
+from paimon_core.operation.data_evolution_split_read import row_id_range, same_range_groups
 
 __all__ = [
     "REWRITE_ROW_IDS",
@@ -142,8 +142,6 @@ class DataEvolutionCompactCoordinator:
         """
         tasks: list[DataEvolutionCompactTask] = []
         for partition, files in files_by_partition.items():
-            for f in files:
-                check_plain(f)
             for run in _continuous_runs(files):
                 tasks += self._plan_run(partition, run)
         return tasks
@@ -157,14 +155,7 @@ class DataEvolutionCompactCoordinator:
             if files and len(files) >= self.min_file_num:
                 tasks.append(DataEvolutionCompactTask(partition, tuple(files)))
 
-        for group in row_id_groups(run):
-            first = row_id_range(group[0])
-            if any(row_id_range(f) != first for f in group[1:]):
-                raise CorruptFileError(
-                    "Data files "
-                    + ", ".join(f"{f.file_name} (rows {row_id_range(f)[0]}..{row_id_range(f)[1]})" for f in group)
-                    + " should be all row id ranges same: they cannot be compacted"
-                )
+        for group in same_range_groups(run):
             weight = sum(max(f.file_size, self.open_file_cost) for f in group)
             if weight > self.target_file_size:
                 trigger(bin_files)

@@ -67,7 +67,7 @@ from paimon_core.exceptions import (
 from paimon_core.manifest.entries import FileSource
 from paimon_core.manifest.manifest_file import write_manifest_file
 from paimon_core.operation.commit.replace_manifest_list import delete_manifests, replace_manifest_list
-from paimon_core.operation.data_evolution_split_read import check_plain, row_id_groups, row_id_range
+from paimon_core.operation.data_evolution_split_read import row_id_range, same_range_groups
 from paimon_core.results import _ToDict
 from paimon_core.snapshot.snapshot import Snapshot
 
@@ -294,17 +294,7 @@ class DataEvolutionRowIdReassigner:
                 by_partition.setdefault(e.partition, []).append(e.file)
         chosen: list[tuple[tuple[object, ...], int, bytes, list[tuple[int, int]], list[DataFileMeta]]] = []
         for partition, files in by_partition.items():
-            for f in files:
-                check_plain(f)
-            ranges: list[tuple[int, int]] = []
-            for group in row_id_groups(files):
-                first = row_id_range(group[0])
-                if any(row_id_range(f) != first for f in group[1:]):
-                    raise CorruptFileError(
-                        "Normal files in one overlapping row-id group must have the same row-id range: "
-                        + ", ".join(f"{f.file_name} (rows {row_id_range(f)[0]}..{row_id_range(f)[1]})" for f in group)
-                    )
-                ranges.append(first)
+            ranges = [row_id_range(g[0]) for g in same_range_groups(files)]
             if not _fragmented(ranges):
                 continue
             if threshold > 0:

@@ -49,6 +49,7 @@ __all__ = [
     "merge_ranges_and_sort",
     "row_id_groups",
     "row_id_range",
+    "same_range_groups",
 ]
 
 logger = logging.getLogger(__name__)
@@ -104,27 +105,33 @@ def row_id_groups(files: Sequence[DataFileMeta]) -> list[list[DataFileMeta]]:
     return [[files[i] for i in sorted(g)] for g in groups]
 
 
-def merge_ranges_and_sort(files: Sequence[DataFileMeta]) -> list[list[DataFileMeta]]:
-    """Row-id groups, each newest file first (Java ``DataEvolutionSplitRead.mergeRangesAndSort``).
+def same_range_groups(files: Sequence[DataFileMeta]) -> list[list[DataFileMeta]]:
+    """:func:`row_id_groups`, each group's files checked to span one row-id range, and not blob
+    or vector-store files.
 
     Raises:
         UnsupportedTableKindError: a blob or vector-store file, or a file without ``first_row_id``.
         CorruptFileError: the files of a group do not all span the same row-id range.
     """
-    out: list[list[DataFileMeta]] = []
-    for group in row_id_groups(files):
+    groups = row_id_groups(files)
+    for group in groups:
         for f in group:
             check_plain(f)
-        group = sorted(group, key=lambda f: -f.max_sequence_number)  # stable: Java's List.sort
         first = row_id_range(group[0])
         if any(row_id_range(f) != first for f in group[1:]):
             raise CorruptFileError(
                 "Data files "
                 + ", ".join(f"{f.file_name} (rows {row_id_range(f)[0]}..{row_id_range(f)[1]})" for f in group)
-                + " of a data-evolution table overlap without spanning the same row-id range: they cannot be merged"
+                + " of a data-evolution table overlap without spanning the same row-id range: they cannot be "
+                "merged, compacted or given new row ids"
             )
-        out.append(group)
-    return out
+    return groups
+
+
+def merge_ranges_and_sort(files: Sequence[DataFileMeta]) -> list[list[DataFileMeta]]:
+    """Row-id groups, each newest file first (Java ``DataEvolutionSplitRead.mergeRangesAndSort``);
+    refused as :func:`same_range_groups` refuses."""
+    return [sorted(g, key=lambda f: -f.max_sequence_number) for g in same_range_groups(files)]  # stable: Java's List.sort
 
 
 def anchor_file(group: Sequence[DataFileMeta]) -> DataFileMeta:

@@ -26,6 +26,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from peers import Peer
+from test_data_evolution_read import UPDATE_SCRIPT, update  # pypaimon's updates by _ROW_ID
 
 from paimon_core import FileSystemCatalog
 from paimon_core.exceptions import InvalidOptionError
@@ -37,29 +38,6 @@ SCHEMA = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("a", pa.int32()), 
 ROWS = 30
 SYSTEM = ["_ROW_ID", "_SEQUENCE_NUMBER"]
 OPTIONS = {"row-tracking.enabled": "true", "data-evolution.enabled": "true", "bucket": "-1"}
-
-#: Runs in the peer venv: ``argv[1]`` warehouse, ``argv[2]`` JSON list of updates, each
-#: ``{"cols": [...], "row_ids": [...], "values": {col: [...]}}``, one commit each.
-UPDATE_SCRIPT = r"""
-import json, sys
-import pyarrow as pa
-from pypaimon import CatalogFactory
-NATIVE_OFF = {"scan.native-plan.enabled": "false", "read.native.enabled": "false",
-              "commit.native.enabled": "false", "write.native.enabled": "false"}
-TYPES = {"a": "int32", "b": "string", "c": "float64"}
-cat = CatalogFactory.create({"warehouse": sys.argv[1]})
-for u in json.loads(sys.argv[2]):
-    t = cat.get_table("db.t").copy(NATIVE_OFF)
-    data = {"_ROW_ID": pa.array(u["row_ids"], pa.int64())}
-    for col in u["cols"]:
-        data[col] = pa.array(u["values"][col], getattr(pa, TYPES[col])())
-    wb = t.new_batch_write_builder()
-    messages = wb.new_update().with_update_type(u["cols"]).update_by_arrow_with_row_id(pa.table(data))
-    c = wb.new_commit()
-    c.commit(messages)
-    c.close()
-"""
-
 
 def batch(start: int, n: int = ROWS, *, dt: str | None = None) -> pa.Table:
     ids = list(range(start, start + n))
@@ -73,13 +51,6 @@ def batch(start: int, n: int = ROWS, *, dt: str | None = None) -> pa.Table:
         },
         schema=SCHEMA,
     )
-
-
-def update(peer_python: str, wh: str, *updates: dict[str, Any]) -> None:
-    proc = subprocess.run(
-        [peer_python, "-c", UPDATE_SCRIPT, wh, json.dumps(list(updates))], capture_output=True, text=True, timeout=300
-    )
-    assert proc.returncode == 0, proc.stderr[-4000:]
 
 
 def update_a(row_ids: Sequence[int], base: int) -> dict[str, Any]:

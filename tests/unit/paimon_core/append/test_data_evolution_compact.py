@@ -110,7 +110,7 @@ def test_column_files_of_a_range_go_with_it_and_a_big_range_is_merged_alone() ->
 
 
 def test_overlapping_ranges_that_differ_are_refused() -> None:
-    with pytest.raises(CorruptFileError, match="should be all row id ranges same"):
+    with pytest.raises(CorruptFileError, match="overlap without spanning the same row-id range"):
         planner(10**9, 1, 2).plan({b"": [meta("base", 0, 10), meta("odd", 5, 10, cols=("a",))]})
     with pytest.raises(UnsupportedTableKindError, match="blob"):
         planner(10**9, 1, 2).plan({b"": [meta("base.parquet", 0, 10), meta("pic.blob", 0, 10, cols=("pic",))]})

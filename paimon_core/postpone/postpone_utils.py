@@ -11,17 +11,22 @@ compaction's refusal of postpone tables (:mod:`paimon_core.operation.compact.tab
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from paimon_core.exceptions import CorruptFileError, InvalidArgumentError
 from paimon_core.manifest.entries import ManifestEntry
 from paimon_core.options import parse_memory_size
 from paimon_core.paths import POSTPONE_BUCKET
 
+if TYPE_CHECKING:
+    from paimon_core.operation.compact.compact_planner import CompactRequest
+
 __all__ = [
     "DEFAULT_BUCKET_NUM",
     "STRICT_MODE_LAST_SAFE_SNAPSHOT",
     "TARGET_ROW_NUM_PER_BUCKET",
     "TARGET_SIZE_PER_BUCKET",
+    "check_postpone_compact_request",
     "check_postpone_request",
     "compute_bucket_num",
     "resolve_bucket_nums",
@@ -62,6 +67,18 @@ def check_postpone_request(
         what = "order_strategy (sort compaction is for unaware-bucket append tables)"
     if what is not None:
         raise InvalidArgumentError(f"Table {table_name} has postpone buckets (bucket = -2); its compaction does not take {what}")
+
+
+def check_postpone_compact_request(table_name: str, request: CompactRequest, *, streaming: bool = False) -> None:
+    """:func:`check_postpone_request` of a compaction request."""
+    check_postpone_request(
+        table_name,
+        partitions=request.partitions,
+        where=request.where,
+        buckets=request.buckets,
+        partition_idle_time_ms=request.partition_idle_time_ms,
+        streaming=streaming,
+    )
 
 
 def compute_bucket_num(value: int, target_per_bucket: int, option: str) -> int:

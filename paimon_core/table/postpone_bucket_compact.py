@@ -69,7 +69,7 @@ from paimon_core.operation.compact.table_compact import CompactResult, delete_wr
 from paimon_core.paths import POSTPONE_BUCKET
 from paimon_core.postpone.postpone_utils import (
     STRICT_MODE_LAST_SAFE_SNAPSHOT,
-    check_postpone_request,
+    check_postpone_compact_request,
     resolve_bucket_nums,
 )
 from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
@@ -399,13 +399,7 @@ class PostponeBucketCompact:
     ) -> PostponeBucketCompact:
         """The compaction ``table.compact()`` (or a job) runs for a postpone-bucket table: the
         request's arguments Java's postpone compaction refuses are refused first, naming them."""
-        check_postpone_request(
-            table.name,
-            partitions=request.partitions,
-            where=request.where,
-            buckets=request.buckets,
-            partition_idle_time_ms=request.partition_idle_time_ms,
-        )
+        check_postpone_compact_request(table.name, request)
         return cls(table, commit_user=commit_user, executor=executor)
 
     def plan(self) -> PostponeCompactPlan:

@@ -205,6 +205,8 @@ _WRITER_OWN = "exempt: deletes files this writer or job wrote in this call (neve
 #: Each deleting caller -> the operation of OPERATIONS that runs it, or an exemption and its reason.
 CALLERS: dict[str, str] = {
     "paimon_core/append/append_compact_rewriter.py:rewrite_append_files": "compact",
+    "paimon_core/append/data_evolution_compact_commit.py:rewrite_deletion_vectors": "compact",
+    "paimon_core/append/data_evolution_compact_task.py:run_data_evolution_compact_task": "compact",
     "paimon_core/append/append_compact_rewriter.py:_rewrite_row_tracking": "compact",
     "paimon_core/append/append_deletion_index.py:DeletionIndex.remove": "compact",
     "paimon_core/append/append_pre_commit_compact.py:_delete": "write",
@@ -243,9 +245,7 @@ CALLERS: dict[str, str] = {
     "paimon_core/operation/orphan_trash.py:purge_run": "remove_orphan_files",
     "paimon_core/operation/orphan_trash.py:restore": "remove_orphan_files",
     "paimon_core/operation/purge_files.py:PurgeFiles.run": "purge_files",
-    "paimon_core/operation/remove_unexisting_manifests.py:RemoveUnexistingManifests._cleanup": (
-        "remove_unexisting_manifests"
-    ),
+    "paimon_core/operation/commit/replace_manifest_list.py:delete_manifests": "remove_unexisting_manifests",
     "paimon_core/table/fixed_bucket_commit.py:PostponeFixedBucketCommit._delete": _WRITER_OWN,
     "paimon_core/table/fixed_bucket_commit.py:_abort": _WRITER_OWN,
     "paimon_core/snapshot/changelog_manager.py:ChangelogManager.delete_hints": "expire_changelogs",

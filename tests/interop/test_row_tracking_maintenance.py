@@ -6,7 +6,7 @@ ourselves: our commit must assign ``first_row_id`` and advance ``next_row_id`` a
 snapshot and tag pypaimon reads the same rows with the same ``_ROW_ID`` and ``_SEQUENCE_NUMBER``
 (the id -> row mapping), ``$row_tracking`` gives the same, pypaimon-rust reads the rows, and
 pypaimon keeps writing after our maintenance with ids continuing from ``next_row_id``.
-Refusals: data-evolution compaction, sort compaction and rescale of a row-tracking table, and
+Data-evolution tables compact keeping ids. Refusals: sort compaction and rescale of a row-tracking table, and
 ``$row_tracking`` of a table without row tracking: a clear error, the table unchanged.
 """
 
@@ -24,7 +24,7 @@ from pyroaring import BitMap
 
 from paimon_core import FileSystemCatalog
 from paimon_core.deletionvectors import BITMAP32_MAGIC
-from paimon_core.exceptions import InvalidArgumentError, UnsupportedTableKindError
+from paimon_core.exceptions import InvalidArgumentError
 from paimon_core.io.file_io import join
 from paimon_core.manifest.entries import DeletionVectorMeta, FileSource, IndexFileMeta
 from paimon_core.table.commit_message import CommitMessage
@@ -215,7 +215,10 @@ wb.new_commit().commit(update.update_by_arrow_with_row_id(rows))
 """
 
 
-def test_data_evolution_compaction_is_refused(pypaimon_peer: Peer, warehouse: str) -> None:
+def test_data_evolution_compaction_keeps_row_ids(pypaimon_peer: Peer, warehouse: str) -> None:
+    """Data-evolution tables compact as Java's DataEvolutionCompactCoordinator (more in
+    tests/interop/test_data_evolution_compaction.py): the base and column files of the
+    follow-on ranges become one file from row id 0, every row keeps its id."""
     from tests.peer_python import run_peer_script
 
     wh = warehouse
@@ -227,13 +230,14 @@ def test_data_evolution_compaction_is_refused(pypaimon_peer: Peer, warehouse: st
     assert want[41][3] == "u41"
     live = t.new_file_store_scan().live_entries(t.latest_snapshot())
     assert any(e.file.write_cols == ("s",) for e in live)
-    files = {e.file.file_name for e in live}
-    with pytest.raises(UnsupportedTableKindError, match="data-evolution.enabled") as err:
-        t.compact()
-    assert err.value.feature == "data evolution"
     assert ours(t) == want  # partial-column files merged by row id (tests/interop/test_data_evolution_read.py)
-    _unchanged(t, 4, files)
-    assert peer_mapping(pypaimon_peer, wh) == want
+    t.compact()
+    compacted = t.latest_snapshot()
+    assert compacted is not None and compacted.id == 5 and compacted.next_row_id == 3 * ROWS
+    live = t.new_file_store_scan().live_entries(compacted)
+    assert [(e.file.first_row_id, e.file.row_count, e.file.write_cols) for e in live] == [(0, 3 * ROWS, None)]
+    assert {k: v[:4] for k, v in peer_mapping(pypaimon_peer, wh).items()} == {k: v[:4] for k, v in want.items()}
+    assert ours(t) == peer_mapping(pypaimon_peer, wh)
 
 
 @pytest.mark.parametrize("order", ["order", "zorder"])

@@ -68,13 +68,13 @@ def test_job_drops_several_specs_in_one_snapshot(
 ) -> None:
     make_table(wh, 4)
     before = _files(wh)
-    rc, out = run_job(drop_job, wh, "--no-ledger", *JOB_FORMS[form], "--dry-run", capsys=capsys)
-    assert rc == 0 and out["dry_run"] is True, out
-    assert [(p["partition"], p["record_count"]) for p in out["partitions"]] == [("dt=d0", 3), ("dt=d2", 3)], (
-        out
-    )
-    assert _files(wh) == before, "the dry run changed the table"
-    rc, out = run_job(drop_job, wh, "--no-ledger", *JOB_FORMS[form], capsys=capsys)
+    for dry in ((), ("--dry-run",), ("--dry-run", "true")):  # a plan unless told: --dry-run false
+        rc, out = run_job(drop_job, wh, "--no-ledger", *JOB_FORMS[form], *dry, capsys=capsys)
+        assert rc == 0 and out["dry_run"] is True and out["snapshot_id"] is None, out
+        listed = [(p["partition"], p["record_count"]) for p in out["partitions"]]
+        assert listed == [("dt=d0", 3), ("dt=d2", 3)], out
+        assert _files(wh) == before, f"the dry run {dry} changed the table"
+    rc, out = run_job(drop_job, wh, "--no-ledger", *JOB_FORMS[form], "--dry-run", "false", capsys=capsys)
     assert rc == 0 and (out["commit_kind"], out["deleted_files"], out["deleted_rows"]) == (
         "OVERWRITE",
         2,
@@ -92,10 +92,10 @@ def test_job_drops_several_specs_in_one_snapshot(
 def test_core_call_drops_several_specs_in_one_snapshot(form: str, wh: str) -> None:
     t = make_table(wh, 4)
     before = _files(wh)
-    plan = t.drop_partition(CORE_FORMS[form], dry_run=True)
+    plan = t.maintenance.drop_partition(CORE_FORMS[form], dry_run=True)
     assert [p.partition for p in plan.partitions] == ["dt=d0", "dt=d2"] and plan.snapshot_id is None
     assert _files(wh) == before
-    result = reload(wh).drop_partition(CORE_FORMS[form])
+    result = reload(wh).maintenance.drop_partition(CORE_FORMS[form], dry_run=False)
     assert (result.snapshot_id, result.commit_kind, result.deleted_rows) == (5, "OVERWRITE", 6)
     assert result.to_dict()["partitions"][1]["partition"] == "dt=d2"
     _one_overwrite(wh, 4)
@@ -105,7 +105,18 @@ def test_core_call_drops_several_specs_in_one_snapshot(form: str, wh: str) -> No
 def test_variadic_through_python_m_spark_jobs(wh: str, pypaimon: Any) -> None:
     """The real entry point (a fresh ``python -m spark_jobs`` process) takes the variadic form."""
     make_table(wh, 4)
-    rc, out = cli("drop_partition", "--warehouse", wh, "--table", "db.t", "--no-ledger", "dt=d0", "dt=d2")
+    rc, out = cli(
+        "drop_partition",
+        "--warehouse",
+        wh,
+        "--table",
+        "db.t",
+        "--no-ledger",
+        "dt=d0",
+        "dt=d2",
+        "--dry-run",
+        "false",
+    )
     assert rc == 0 and out["status"] == "ok" and out["deleted_rows"] == 6, out
     assert _pypaimon_ids(pypaimon, wh) == LEFT
 
@@ -125,6 +136,11 @@ def test_variadic_through_python_m_spark_jobs(wh: str, pypaimon: Any) -> None:
         (("dt=d0", "dt=d1,dt=d2"), EXIT_USAGE, "names ['dt'] more than once"),
         (("dt=d0", "d1"), EXIT_USAGE, "must be 'key=value"),
         (("--dry-run",), EXIT_USAGE, "missing required argument --partitions"),
+        (
+            ("dt=d0", "--partition", "dt=d1", "dt=d2"),
+            EXIT_USAGE,
+            "unrecognized arguments: dt=d2",
+        ),  # specs apart
     ],
     ids=lambda v: repr(v) if isinstance(v, tuple) else None,
 )
@@ -132,7 +148,7 @@ def test_bad_specs_change_nothing(
     args: tuple[str, ...], rc: int, message: str, wh: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     make_table(wh, 2)
-    for dry in ((), ("--dry-run",)):
+    for dry in ((), ("--dry-run", "false")):
         before = _files(wh)
         code, out = run_job(drop_job, wh, "--no-ledger", *args, *dry, capsys=capsys)
         assert code == rc and out["status"] == "error" and out["retryable"] is False, out
@@ -158,12 +174,12 @@ def test_core_refuses_bad_specs(specs: Any, message: str, wh: str) -> None:
     before = _files(wh)
     for dry_run in (True, False):
         with pytest.raises(InvalidArgumentError) as info:
-            t.drop_partition(specs, dry_run=dry_run)
+            t.maintenance.drop_partition(specs, dry_run=dry_run)
         assert message in str(info.value)
     with pytest.raises(InvalidArgumentError, match="does not exist"):
-        t.drop_partition(["dt=d0", "dt=zz"])
+        t.maintenance.drop_partition(["dt=d0", "dt=zz"], dry_run=False)
     with pytest.raises(InvalidArgumentError, match="not partition keys"):
-        t.drop_partition([{"dt": "d0"}, {"id": "1"}])
+        t.maintenance.drop_partition([{"dt": "d0"}, {"id": "1"}], dry_run=False)
     assert _files(wh) == before
 
 

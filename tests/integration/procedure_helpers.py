@@ -76,6 +76,18 @@ def metadata_state(wh: str) -> dict[str, bytes]:
     return out
 
 
+def table_files(wh: str, table: str = "t") -> dict[str, bytes]:
+    """Every file of ``db.<table>`` (metadata, branches and data) with its content: equal before
+    and after means the run changed nothing at all."""
+    root = os.path.join(wh, "db.db", table)
+    out: dict[str, bytes] = {}
+    for dirpath, _, names in os.walk(root):
+        for n in names:
+            with open(os.path.join(dirpath, n), "rb") as f:
+                out[os.path.relpath(os.path.join(dirpath, n), root)] = f.read()
+    return out
+
+
 def data_files(wh: str) -> set[str]:
     """Every data file under the table's partition directories (relative paths)."""
     root = os.path.join(wh, "db.db", "t")

@@ -10,7 +10,6 @@ change no file, even when the other specs are good.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
@@ -20,7 +19,7 @@ from paimon_core.operation.partition_drop import parse_partition_specs
 from spark_jobs import drop_partition as drop_job
 from spark_jobs.common.args import EXIT_FAILURE, EXIT_USAGE
 
-from .procedure_helpers import cli, ids, make_table, reload, run_job
+from .procedure_helpers import cli, ids, make_table, reload, run_job, table_files
 
 #: each form of "drop d0 and d2" on the command line
 JOB_FORMS: dict[str, tuple[str, ...]] = {
@@ -40,17 +39,6 @@ CORE_FORMS: dict[str, Any] = {
 LEFT = [10, 11, 12, 30, 31, 32]  # make_table(4): partition d<i> holds ids i*10..i*10+2
 
 
-def _files(wh: str) -> dict[str, bytes]:
-    """Every file of db.t with its content (equal before and after: nothing changed)."""
-    root = os.path.join(wh, "db.db", "t")
-    out: dict[str, bytes] = {}
-    for d, _, names in os.walk(root):
-        for n in names:
-            with open(os.path.join(d, n), "rb") as f:
-                out[os.path.relpath(os.path.join(d, n), root)] = f.read()
-    return out
-
-
 def _pypaimon_ids(pypaimon: Any, wh: str, **options: str) -> list[int]:
     return sorted(pypaimon.read(wh, "db.t", options=options or None).column("id").to_pylist())
 
@@ -67,13 +55,13 @@ def test_job_drops_several_specs_in_one_snapshot(
     form: str, wh: str, capsys: pytest.CaptureFixture[str], pypaimon: Any
 ) -> None:
     make_table(wh, 4)
-    before = _files(wh)
+    before = table_files(wh)
     for dry in ((), ("--dry-run",), ("--dry-run", "true")):  # a plan unless told: --dry-run false
         rc, out = run_job(drop_job, wh, "--no-ledger", *JOB_FORMS[form], *dry, capsys=capsys)
         assert rc == 0 and out["dry_run"] is True and out["snapshot_id"] is None, out
         listed = [(p["partition"], p["record_count"]) for p in out["partitions"]]
         assert listed == [("dt=d0", 3), ("dt=d2", 3)], out
-        assert _files(wh) == before, f"the dry run {dry} changed the table"
+        assert table_files(wh) == before, f"the dry run {dry} changed the table"
     rc, out = run_job(drop_job, wh, "--no-ledger", *JOB_FORMS[form], "--dry-run", "false", capsys=capsys)
     assert rc == 0 and (out["commit_kind"], out["deleted_files"], out["deleted_rows"]) == (
         "OVERWRITE",
@@ -91,10 +79,10 @@ def test_job_drops_several_specs_in_one_snapshot(
 @pytest.mark.parametrize("form", sorted(CORE_FORMS))
 def test_core_call_drops_several_specs_in_one_snapshot(form: str, wh: str) -> None:
     t = make_table(wh, 4)
-    before = _files(wh)
+    before = table_files(wh)
     plan = t.maintenance.drop_partition(CORE_FORMS[form], dry_run=True)
     assert [p.partition for p in plan.partitions] == ["dt=d0", "dt=d2"] and plan.snapshot_id is None
-    assert _files(wh) == before
+    assert table_files(wh) == before
     result = reload(wh).maintenance.drop_partition(CORE_FORMS[form], dry_run=False)
     assert (result.snapshot_id, result.commit_kind, result.deleted_rows) == (5, "OVERWRITE", 6)
     assert result.to_dict()["partitions"][1]["partition"] == "dt=d2"
@@ -149,12 +137,12 @@ def test_bad_specs_change_nothing(
 ) -> None:
     make_table(wh, 2)
     for dry in ((), ("--dry-run", "false")):
-        before = _files(wh)
+        before = table_files(wh)
         code, out = run_job(drop_job, wh, "--no-ledger", *args, *dry, capsys=capsys)
         assert code == rc and out["status"] == "error" and out["retryable"] is False, out
         assert message in out["error"], out
         assert "nothing was dropped" in out["error"] or rc == EXIT_USAGE, out
-        assert _files(wh) == before, f"{args} changed the table"
+        assert table_files(wh) == before, f"{args} changed the table"
 
 
 @pytest.mark.parametrize(
@@ -171,7 +159,7 @@ def test_bad_specs_change_nothing(
 )
 def test_core_refuses_bad_specs(specs: Any, message: str, wh: str) -> None:
     t = make_table(wh, 2)
-    before = _files(wh)
+    before = table_files(wh)
     for dry_run in (True, False):
         with pytest.raises(InvalidArgumentError) as info:
             t.maintenance.drop_partition(specs, dry_run=dry_run)
@@ -180,7 +168,7 @@ def test_core_refuses_bad_specs(specs: Any, message: str, wh: str) -> None:
         t.maintenance.drop_partition(["dt=d0", "dt=zz"], dry_run=False)
     with pytest.raises(InvalidArgumentError, match="not partition keys"):
         t.maintenance.drop_partition([{"dt": "d0"}, {"id": "1"}], dry_run=False)
-    assert _files(wh) == before
+    assert table_files(wh) == before
 
 
 def test_parse_partition_specs_forms() -> None:

@@ -1,4 +1,4 @@
-"""Compaction cases: ``table.compact()`` against a pyarrow floor that moves the same bytes.
+"""Compaction cases: ``table.maintenance.compact()`` against a pyarrow floor that moves the same bytes.
 
 No peer can compact (see :data:`NOT_APPLICABLE`), so each case has our side and the floor F:
 plain pyarrow reading all the input data files and writing the same rows with the same codec
@@ -157,7 +157,7 @@ def build_compacted(path: Path, source: Path) -> None:
     from paimon_core import FileSystemCatalog
 
     fixtures.link_tree(Path(fixtures.warehouse_of(source)), Path(fixtures.warehouse_of(path)))
-    FileSystemCatalog(fixtures.warehouse_of(path)).get_table(fixtures.TABLE).compact(options=COMPACT_OPTIONS)
+    FileSystemCatalog(fixtures.warehouse_of(path)).get_table(fixtures.TABLE).maintenance.compact(options=COMPACT_OPTIONS)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -260,7 +260,7 @@ class _CompactCase(Case):
 # ---------------------------------------------------------------------------------------------
 
 class CompactAppendBinpack(_CompactCase):
-    """Unaware-bucket append table, many small files per partition, ``table.compact()``."""
+    """Unaware-bucket append table, many small files per partition, ``table.maintenance.compact()``."""
 
     name = "compact_append_binpack"
 
@@ -284,7 +284,7 @@ class CompactAppendBinpack(_CompactCase):
                        "data_files": self.input_files, "data_bytes": self.data_bytes,
                        "options": APPEND_OPTIONS, "compact_options": COMPACT_OPTIONS,
                        "expected_files_after": self.partitions}
-        self.description = (f"table.compact() of an unaware-bucket append table partitioned by dt: {self.input_files} "
+        self.description = (f"table.maintenance.compact() of an unaware-bucket append table partitioned by dt: {self.input_files} "
                             f"files of ~{rows // max(1, self.input_files)} rows ({commits} commits x {self.partitions} "
                             f"partitions, {self.data_bytes / 1e6:.0f} MB), open-file-cost 1 kb: one bin per partition "
                             f"-> {self.partitions} files; floor: per partition pq.read_table of its files + "
@@ -363,7 +363,7 @@ class CompactPkFull(_CompactCase):
                                                    for fs in by_bucket.values()),
                        "options": opts, "fixture_write_options": wopts, "compact_options": COMPACT_OPTIONS}
         buf = f", write-buffer-size {opts['write-buffer-size']}" if "write-buffer-size" in opts else ""
-        self.description = (f"table.compact() (full) of a primary-key table (id, {self.buckets} bucket(s), "
+        self.description = (f"table.maintenance.compact() (full) of a primary-key table (id, {self.buckets} bucket(s), "
                             f"deduplicate{buf}): {runs.keys} keys in {runs.runs} sorted runs per bucket (all keys, "
                             f"then {runs.runs - 1} upserts of {UPSERT_FRACTION:.0%} of the keys), {self.rows} rows / "
                             f"{self.data_bytes / 1e6:.0f} MB of input -> one run per bucket on the max level; "
@@ -510,8 +510,8 @@ class CompactManyFiles(_CompactCase):
             self.expected = self.row_checksum
         self.params = {"commits": commits, "partitions": parts, "rows_per_file": per, "data_files": self.input_files,
                        "data_bytes": self.data_bytes, "compact_options": COMPACT_OPTIONS, "dry_run": self.dry_run}
-        what = ("table.compact(dry_run=True): plan only" if self.dry_run else
-                "table.compact(): plan + rewrite + commit (phases), one file per partition after; floor: per "
+        what = ("table.maintenance.compact(dry_run=True): plan only" if self.dry_run else
+                "table.maintenance.compact(): plan + rewrite + commit (phases), one file per partition after; floor: per "
                 "partition pq.read_table of its files + pq.write_table")
         self.description = (f"{what}, on the plan_10k_files table ({commits} commits x {parts} partitions = "
                             f"{self.input_files} files of {per} rows, unaware-bucket append, default options)")

@@ -6,7 +6,7 @@ in its own fresh process per run like every side (``bench/delta_ops.py``), timed
 
 * ``delta_compact_10m_200_files`` / ``delta_compact_10m_2000_files``: the same 10M rows
   (``id int64, dt string, v double, s string``) in the same number of small files, 50 / 500
-  appends x 4 dt partitions = 200 / 2,000 files. Ours: ``table.compact()`` (the Spark-free local
+  appends x 4 dt partitions = 200 / 2,000 files. Ours: ``table.maintenance.compact()`` (the Spark-free local
   path) of an unaware-bucket append table written by our writer (``write-only`` while built,
   ``source.split.open-file-cost`` 1 kb so bins go by bytes as delta-rs's do, default target file
   size 256 MB); delta-rs: ``DeltaTable(path).optimize.compact(target_size=256 MB)`` of a table
@@ -23,7 +23,7 @@ in its own fresh process per run like every side (``bench/delta_ops.py``), timed
   at the same relative paths (hard links, one commit per our commit, through delta-rs's
   ``create_write_transaction``); then 10,000 / 1,000 untracked data-file look-alikes planted in
   both at the same paths. Every file is made old (data 10 days, orphans 30 days). Ours:
-  ``table.remove_orphan_files(older_than=now - 1 day)`` (``force=True`` as in
+  ``table.maintenance.remove_orphan_files(older_than=now - 1 day)`` (``force=True`` as in
   ``orphan_clean_100k``: it only matters below 1 hour); delta-rs:
   ``DeltaTable(path).vacuum(retention_hours=24, enforce_retention_duration=False, dry_run=False,
   full=True)``: the same 1-day age threshold (``retention_hours=0`` would also take files written
@@ -167,7 +167,7 @@ def _last_operation(table: Path) -> str | None:
 # ---------------------------------------------------------------------------------------------
 
 class DeltaCompact(CompactAppendBinpack):
-    """Ours (``table.compact()``), delta-rs (``optimize.compact()``) and the floor on the same rows and file count."""
+    """Ours (``table.maintenance.compact()``), delta-rs (``optimize.compact()``) and the floor on the same rows and file count."""
 
     sides = (OURS, DELTA, FLOOR)
     not_applicable: ClassVar[dict[str, str]] = NOT_APPLICABLE
@@ -223,7 +223,7 @@ class DeltaCompact(CompactAppendBinpack):
                        "zstd_level": ZSTD_LEVEL, "expected_files_after": self.partitions}
         self.description = (
             f"{rows} rows in {self.input_files} small files ({commits} appends x {self.partitions} dt partitions) -> one "
-            f"file per partition. ours: table.compact() of an unaware-bucket append table ({self.data_bytes / 1e6:.0f} "
+            f"file per partition. ours: table.maintenance.compact() of an unaware-bucket append table ({self.data_bytes / 1e6:.0f} "
             f"MB, our writer, open-file-cost 1 kb); delta-rs: DeltaTable(path).optimize.compact(target_size=256 MB, "
             f"zstd(1)) of the same slices written by delta-rs ({self.delta_bytes / 1e6:.0f} MB, {self.delta_versions} "
             "versions; its timer includes opening the table); floor: per partition pq.read_table of our files + "

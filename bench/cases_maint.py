@@ -67,7 +67,7 @@ def _files(root: Path) -> set[str]:
 
 
 class ExpireSnapshots(Case):
-    """``table.expire_snapshots(retain_max=10, retain_min=10, ...)`` on a table of N small snapshots."""
+    """``table.maintenance.expire_snapshots(retain_max=10, retain_min=10, ...)`` on a table of N small snapshots."""
 
     name = "expire_10k_snapshots"
     sides = (OURS,)
@@ -127,7 +127,7 @@ class ExpireSnapshots(Case):
 
 
 class OrphanClean(Case):
-    """``table.remove_orphan_files(older_than=now - 1 day, force=True)`` with N planted orphans."""
+    """``table.maintenance.remove_orphan_files(older_than=now - 1 day, force=True)`` with N planted orphans."""
 
     name = "orphan_clean_100k"
     sides = (OURS,)

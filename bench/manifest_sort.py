@@ -206,9 +206,9 @@ def _one(args: argparse.Namespace, wh: Path, size: str) -> list[str]:
     from paimon_core import FileSystemCatalog
 
     t = FileSystemCatalog(str(wh)).get_table(TABLE).copy({"manifest-sort.enabled": "true"})
-    dry = t.compact_manifest(dry_run=True)
+    dry = t.maintenance.compact_manifest(dry_run=True)
     t0, c0 = time.perf_counter(), _cpu()
-    res = t.compact_manifest()
+    res = t.maintenance.compact_manifest()
     compact_s = (time.perf_counter() - t0, _cpu() - c0)
     after_m = _manifests(wh)
     after = {name: _plan(py, s, wh, p, args.repeat) for name, py, s in sides}

@@ -11,10 +11,10 @@ before the timer; only the operation itself is timed (see :class:`bench.sidekit.
   (``table``: everything into one Arrow table; ``stream``: ``to_arrow_batch_reader``, only counted).
 * ``plan`` {warehouse, table}: scan to splits, no data read.
 * ``expire`` {warehouse, table, retain_max, retain_min, max_deletes, older_than}:
-  ``table.expire_snapshots(...)``; ``orphan_clean`` {warehouse, table, older_than}:
-  ``table.remove_orphan_files(older_than=..., force=True)``. Both answer ``result``, the call's
+  ``table.maintenance.expire_snapshots(...)``; ``orphan_clean`` {warehouse, table, older_than}:
+  ``table.maintenance.remove_orphan_files(older_than=..., force=True)``. Both answer ``result``, the call's
   result as a dict with every collection replaced by its size.
-* ``compact`` {warehouse, table, options, dry_run, compact_strategy, parallelism}: ``table.compact(...)``,
+* ``compact`` {warehouse, table, options, dry_run, compact_strategy, parallelism}: ``table.maintenance.compact(...)``,
   timed as one call; phases split it by timing the steps inside (``plan``: the planner,
   ``rewrite``: the task executor, ``commit``: the snapshot commit, ``maintain``: post-commit
   maintenance, ``summary``: the result's per-bucket summary, ``other``: the rest). Answers
@@ -145,7 +145,7 @@ def op_expire(spec: dict[str, Any]) -> dict[str, Any]:
     table = _table(spec)
     sw = Stopwatch()
     with sw.phase("expire"):
-        result = table.expire_snapshots(retain_max=spec["retain_max"], retain_min=spec["retain_min"],
+        result = table.maintenance.expire_snapshots(retain_max=spec["retain_max"], retain_min=spec["retain_min"],
                                         max_deletes=spec["max_deletes"], older_than=spec["older_than"])
     return sw.result(result=summarize(result))
 
@@ -154,13 +154,13 @@ def op_orphan_clean(spec: dict[str, Any]) -> dict[str, Any]:
     table = _table(spec)
     sw = Stopwatch()
     with sw.phase("clean"):
-        result = table.remove_orphan_files(older_than=spec["older_than"], force=True)
+        result = table.maintenance.remove_orphan_files(older_than=spec["older_than"], force=True, dry_run=False)
     return sw.result(result=summarize(result))
 
 
 @contextlib.contextmanager
 def _compact_phases() -> Iterator[dict[str, float]]:
-    """Time the steps of ``table.compact()`` from outside: wrap the planner, the task executor, the
+    """Time the steps of ``table.maintenance.compact()`` from outside: wrap the planner, the task executor, the
     commit, the post-commit maintenance and the result summary (restored on exit). The wrappers
     add one ``perf_counter`` pair per call; the code path is the public call's own."""
     from paimon_core.operation.commit import committer
@@ -200,7 +200,7 @@ def op_compact(spec: dict[str, Any]) -> dict[str, Any]:
     kwargs = {k: spec[k] for k in ("compact_strategy", "options", "parallelism", "dry_run") if spec.get(k) is not None}
     sw = Stopwatch()
     with _compact_phases() as timings, sw.phase("compact"):
-        result = table.compact(**kwargs)
+        result = table.maintenance.compact(**kwargs)
     total = sw.phases.pop("compact")
     sw.phases = {k: v for k, v in timings.items() if v > 0}
     sw.phases["other"] = max(0.0, total - sum(sw.phases.values()))

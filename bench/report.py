@@ -321,7 +321,7 @@ def compaction_details(cases: dict[str, Any]) -> list[str]:
     names = [n for n in cases if n.startswith("compact_")]
     if not names:
         return []
-    out = ["", "Compaction (ours: phases of `table.compact()`, medians; growth = peak RSS - RSS before the timer):", "",
+    out = ["", "Compaction (ours: phases of `table.maintenance.compact()`, medians; growth = peak RSS - RSS before the timer):", "",
            "| case | side | total | " + " | ".join(COMPACT_PHASES) + " | input MB | files before -> after | "
            "op RSS growth MB | peak RSS MB |", "|" + "---|" * (len(COMPACT_PHASES) + 7)]
     for n in names:

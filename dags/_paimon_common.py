@@ -13,7 +13,14 @@ run but its own):
   that started late (:func:`skip_overdue_scheduled_run`, in :data:`DEFAULT_ARGS`), the rest of what
   an unpause or an outage can release;
 * destructive steps take :data:`DRY_RUN`: the run's ``dry_run`` Param (:func:`dry_run_param`,
-  default true) in the runs a person starts; scheduled runs apply.
+  default true) in the runs a person starts; scheduled runs apply;
+* the manual one-table DAGs (:func:`manual_dag`, :func:`plan_and_apply`) always run a dry run
+  first (``plan``); their ``mode`` Param (default ``plan``) decides whether the change follows.
+
+A form submitted as it opens therefore changes nothing, whatever the action's own ``dry_run``
+default is (:mod:`paimon_core.table.maintenance`: True for the calls that drop something on
+request, False for retention); the operators and jobs keep that default, the DAGs pass
+``dry_run`` explicitly on every task.
 
 Cheap to import: the standard library, ``airflow.sdk``, the registry and the timetables; the hook
 (and with it ``paimon_core``) is imported inside the task.
@@ -26,7 +33,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from airflow.sdk import Param, get_current_context, task
+from airflow.sdk import DAG, Param, get_current_context, task
 
 from _paimon_registry import load
 
@@ -40,6 +47,10 @@ __all__ = [
     "daily_intervals",
     "dry_run_param",
     "list_tables",
+    "manual_dag",
+    "optional_param",
+    "param_arg",
+    "plan_and_apply",
     "overdue_by",
     "retry_delay",
     "skip_overdue_scheduled_run",
@@ -267,6 +278,58 @@ def plan_then_apply(plan: Any, apply: Any, *, subject: str, mode_param: str = "m
     apply.trigger_rule = "none_failed_min_one_success"
     gate = decide()
     plan >> gate >> [approve, no_approval_needed()] >> apply
+
+
+#: The start date of the manual DAGs (they have no schedule; Airflow wants one).
+MANUAL_START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+
+
+def optional_param(description: str, *, type: str = "string", **schema: Any) -> Param:  # noqa: A002 - JSON Schema's name
+    """An optional Param of a manual DAG's form: empty (null) by default."""
+    return Param(None, type=["null", type], description=description, **schema)
+
+
+def param_arg(name: str) -> str:
+    """The templated operator argument of the Param ``name``: its value, ``''`` when empty."""
+    return f"{{{{ params.{name} if params.{name} is not none else '' }}}}"
+
+
+def manual_dag(
+    dag_id: str,
+    *,
+    description: str,
+    doc_md: str | None,
+    params: Mapping[str, Param],
+    table_description: str = "db.table",
+) -> DAG:
+    """A manual, plan-first DAG on one table (use as ``with manual_dag(...) as dag:``).
+
+    No schedule and created unpaused (unpausing starts nothing, so the trigger form's Unpause
+    box never shows), one run at a time, no retries (a person re-runs it). Its form: ``table``
+    (required), ``params`` (the procedure's own), then ``mode`` (:func:`mode_param`)."""
+    return DAG(
+        dag_id=dag_id,
+        description=description,
+        schedule=None,
+        is_paused_upon_creation=False,
+        start_date=MANUAL_START,
+        catchup=False,
+        max_active_runs=1,
+        default_args={**DEFAULT_ARGS, "retries": 0},
+        params={"table": table_param(table_description), **params, "mode": mode_param()},
+        tags=["paimon", "manual"],
+        doc_md=doc_md,
+    )
+
+
+def plan_and_apply(operator: Any, apply_task_id: str, *, subject: str, **arguments: Any) -> None:
+    """Inside :func:`manual_dag`: ``plan`` (the operator with ``dry_run=True``), then by the run's
+    ``mode`` the change (``apply_task_id``, ``dry_run=False``): :func:`plan_then_apply`. The
+    operator gets ``table`` and the registry's ``paimon_conn_id`` besides ``arguments``."""
+    arguments = {"table": "{{ params.table }}", "paimon_conn_id": load().paimon_conn_id, **arguments}
+    plan = operator(task_id="plan", dry_run=True, **arguments)
+    apply = operator(task_id=apply_task_id, dry_run=False, **arguments)
+    plan_then_apply(plan, apply, subject=subject)
 
 
 #: What the health task returns of :func:`paimon_core.table.health.table_health` (the LSM shape).

@@ -17,44 +17,22 @@ from pathlib import Path
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import datetime as dt
-
-from airflow.sdk import DAG, Param
-
-from _paimon_common import DEFAULT_ARGS, mode_param, plan_then_apply, table_param
-from _paimon_registry import load
+from _paimon_common import manual_dag, optional_param, param_arg, plan_and_apply
 from paimon_airflow.operators.table_procedures import PaimonClearConsumersOperator
 
-REGISTRY = load()
-ARGS = {
-    "table": "{{ params.table }}",
-    "including_consumers": "{{ params.including_consumers or '' }}",
-    "excluding_consumers": "{{ params.excluding_consumers or '' }}",
-    "paimon_conn_id": REGISTRY.paimon_conn_id,
-}
-
-with DAG(
-    dag_id="paimon_clear_consumers",
+with manual_dag(
+    "paimon_clear_consumers",
     description="Delete consumers of a Paimon table by id regex (plan first; approval optional)",
-    schedule=None,
-    is_paused_upon_creation=False,  # unpausing starts nothing: the form's Unpause box never shows
-    start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
-    catchup=False,
-    max_active_runs=1,
-    default_args={**DEFAULT_ARGS, "retries": 0},
-    params={
-        "table": table_param(),
-        "including_consumers": Param(
-            None, type=["null", "string"], description="regex of the consumer ids to delete (empty: all)"
-        ),
-        "excluding_consumers": Param(
-            None, type=["null", "string"], description="regex of the consumer ids to keep"
-        ),
-        "mode": mode_param(),
-    },
-    tags=["paimon", "manual"],
     doc_md=__doc__,
+    params={
+        "including_consumers": optional_param("regex of the consumer ids to delete (empty: all)"),
+        "excluding_consumers": optional_param("regex of the consumer ids to keep"),
+    },
 ) as dag:
-    plan = PaimonClearConsumersOperator(task_id="plan", dry_run=True, **ARGS)
-    apply = PaimonClearConsumersOperator(task_id="clear_consumers", **ARGS)
-    plan_then_apply(plan, apply, subject="Clear consumers of {{ params.table }}?")
+    plan_and_apply(
+        PaimonClearConsumersOperator,
+        "clear_consumers",
+        subject="Clear consumers of {{ params.table }}?",
+        including_consumers=param_arg("including_consumers"),
+        excluding_consumers=param_arg("excluding_consumers"),
+    )

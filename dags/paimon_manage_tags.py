@@ -25,66 +25,35 @@ from pathlib import Path
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import datetime as dt
+from airflow.sdk import Param
 
-from airflow.sdk import DAG, Param
-
-from _paimon_common import DEFAULT_ARGS, DURATION_PATTERN, mode_param, plan_then_apply, table_param
-from _paimon_registry import load
+from _paimon_common import DURATION_PATTERN, manual_dag, optional_param, param_arg, plan_and_apply
 from paimon_airflow.operators.table_procedures import TAG_ACTIONS, PaimonManageTagsOperator
 
-REGISTRY = load()
-ARGS = {
-    "table": "{{ params.table }}",
-    "tag_action": "{{ params.tag_action }}",
-    "tag": "{{ params.tag or '' }}",
-    "target_tag": "{{ params.target_tag or '' }}",
-    "snapshot_id": "{{ params.snapshot_id if params.snapshot_id is not none else '' }}",
-    "timestamp": "{{ params.timestamp or '' }}",
-    "time_retained": "{{ params.time_retained or '' }}",
-    "older_than": "{{ params.older_than or '' }}",
-    "paimon_conn_id": REGISTRY.paimon_conn_id,
-}
 _TAG_NAME = r"^[A-Za-z0-9_.-]+$"
+#: The operator's arguments besides the table, each from the Param of its name.
+TAG_ARGUMENTS = ("tag_action", "tag", "target_tag", "snapshot_id", "timestamp", "time_retained", "older_than")
 
-with DAG(
-    dag_id="paimon_manage_tags",
+with manual_dag(
+    "paimon_manage_tags",
     description="Create-from-timestamp, replace, rename, expire or auto-create tags of a Paimon table (plan first)",
-    schedule=None,
-    is_paused_upon_creation=False,  # unpausing starts nothing: the form's Unpause box never shows
-    start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
-    catchup=False,
-    max_active_runs=1,
-    default_args={**DEFAULT_ARGS, "retries": 0},
-    params={
-        "table": table_param(),
-        "tag_action": Param("expire", type="string", enum=list(TAG_ACTIONS), description="what to do"),
-        "tag": Param(
-            None, type=["null", "string"], pattern=_TAG_NAME, description="the tag (not for expire)"
-        ),
-        "target_tag": Param(
-            None, type=["null", "string"], pattern=_TAG_NAME, description="rename: the new name"
-        ),
-        "snapshot_id": Param(None, type=["null", "integer"], minimum=1, description="replace: the snapshot"),
-        "timestamp": Param(
-            None,
-            type=["null", "string"],
-            description="create_from_timestamp: the time (ISO-8601 UTC or epoch millis); "
-            "trigger_automatic_creation: run as of it",
-        ),
-        "time_retained": Param(
-            None, type=["null", "string"], pattern=DURATION_PATTERN, description="the tag's retention ('7 d')"
-        ),
-        "older_than": Param(
-            None,
-            type=["null", "string"],
-            description="expire: also tags created before this time (ISO-8601 UTC)",
-        ),
-        "mode": mode_param(),
-    },
-    tags=["paimon", "manual"],
     doc_md=__doc__,
+    params={
+        "tag_action": Param("expire", type="string", enum=list(TAG_ACTIONS), description="what to do"),
+        "tag": optional_param("the tag (not for expire)", pattern=_TAG_NAME),
+        "target_tag": optional_param("rename: the new name", pattern=_TAG_NAME),
+        "snapshot_id": optional_param("replace: the snapshot", type="integer", minimum=1),
+        "timestamp": optional_param(
+            "create_from_timestamp: the time (ISO-8601 UTC or epoch millis); "
+            "trigger_automatic_creation: run as of it"
+        ),
+        "time_retained": optional_param("the tag's retention ('7 d')", pattern=DURATION_PATTERN),
+        "older_than": optional_param("expire: also tags created before this time (ISO-8601 UTC)"),
+    },
 ) as dag:
-    plan = PaimonManageTagsOperator(task_id="plan", dry_run=True, **ARGS)
-    apply = PaimonManageTagsOperator(task_id="manage_tags", **ARGS)
-    plan_then_apply(plan, apply, subject="{{ params.tag_action }} tags of {{ params.table }}?")
+    plan_and_apply(
+        PaimonManageTagsOperator,
+        "manage_tags",
+        subject="{{ params.tag_action }} tags of {{ params.table }}?",
+        **{name: param_arg(name) for name in TAG_ARGUMENTS},
+    )

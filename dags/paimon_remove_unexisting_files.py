@@ -19,40 +19,18 @@ from pathlib import Path
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import datetime as dt
-
-from airflow.sdk import DAG, Param
-
-from _paimon_common import DEFAULT_ARGS, mode_param, plan_then_apply, table_param
-from _paimon_registry import load
+from _paimon_common import manual_dag, optional_param, param_arg, plan_and_apply
 from paimon_airflow.operators.table_procedures import PaimonRemoveUnexistingFilesOperator
 
-REGISTRY = load()
-ARGS = {
-    "table": "{{ params.table }}",
-    "parallelism": "{{ params.parallelism if params.parallelism is not none else '' }}",
-    "paimon_conn_id": REGISTRY.paimon_conn_id,
-}
-
-with DAG(
-    dag_id="paimon_remove_unexisting_files",
+with manual_dag(
+    "paimon_remove_unexisting_files",
     description="Drop entries of missing data files from a damaged Paimon table (plan first)",
-    schedule=None,
-    is_paused_upon_creation=False,  # unpausing starts nothing: the form's Unpause box never shows
-    start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
-    catchup=False,
-    max_active_runs=1,
-    default_args={**DEFAULT_ARGS, "retries": 0},
-    params={
-        "table": table_param(),
-        "parallelism": Param(
-            None, type=["null", "integer"], minimum=1, description="existence checks at once"
-        ),
-        "mode": mode_param(),
-    },
-    tags=["paimon", "manual"],
     doc_md=__doc__,
+    params={"parallelism": optional_param("existence checks at once", type="integer", minimum=1)},
 ) as dag:
-    plan = PaimonRemoveUnexistingFilesOperator(task_id="plan", dry_run=True, **ARGS)
-    apply = PaimonRemoveUnexistingFilesOperator(task_id="remove_unexisting_files", dry_run=False, **ARGS)
-    plan_then_apply(plan, apply, subject="Remove missing files from {{ params.table }}?")
+    plan_and_apply(
+        PaimonRemoveUnexistingFilesOperator,
+        "remove_unexisting_files",
+        subject="Remove missing files from {{ params.table }}?",
+        parallelism=param_arg("parallelism"),
+    )

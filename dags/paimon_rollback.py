@@ -18,55 +18,33 @@ from pathlib import Path
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import datetime as dt
+from airflow.sdk import Param
 
-from airflow.sdk import DAG, Param
-
-from _paimon_common import DEFAULT_ARGS, mode_param, plan_then_apply, table_param
-from _paimon_registry import load
+from _paimon_common import manual_dag, optional_param, param_arg, plan_and_apply
 from paimon_airflow.operators.maintenance import PaimonRollbackOperator
 
-REGISTRY = load()
-TARGET = {
-    "snapshot_id": "{{ params.snapshot_id if params.snapshot_id is not none else '' }}",
-    "tag": "{{ params.tag or '' }}",
-    "timestamp": "{{ params.timestamp or '' }}",
-    "as_latest": "{{ params.as_latest }}",
-}
-
-with DAG(
-    dag_id="paimon_rollback",
+with manual_dag(
+    "paimon_rollback",
     description="Roll a Paimon table back (dry-run plan first; approval optional)",
-    schedule=None,
-    is_paused_upon_creation=False,  # unpausing starts nothing: the form's Unpause box never shows
-    start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
-    catchup=False,
-    max_active_runs=1,
-    default_args={**DEFAULT_ARGS, "retries": 0},
+    doc_md=__doc__,
     params={
-        "table": table_param(),
-        "snapshot_id": Param(None, type=["null", "integer"], minimum=1, description="target snapshot id"),
-        "tag": Param(None, type=["null", "string"], description="target tag"),
-        "timestamp": Param(None, type=["null", "string"], description="target time (ISO-8601, UTC)"),
+        "snapshot_id": optional_param("target snapshot id", type="integer", minimum=1),
+        "tag": optional_param("target tag"),
+        "timestamp": optional_param("target time (ISO-8601, UTC)"),
         "as_latest": Param(
             False,
             type="boolean",
             description="commit the target's content as a new latest snapshot, deleting nothing "
             "(rollback_to_as_latest)",
         ),
-        "mode": mode_param(),
     },
-    tags=["paimon", "manual"],
-    doc_md=__doc__,
 ) as dag:
-    plan = PaimonRollbackOperator(
-        task_id="plan",
-        table="{{ params.table }}",
-        dry_run=True,
-        paimon_conn_id=REGISTRY.paimon_conn_id,
-        **TARGET,
+    plan_and_apply(
+        PaimonRollbackOperator,
+        "rollback",
+        subject="Roll back {{ params.table }}?",
+        snapshot_id=param_arg("snapshot_id"),
+        tag=param_arg("tag"),
+        timestamp=param_arg("timestamp"),
+        as_latest="{{ params.as_latest }}",
     )
-    apply = PaimonRollbackOperator(
-        task_id="rollback", table="{{ params.table }}", paimon_conn_id=REGISTRY.paimon_conn_id, **TARGET
-    )
-    plan_then_apply(plan, apply, subject="Roll back {{ params.table }}?")

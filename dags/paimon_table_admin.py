@@ -27,60 +27,35 @@ from pathlib import Path
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import datetime as dt
+from airflow.sdk import Param
 
-from airflow.sdk import DAG, Param
-
-from _paimon_common import DEFAULT_ARGS, mode_param, plan_then_apply, table_param
-from _paimon_registry import load
+from _paimon_common import manual_dag, optional_param, param_arg, plan_and_apply
 from paimon_airflow.operators.table_admin import ADMIN_PROCEDURES, PaimonTableAdminOperator
 
-REGISTRY = load()
-ARGS = {
-    "table": "{{ params.table }}",
-    "procedure": "{{ params.procedure }}",
-    "partitions": "{{ params.partitions or '' }}",
-    "watermark": "{{ params.watermark if params.watermark is not none else '' }}",
-    "source_branch": "{{ params.source_branch or '' }}",
-    "target_branch": "{{ params.target_branch or '' }}",
-    "paimon_conn_id": REGISTRY.paimon_conn_id,
-}
-
-with DAG(
-    dag_id="paimon_table_admin",
+with manual_dag(
+    "paimon_table_admin",
     description="Paimon procedures that delete or rewrite: drop_partition, purge_files, merge_branch, "
     "rollback_to_watermark, remove_unexisting_manifests (dry-run plan first; approval optional)",
-    schedule=None,
-    is_paused_upon_creation=False,  # unpausing starts nothing: the form's Unpause box never shows
-    start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
-    catchup=False,
-    max_active_runs=1,
-    default_args={**DEFAULT_ARGS, "retries": 0},
+    doc_md=__doc__,
     params={
-        "table": table_param(),
         "procedure": Param(
             ADMIN_PROCEDURES[0],
             type="string",
             enum=list(ADMIN_PROCEDURES),
             description="the procedure to run (its arguments below; the others are ignored)",
         ),
-        "partitions": Param(
-            None,
-            type=["null", "string"],
-            description="drop_partition: 'k=v[,k2=v2][;k=v3...]' (a spec may name some partition keys)",
+        "partitions": optional_param(
+            "drop_partition: 'k=v[,k2=v2][;k=v3...]' (a spec may name some partition keys)"
         ),
-        "watermark": Param(
-            None, type=["null", "integer"], description="rollback_to_watermark: a watermark (epoch millis)"
-        ),
-        "source_branch": Param(None, type=["null", "string"], description="merge_branch: the branch to merge"),
-        "target_branch": Param(
-            None, type=["null", "string"], description="merge_branch: the branch to merge into (empty: main)"
-        ),
-        "mode": mode_param(),
+        "watermark": optional_param("rollback_to_watermark: a watermark (epoch millis)", type="integer"),
+        "source_branch": optional_param("merge_branch: the branch to merge"),
+        "target_branch": optional_param("merge_branch: the branch to merge into (empty: main)"),
     },
-    tags=["paimon", "manual"],
-    doc_md=__doc__,
 ) as dag:
-    plan = PaimonTableAdminOperator(task_id="plan", dry_run=True, **ARGS)
-    apply = PaimonTableAdminOperator(task_id="apply", dry_run=False, **ARGS)
-    plan_then_apply(plan, apply, subject="Run {{ params.procedure }} on {{ params.table }}?")
+    plan_and_apply(
+        PaimonTableAdminOperator,
+        "apply",
+        subject="Run {{ params.procedure }} on {{ params.table }}?",
+        procedure="{{ params.procedure }}",
+        **{name: param_arg(name) for name in ("partitions", "watermark", "source_branch", "target_branch")},
+    )

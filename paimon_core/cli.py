@@ -150,8 +150,8 @@ def cmd_files(args: argparse.Namespace) -> None:
 
 
 def cmd_create_tag(args: argparse.Namespace) -> None:
-    tag = _table(args).create_tag(args.name, args.snapshot)
-    _emit({"tag": args.name, "snapshot_id": tag.id})
+    tag = _table(args).maintenance.create_tag(args.name, args.snapshot)
+    _emit({"tag": args.name, "snapshot_id": tag.snapshot_id})
 
 
 class _Parser(argparse.ArgumentParser):

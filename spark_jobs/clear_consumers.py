@@ -12,7 +12,7 @@ Arguments (Paimon's names and order; also ``--includingConsumers`` etc.): ``incl
 and deletes nothing. A deleted consumer no longer holds snapshots back from expiry; stop its
 reader first. ``--dry-run`` (ours) reports and deletes nothing.
 
-Calls ``table.clear_consumers(...)``: a driver-only metadata procedure, so no Spark session is
+Calls ``table.maintenance.clear_consumers(...)``: a driver-only metadata procedure, so no Spark session is
 started (see :mod:`spark_jobs.common.procedure`). Prints one JSON line: cleared_consumers,
 including, excluding, dry_run.
 """
@@ -46,12 +46,12 @@ PARAMS = (
 
 
 def parse_args(argv: Sequence[str]) -> ProcedureArgs:
-    return parse_procedure_args(JOB, "Delete consumers of a Paimon table.", PARAMS, argv, dry_run=True)
+    return parse_procedure_args(JOB, "Delete consumers of a Paimon table.", PARAMS, argv, dry_run=True, dry_run_default=True)
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
     including = args.get("including_consumers")
-    result = table.clear_consumers(
+    result = table.maintenance.clear_consumers(
         ".*" if including is None else including, args.get("excluding_consumers"), dry_run=args.dry_run
     )
     return result_dict(result)

@@ -64,7 +64,7 @@ def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
             options[key] = str(value).lower() if isinstance(value, bool) else str(value)
     if options:
         table = table.copy(options)
-    return result_dict(table.compact_manifest(dry_run=args.dry_run))
+    return result_dict(table.maintenance.compact_manifest(dry_run=args.dry_run))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -10,7 +10,7 @@ Arguments (Paimon's names and order; each also as ``--ignoreIfExists`` etc.): ``
 table's latest schema), ``ignore_if_exists``. A bad name (``main``, all digits, ``/`` ...), an
 existing branch or an unknown tag fails (exit 3) and changes nothing.
 
-Calls ``table.create_branch(...)``: a driver-only metadata procedure, so no Spark session is
+Calls ``table.maintenance.create_branch(...)``: a driver-only metadata procedure, so no Spark session is
 started (see :mod:`spark_jobs.common.procedure`). Prints one JSON line: branch, tag, snapshot_id,
 schema_id, created.
 """
@@ -44,7 +44,7 @@ def parse_args(argv: Sequence[str]) -> ProcedureArgs:
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
-    result = table.create_branch(
+    result = table.maintenance.create_branch(
         args.get("branch"), args.get("tag"), ignore_if_exists=bool(args.get("ignore_if_exists"))
     )
     return result_dict(result)

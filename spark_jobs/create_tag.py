@@ -11,7 +11,7 @@ Arguments (Paimon's names and order; each also as ``--time_retained`` etc.): ``t
 ``12 h``; the tag expires that long after its creation). An existing tag name fails
 (``TagAlreadyExistsError``, exit 3) and changes nothing.
 
-Calls ``table.create_tag(...)``: a driver-only metadata procedure, so no Spark session is started
+Calls ``table.maintenance.create_tag(...)``: a driver-only metadata procedure, so no Spark session is started
 (see :mod:`spark_jobs.common.procedure`). Prints one JSON line: tag, snapshot_id, schema_id,
 commit_time_millis, record_count and the tag's create time / retention.
 """
@@ -47,7 +47,7 @@ def parse_args(argv: Sequence[str]) -> ProcedureArgs:
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
-    tag = table.create_tag(args.get("tag"), args.get("snapshot"), time_retained=args.get("time_retained"))
+    tag = table.maintenance.create_tag(args.get("tag"), args.get("snapshot"), time_retained=args.get("time_retained"))
     return {**result_dict(tag), "tag": args.get("tag")}
 
 

@@ -13,7 +13,7 @@ earliest live one committed at or after ``timestamp``, or an earlier-expired one
 (as Java does). No such snapshot, or an existing tag name, fails (exit 3) and changes nothing.
 ``--dry-run`` (ours) checks all of that and reports the snapshot it would tag, writing nothing.
 
-Calls ``table.create_tag_from_timestamp(...)``: a driver-only metadata procedure, so no Spark
+Calls ``table.maintenance.create_tag_from_timestamp(...)``: a driver-only metadata procedure, so no Spark
 session is started (see :mod:`spark_jobs.common.procedure`). Prints one JSON line: tag,
 snapshot_id, commit_time_millis (Paimon's ``commit_time``), watermark and the tag's retention.
 """
@@ -53,7 +53,7 @@ def parse_args(argv: Sequence[str]) -> ProcedureArgs:
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
-    tag = table.create_tag_from_timestamp(
+    tag = table.maintenance.create_tag_from_timestamp(
         args.get("tag"), args.get("timestamp"), time_retained=args.get("time_retained"), dry_run=args.dry_run
     )
     return {**result_dict(tag), "tag": args.get("tag"), "dry_run": args.dry_run, "watermark": tag.watermark}

@@ -14,7 +14,7 @@ watermark also qualifies. No such snapshot, a taken tag name or a bad watermark 
 watermark that is not an integer: exit 2) and changes nothing. ``--dry-run`` (ours) checks and
 writes nothing.
 
-Calls ``table.create_tag_from_watermark(...)``: driver-only, no Spark session. Prints one JSON line:
+Calls ``table.maintenance.create_tag_from_watermark(...)``: driver-only, no Spark session. Prints one JSON line:
 tag, snapshot_id, commit_time and watermark of the tagged snapshot (Java's row: tagName, snapshot,
 commit_time, watermark).
 """
@@ -59,14 +59,14 @@ def parse_args(argv: Sequence[str]) -> ProcedureArgs:
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
-    tag = table.create_tag_from_watermark(
+    tag = table.maintenance.create_tag_from_watermark(
         args.get("tag"), args.get("watermark"), time_retained=args.get("time_retained"), dry_run=args.dry_run
     )
     return {
         **result_dict(tag),
         "tag": args.get("tag"),
-        "snapshot": tag.id,
-        "commit_time": tag.time_millis,
+        "snapshot": tag.snapshot_id,
+        "commit_time": tag.commit_time_millis,
         "watermark": tag.watermark,
         "dry_run": args.dry_run,
     }

@@ -10,7 +10,7 @@ branch must exist (else ``BranchNotFoundError``, exit 3, nothing deleted). Only 
 metadata goes: data files they share with the table stay, and files only they referenced are left
 for ``remove_orphan_files``. ``--dry-run`` reports what would be deleted and deletes nothing.
 
-Calls ``table.delete_branch(...)``: a driver-only metadata procedure, so no Spark session is
+Calls ``table.maintenance.delete_branch(...)``: a driver-only metadata procedure, so no Spark session is
 started (see :mod:`spark_jobs.common.procedure`). Prints one JSON line: deleted_branches and the
 counts of their snapshot and tag files.
 """
@@ -39,11 +39,11 @@ PARAMS = (
 
 
 def parse_args(argv: Sequence[str]) -> ProcedureArgs:
-    return parse_procedure_args(JOB, "Delete branches of a Paimon table.", PARAMS, argv, dry_run=True)
+    return parse_procedure_args(JOB, "Delete branches of a Paimon table.", PARAMS, argv, dry_run=True, dry_run_default=True)
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
-    return result_dict(table.delete_branch(args.get("branch"), dry_run=args.dry_run))
+    return result_dict(table.maintenance.delete_branch(args.get("branch"), dry_run=args.dry_run))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -8,7 +8,7 @@
 Arguments (Paimon's names and order): ``tag``, one name or a comma-separated list. An unknown tag
 fails (``TagNotFoundError``, exit 3). ``--dry-run`` reports what would be deleted and deletes nothing.
 
-Calls ``table.delete_tag(...)``: a driver-only metadata procedure, so no Spark session is started
+Calls ``table.maintenance.delete_tag(...)``: a driver-only metadata procedure, so no Spark session is started
 (see :mod:`spark_jobs.common.procedure`). Prints one JSON line with the core result (deleted_tags,
 deleted_* file counts).
 """
@@ -38,7 +38,7 @@ PARAMS = (
 
 
 def parse_args(argv: Sequence[str]) -> ProcedureArgs:
-    return parse_procedure_args(JOB, "Delete tags of a Paimon table.", PARAMS, argv, dry_run=True)
+    return parse_procedure_args(JOB, "Delete tags of a Paimon table.", PARAMS, argv, dry_run=True, dry_run_default=True)
 
 
 def tag_names(text: str) -> list[str]:
@@ -51,7 +51,7 @@ def tag_names(text: str) -> list[str]:
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
     names = tag_names(args.get("tag"))
-    return result_dict(table.delete_tag(names, dry_run=args.dry_run))
+    return result_dict(table.maintenance.delete_tag(names, dry_run=args.dry_run))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -2,8 +2,8 @@
 
 ::
 
-    python -m spark_jobs drop_partition --warehouse W --table db.t 'dt=2024-01-01' 'dt=2024-01-02,hh=3' --dry-run
-    python -m spark_jobs drop_partition --warehouse W --table db.t 'dt=2024-01-01' 'dt=2024-01-02,hh=3'
+    python -m spark_jobs drop_partition --warehouse W --table db.t 'dt=2024-01-01' 'dt=2024-01-02,hh=3'  # plan
+    python -m spark_jobs drop_partition --warehouse W --table db.t 'dt=2024-01-01' --dry-run false     # drop
     python -m spark_jobs drop_partition --warehouse W --table db.t --partitions 'dt=2024-01-01;dt=2024-01-02,hh=3'
 
 Arguments: the partition specs, in either of Paimon's forms or both mixed: Flink's variadic
@@ -11,14 +11,15 @@ Arguments: the partition specs, in either of Paimon's forms or both mixed: Flink
 each) and the named ``partitions => 'dt=1;dt=2'`` (``--partitions``, repeatable; ``--partition``
 too, as the Flink action's flag). A spec may name some of the partition keys. As Java's
 ``truncatePartitions``: ONE OVERWRITE commit deletes every live file of all those partitions
-(older snapshots and tags keep the rows). Run it with ``--dry-run`` first (ours): it lists the
-partitions with their rows and files and changes nothing (the ``paimon_table_admin`` DAG always
+(older snapshots and tags keep the rows). ``--dry-run`` (ours) is on unless ``--dry-run false``
+is given (Paimon's procedure drops at once): it lists the partitions with their rows and files
+and changes nothing (the ``paimon_table_admin`` DAG always
 plans with a dry run before its approval step). Refused, changing nothing: a spec that is not
 ``key=value[,key=value...]``, an empty spec (``''``, ``'dt=1;;dt=2'``), a key named twice (exit 2);
 a key that is not a partition key, an unpartitioned table, a spec that matches no partition
 (exit 3: all specs are dropped or none).
 
-Calls ``table.drop_partition(...)``: driver-only, no Spark session. Prints one JSON line:
+Calls ``table.maintenance.drop_partition(...)``: driver-only, no Spark session. Prints one JSON line:
 partitions, snapshot_id, deleted_files, deleted_rows.
 """
 
@@ -31,7 +32,7 @@ from typing import Any
 from paimon_core.exceptions import InvalidArgumentError
 from paimon_core.operation.partition_drop import parse_partition_specs
 from paimon_core.table.table import FileStoreTable
-from spark_jobs.common.args import UsageError, base_parser, check_argument, parse_job_args
+from spark_jobs.common.args import UsageError, add_dry_run_flag, base_parser, check_argument, parse_job_args
 from spark_jobs.common.procedure import Param, ProcedureArgs, result_dict, run_procedure
 
 __all__ = ["JOB", "PARAMS", "call", "main", "parse_args"]
@@ -65,13 +66,7 @@ def parse_args(argv: Sequence[str]) -> ProcedureArgs:
         metavar="PARTITION",
         help="partition specs, one per argument (Flink's variadic form)",
     )
-    parser.add_argument(
-        "--dry-run",
-        "--dry_run",
-        dest="dry_run",
-        action="store_true",
-        help="list the partitions; drop nothing",
-    )
+    add_dry_run_flag(parser, default=True, help="list the partitions; drop nothing")
     config, ns = parse_job_args(JOB, parser, argv)
     items: list[str] = [*ns.partition_flags, *ns.specs]
     if not items:
@@ -92,7 +87,7 @@ def parse_args(argv: Sequence[str]) -> ProcedureArgs:
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
-    return result_dict(table.drop_partition(args.get("partitions"), dry_run=args.dry_run))
+    return result_dict(table.maintenance.drop_partition(args.get("partitions"), dry_run=args.dry_run))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -16,7 +16,7 @@ changelogs and snapshots together, consumers hold theirs, and a changelog is del
 only it uses. ``delete_all`` removes every changelog older than the earliest snapshot. ``--dry-run``
 (ours) reports and deletes nothing.
 
-Calls ``table.expire_changelogs(...)``: a driver-only metadata procedure, so no Spark session is
+Calls ``table.maintenance.expire_changelogs(...)``: a driver-only metadata procedure, so no Spark session is
 started (see :mod:`spark_jobs.common.procedure`). Prints one JSON line with the
 ``ExpireChangelogsResult`` (expired_changelog_ids, deleted_* counts, earliest_changelog_id...).
 """
@@ -54,7 +54,7 @@ def parse_args(argv: Sequence[str]) -> ProcedureArgs:
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
-    result = table.expire_changelogs(
+    result = table.maintenance.expire_changelogs(
         retain_max=args.get("retain_max"),
         retain_min=args.get("retain_min"),
         older_than=args.get("older_than"),

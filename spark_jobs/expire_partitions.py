@@ -15,7 +15,7 @@ Arguments (Paimon's names and order; each also as ``--expiration_time`` etc.): `
 the table's ``partition.*`` options (Java's procedure uses only its arguments' values and Java's
 defaults; here a table's own formatter is honoured too).
 
-Calls ``table.expire_partitions(...)``: one OVERWRITE commit deleting the partitions' files from
+Calls ``table.maintenance.expire_partitions(...)``: one OVERWRITE commit deleting the partitions' files from
 the table's state; old snapshots and tags keep them until snapshot expiry. A driver-only metadata
 procedure, so no Spark session is started. Prints one JSON line with the ``PartitionExpireResult``
 (``expired_partitions`` as ``dt=20240101, hh=0`` plus each spec and size, ``snapshot_id``).
@@ -44,7 +44,7 @@ PARAMS = (
     Param("timestamp_pattern", "str", "partition time from columns, e.g. '$dt $hh:00:00'", aliases=("timestampPattern",)),
     Param("expire_strategy", "str", "values-time or update-time", aliases=("expireStrategy",)),
     Param("max_expires", "int", "at most this many partitions in this run", aliases=("maxExpires",)),
-    Param("dry_run", "bool", "list the partitions; drop nothing", aliases=("dryRun",)),
+    Param("dry_run", "bool", "list the partitions; drop nothing", aliases=("dryRun",), default=False),
 )
 
 
@@ -53,7 +53,7 @@ def parse_args(argv: Sequence[str]) -> ProcedureArgs:
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
-    result = table.expire_partitions(
+    result = table.maintenance.expire_partitions(
         args.get("expiration_time"),
         timestamp_formatter=args.get("timestamp_formatter"),
         timestamp_pattern=args.get("timestamp_pattern"),

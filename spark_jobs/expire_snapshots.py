@@ -11,7 +11,7 @@ Arguments (Paimon's names and order; each also as ``--retain_max`` etc.): ``reta
 ``max_deletes``. Unset ones come from the table options ``snapshot.num-retained.max/min``,
 ``snapshot.time-retained`` and ``snapshot.expire.limit``. ``--dry-run`` reports and deletes nothing.
 
-Calls ``table.expire_snapshots(...)``: a driver-only metadata procedure, so no Spark session is
+Calls ``table.maintenance.expire_snapshots(...)``: a driver-only metadata procedure, so no Spark session is
 started (see :mod:`spark_jobs.common.procedure`). Prints one JSON line with the
 ``ExpireSnapshotsResult`` (expired_snapshot_ids, deleted_* counts, earliest/latest ids...).
 """
@@ -46,7 +46,7 @@ def parse_args(argv: Sequence[str]) -> ProcedureArgs:
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
-    result = table.expire_snapshots(
+    result = table.maintenance.expire_snapshots(
         retain_max=args.get("retain_max"),
         retain_min=args.get("retain_min"),
         older_than=args.get("older_than"),

@@ -11,7 +11,7 @@ before that time (a tag without a recorded creation time by its file's time, as 
 and manifest files only the expired tags held are deleted with them. ``--dry-run`` reports and
 deletes nothing.
 
-Calls ``table.expire_tags(...)``: a driver-only metadata procedure, so no Spark session is started
+Calls ``table.maintenance.expire_tags(...)``: a driver-only metadata procedure, so no Spark session is started
 (see :mod:`spark_jobs.common.procedure`). Prints one JSON line: expired_tags (Paimon's result rows),
 now_millis, older_than_millis and the file deletion counts.
 """
@@ -43,7 +43,7 @@ def parse_args(argv: Sequence[str]) -> ProcedureArgs:
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
-    return result_dict(table.expire_tags(older_than=args.get("older_than"), dry_run=args.dry_run))
+    return result_dict(table.maintenance.expire_tags(older_than=args.get("older_than"), dry_run=args.dry_run))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

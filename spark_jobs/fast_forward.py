@@ -12,7 +12,7 @@ no snapshot references any more are left for ``remove_orphan_files``. An unknown
 or a branch without snapshots fails (exit 3) and changes nothing. ``--dry-run`` reports the plan.
 ``--table db.t$branch_x`` fast-forwards branch ``x`` instead of ``main``.
 
-Calls ``table.fast_forward(...)``: a driver-only metadata procedure, so no Spark session is started
+Calls ``table.maintenance.fast_forward(...)``: a driver-only metadata procedure, so no Spark session is started
 (see :mod:`spark_jobs.common.procedure`). Prints one JSON line: the removed and copied snapshot
 ids, schema ids and tags.
 """
@@ -42,12 +42,12 @@ PARAMS = (
 
 def parse_args(argv: Sequence[str]) -> ProcedureArgs:
     return parse_procedure_args(
-        JOB, "Fast-forward a Paimon table to one of its branches.", PARAMS, argv, dry_run=True
+        JOB, "Fast-forward a Paimon table to one of its branches.", PARAMS, argv, dry_run=True, dry_run_default=True
     )
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
-    return result_dict(table.fast_forward(args.get("branch"), dry_run=args.dry_run))
+    return result_dict(table.maintenance.fast_forward(args.get("branch"), dry_run=args.dry_run))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,7 +12,7 @@ writes Java's ``_SUCCESS`` JSON file into each partition directory; ``done-parti
 ``mark-event`` need a metastore and fail (exit 3) with nothing written, as in Java for a
 file-system catalog.
 
-Calls ``table.mark_partition_done(...)``: driver-only, no Spark session. Prints one JSON line with
+Calls ``table.maintenance.mark_partition_done(...)``: driver-only, no Spark session. Prints one JSON line with
 the partitions and the success files written.
 """
 
@@ -38,7 +38,7 @@ def parse_args(argv: Sequence[str]) -> ProcedureArgs:
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
-    return result_dict(table.mark_partition_done(args.get("partitions")))
+    return result_dict(table.maintenance.mark_partition_done(args.get("partitions")))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -40,7 +40,7 @@ def parse_args(argv: Sequence[str]) -> ProcedureArgs:
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
     return result_dict(
-        table.merge_branch(args.get("source_branch"), args.get("target_branch"), dry_run=args.dry_run)
+        table.maintenance.merge_branch(args.get("source_branch"), args.get("target_branch"), dry_run=args.dry_run)
     )
 
 

@@ -12,7 +12,7 @@ every other snapshot expired and the orphan files removed; the schema stays. It 
 changelogs that would go, and changes nothing. A handle on a branch, or a table option naming a
 fallback branch, is refused (exit 3, nothing changed).
 
-Calls ``table.purge_files(...)`` (:mod:`paimon_core.operation.purge_files`): driver-only, no Spark
+Calls ``table.maintenance.purge_files(...)`` (:mod:`paimon_core.operation.purge_files`): driver-only, no Spark
 session. Prints one JSON line: what was (or would be) removed and ``result`` "Success" (Java's row).
 """
 
@@ -32,11 +32,11 @@ PARAMS: tuple[Param, ...] = ()
 
 
 def parse_args(argv: Sequence[str]) -> ProcedureArgs:
-    return parse_procedure_args(JOB, "Purge every file of a Paimon table (it stays, empty).", PARAMS, argv, dry_run=True)
+    return parse_procedure_args(JOB, "Purge every file of a Paimon table (it stays, empty).", PARAMS, argv, dry_run=True, dry_run_default=True)
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
-    return result_dict(table.purge_files(dry_run=args.dry_run))
+    return result_dict(table.maintenance.purge_files(dry_run=args.dry_run))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -3,7 +3,10 @@
 ::
 
     python -m spark_jobs remove_orphan_files --warehouse W --table DB.T|DB.* \\
-        [--older-than ISO|millis] [--dry-run] [--force] [--parallelism N] [--mode distributed|local]
+        [--older-than ISO|millis] [--dry-run [true|false]] [--force] [--parallelism N] [--mode distributed|local]
+
+* ``--dry-run`` is on by default (the orphans are listed, nothing is deleted); ``--dry-run false``
+  deletes. Paimon's ``remove_orphan_files`` procedure defaults to deleting (``dry_run`` false).
 
 * ``--older-than``: only files modified before it are deleted (default: now - 1 day). A time in
   the future is refused, one less than an hour ago only with ``--force``.
@@ -82,7 +85,7 @@ from paimon_core.operation.referenced_files import (
     list_branches,
 )
 from paimon_core.table.table import FileStoreTable
-from spark_jobs.common.args import JobConfig, UsageError, base_parser, parse_job_args
+from spark_jobs.common.args import JobConfig, UsageError, add_dry_run_flag, base_parser, parse_job_args
 from spark_jobs.common.ledger import job_recording
 from spark_jobs.common.runner import JobContext, SkippedTable, open_or_skip, run_job
 
@@ -108,7 +111,7 @@ class OrphanCleanPlan:
 
     config: JobConfig
     older_than: str | None = None
-    dry_run: bool = False
+    dry_run: bool = True
     force: bool = False
     parallelism: int | None = None
     mode: Mode = "distributed"
@@ -126,7 +129,7 @@ def parse_args(argv: Sequence[str] | None) -> OrphanCleanPlan:
     """Parse the command line (raises :class:`UsageError`)."""
     p = base_parser(JOB, "Delete files of a Paimon table (or DB.*) that nothing references.")
     p.add_argument("--older-than", help="ISO-8601 time or epoch millis (default: now - 1 day)")
-    p.add_argument("--dry-run", action="store_true", help="report the orphans, delete nothing")
+    add_dry_run_flag(p, default=True, help="report the orphans, delete nothing")
     p.add_argument("--force", action="store_true", help="allow --older-than less than 1 hour ago")
     p.add_argument("--parallelism", type=int, help="tasks / threads (default: Spark's default parallelism)")
     p.add_argument("--mode", default="distributed", choices=("distributed", "local"))

@@ -10,7 +10,7 @@ the latest snapshot names are missing, one OVERWRITE snapshot is committed whose
 the ones that exist (the rows of the lost ones are gone from the table); nothing missing: nothing
 done. ``--dry-run`` (ours) lists the missing manifests and changes nothing.
 
-Calls ``table.remove_unexisting_manifests(...)``: driver-only, no Spark session. Prints one JSON
+Calls ``table.maintenance.remove_unexisting_manifests(...)``: driver-only, no Spark session. Prints one JSON
 line: missing_manifests, lost_records, snapshot_id.
 """
 
@@ -31,12 +31,12 @@ PARAMS: tuple[Param, ...] = ()
 
 def parse_args(argv: Sequence[str]) -> ProcedureArgs:
     return parse_procedure_args(
-        JOB, "Drop the missing manifests from the latest snapshot of a Paimon table.", PARAMS, argv, dry_run=True
+        JOB, "Drop the missing manifests from the latest snapshot of a Paimon table.", PARAMS, argv, dry_run=True, dry_run_default=True
     )
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
-    return result_dict(table.remove_unexisting_manifests(dry_run=args.dry_run))
+    return result_dict(table.maintenance.remove_unexisting_manifests(dry_run=args.dry_run))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

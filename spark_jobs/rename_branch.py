@@ -11,7 +11,7 @@ valid (not ``main``, not blank, not all digits); ours also refuses a branch a ta
 (``scan.fallback-branch``). Any of these fails (exit 3) and changes nothing. ``--dry-run`` (ours)
 checks and writes nothing.
 
-Calls ``table.rename_branch(...)`` (:mod:`paimon_core.branch.branch_rename`): driver-only, no Spark
+Calls ``table.maintenance.rename_branch(...)`` (:mod:`paimon_core.branch.branch_rename`): driver-only, no Spark
 session. Prints one JSON line: from_branch, to_branch, copied_files, result.
 """
 
@@ -38,7 +38,7 @@ def parse_args(argv: Sequence[str]) -> ProcedureArgs:
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
-    return result_dict(table.rename_branch(args.get("from_branch"), args.get("to_branch"), dry_run=args.dry_run))
+    return result_dict(table.maintenance.rename_branch(args.get("from_branch"), args.get("to_branch"), dry_run=args.dry_run))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

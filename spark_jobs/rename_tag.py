@@ -10,7 +10,7 @@ Arguments (Paimon's names and order; Flink's ``tagName`` / ``targetTagName`` als
 (``TagAlreadyExistsError``) fails (exit 3) and changes nothing. ``--dry-run`` (ours) checks both
 names and writes nothing.
 
-Calls ``table.rename_tag(...)``: a driver-only metadata procedure, so no Spark session is started
+Calls ``table.maintenance.rename_tag(...)``: a driver-only metadata procedure, so no Spark session is started
 (see :mod:`spark_jobs.common.procedure`). Prints one JSON line: tag, target_tag and the snapshot the
 tag holds (snapshot_id, commit_time_millis, ...).
 """
@@ -46,7 +46,7 @@ def parse_args(argv: Sequence[str]) -> ProcedureArgs:
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
-    tag = table.rename_tag(args.get("tag"), args.get("target_tag"), dry_run=args.dry_run)
+    tag = table.maintenance.rename_tag(args.get("tag"), args.get("target_tag"), dry_run=args.dry_run)
     return {
         **result_dict(tag),
         "tag": args.get("tag"),

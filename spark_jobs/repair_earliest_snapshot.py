@@ -12,7 +12,7 @@ latest snapshot, every snapshot from it to the latest must exist, and it must fo
 the current earliest); else the job fails (exit 3) naming the problem and nothing changes. Only the
 hint file is written. ``--dry-run`` (ours) runs every check and writes nothing.
 
-Calls ``table.repair_earliest_snapshot(...)``: driver-only, no Spark session. Prints one JSON
+Calls ``table.maintenance.repair_earliest_snapshot(...)``: driver-only, no Spark session. Prints one JSON
 line: previous_earliest_snapshot_id, current_earliest_snapshot_id (Java's row).
 """
 
@@ -38,7 +38,7 @@ def parse_args(argv: Sequence[str]) -> ProcedureArgs:
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
-    return result_dict(table.repair_earliest_snapshot(args.get("snapshot_id"), dry_run=args.dry_run))
+    return result_dict(table.maintenance.repair_earliest_snapshot(args.get("snapshot_id"), dry_run=args.dry_run))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -10,7 +10,7 @@ the latest), ``time_retained`` (without it the replaced tag has no retention, as
 that does not exist fails (``TagNotFoundError``, exit 3) and changes nothing; use ``create_tag``. ``--dry-run`` (ours)
 checks the tag and the snapshot and reports the change, writing nothing.
 
-Calls ``table.replace_tag(...)``: a driver-only metadata procedure, so no Spark session is started
+Calls ``table.maintenance.replace_tag(...)``: a driver-only metadata procedure, so no Spark session is started
 (see :mod:`spark_jobs.common.procedure`). Prints one JSON line: tag, snapshot_id, schema_id,
 commit_time_millis, record_count and the tag's create time / retention.
 """
@@ -49,7 +49,7 @@ def parse_args(argv: Sequence[str]) -> ProcedureArgs:
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
     previous = table.tag_manager.get(args.get("tag")).id  # TagNotFoundError before anything changes
-    tag = table.replace_tag(
+    tag = table.maintenance.replace_tag(
         args.get("tag"), args.get("snapshot"), time_retained=args.get("time_retained"), dry_run=args.dry_run
     )
     return {

@@ -9,7 +9,7 @@ Arguments (Paimon's names and order; also ``--consumer_id`` / ``--consumerId`` e
 ``consumer_id``, ``next_snapshot_id`` (without it the consumer is deleted). Stop the reading job
 first: a running reader overwrites its consumer file.
 
-Calls ``table.reset_consumer(...)``: a driver-only metadata procedure, so no Spark session is
+Calls ``table.maintenance.reset_consumer(...)``: a driver-only metadata procedure, so no Spark session is
 started (see :mod:`spark_jobs.common.procedure`). The core call has no dry run. Prints one JSON line
 with the core result (consumer_id, previous_next_snapshot_id, next_snapshot_id, deleted).
 """
@@ -46,7 +46,7 @@ def parse_args(argv: Sequence[str]) -> ProcedureArgs:
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
     consumer_id = args.get("consumer_id")
     next_id = args.get("next_snapshot_id")
-    return result_dict(table.reset_consumer(consumer_id, next_id))
+    return result_dict(table.maintenance.reset_consumer(consumer_id, next_id))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -11,7 +11,7 @@ are a snapshot id, anything else a tag name; this is also the one positional arg
 ``CALL sys.rollback_to('db.t', 10)`` / ``('db.t', 'tag')``). Snapshots after the target are
 removed (metadata only). ``--dry-run`` reports and changes nothing.
 
-Calls ``table.rollback_to(...)``: a driver-only metadata procedure, so no Spark session is started
+Calls ``table.maintenance.rollback_to(...)``: a driver-only metadata procedure, so no Spark session is started
 (see :mod:`spark_jobs.common.procedure`). Prints one JSON line with the core result
 (previous_snapshot_id, target_snapshot_id, target_tag, deleted_snapshot_ids...).
 """
@@ -43,7 +43,7 @@ PARAMS = (
 
 def parse_args(argv: Sequence[str]) -> ProcedureArgs:
     return parse_procedure_args(
-        JOB, "Roll a Paimon table back to a snapshot or tag.", PARAMS, argv, dry_run=True
+        JOB, "Roll a Paimon table back to a snapshot or tag.", PARAMS, argv, dry_run=True, dry_run_default=True
     )
 
 
@@ -59,7 +59,7 @@ def target(args: ProcedureArgs) -> int | str:
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
-    return result_dict(table.rollback_to(target(args), dry_run=args.dry_run))
+    return result_dict(table.maintenance.rollback_to(target(args), dry_run=args.dry_run))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

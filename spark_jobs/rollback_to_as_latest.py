@@ -14,7 +14,7 @@ tagged ``rollback-to-as-latest-<id>-<uuid>`` so expiry cannot take its files mea
 that tag). A commit landing at the same moment fails it (``CommitConflictError``, exit 75: a retry may pass) with the
 table unchanged. ``--dry-run`` (ours) reports and changes nothing.
 
-Calls ``table.rollback_to_as_latest(...)``: a driver-only metadata procedure, so no Spark session is
+Calls ``table.maintenance.rollback_to_as_latest(...)``: a driver-only metadata procedure, so no Spark session is
 started (see :mod:`spark_jobs.common.procedure`). Prints one JSON line: previous_snapshot_id,
 target_snapshot_id (Paimon's ``rolled_back_snapshot_id``), current_snapshot_id, created_tag...
 """
@@ -62,7 +62,7 @@ def target(args: ProcedureArgs) -> int | str:
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
-    result = result_dict(table.rollback_to_as_latest(target(args), dry_run=args.dry_run))
+    result = result_dict(table.maintenance.rollback_to_as_latest(target(args), dry_run=args.dry_run))
     return {**result, "rolled_back_snapshot_id": result.get("target_snapshot_id")}
 
 

@@ -12,7 +12,7 @@ changelogs after it are removed as ``rollback_to`` does (metadata only; data fil
 ``remove_orphan_files``). No snapshot that old fails (exit 3) and changes nothing. ``--dry-run``
 (ours) reports and changes nothing.
 
-Calls ``table.rollback_to_timestamp(...)``: a driver-only metadata procedure, so no Spark session is
+Calls ``table.maintenance.rollback_to_timestamp(...)``: a driver-only metadata procedure, so no Spark session is
 started (see :mod:`spark_jobs.common.procedure`). Prints one JSON line with the core result
 (previous_snapshot_id, target_snapshot_id, deleted_snapshot_ids, deleted_tags...).
 """
@@ -41,12 +41,12 @@ PARAMS = (
 
 def parse_args(argv: Sequence[str]) -> ProcedureArgs:
     return parse_procedure_args(
-        JOB, "Roll a Paimon table back to its state at a time.", PARAMS, argv, dry_run=True
+        JOB, "Roll a Paimon table back to its state at a time.", PARAMS, argv, dry_run=True, dry_run_default=True
     )
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
-    return result_dict(table.rollback_to_timestamp(args.get("timestamp"), dry_run=args.dry_run))
+    return result_dict(table.maintenance.rollback_to_timestamp(args.get("timestamp"), dry_run=args.dry_run))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -13,7 +13,7 @@ snapshots, tags and changelogs after it are removed as ``rollback_to`` removes t
 or no such snapshot fails (exit 3), a watermark that is not an integer exits 2; nothing changes.
 ``--dry-run`` (ours) reports and changes nothing.
 
-Calls ``table.rollback_to_watermark(...)``: driver-only, no Spark session. Prints one JSON line:
+Calls ``table.maintenance.rollback_to_watermark(...)``: driver-only, no Spark session. Prints one JSON line:
 previous_snapshot_id, current_snapshot_id (Java's row), target_snapshot_id, deleted_snapshot_ids...
 """
 
@@ -39,13 +39,13 @@ def parse_args(argv: Sequence[str]) -> ProcedureArgs:
     return checked_watermark(
         parse_procedure_args(
             JOB, "Roll a Paimon table back to the newest snapshot at or before a watermark.", PARAMS, argv,
-            dry_run=True,
+            dry_run=True, dry_run_default=True,
         )
     )  # fmt: skip
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
-    return result_dict(table.rollback_to_watermark(args.get("watermark"), dry_run=args.dry_run))
+    return result_dict(table.maintenance.rollback_to_watermark(args.get("watermark"), dry_run=args.dry_run))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

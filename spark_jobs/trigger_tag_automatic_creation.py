@@ -13,7 +13,7 @@ not Paimon's: epoch millis or ISO time, UTC; default the current time) runs it a
 so a scheduler can pass its logical date. A table without ``tag.automatic-creation`` creates
 nothing.
 
-Calls ``table.trigger_tag_automatic_creation(...)``: a driver-only metadata procedure, so no Spark
+Calls ``table.maintenance.trigger_tag_automatic_creation(...)``: a driver-only metadata procedure, so no Spark
 session is started (see :mod:`spark_jobs.common.procedure`). Prints one JSON line: mode, now_millis,
 created_tags, expired_tags, created_snapshot_ids and skipped periods.
 """
@@ -40,7 +40,7 @@ def parse_args(argv: Sequence[str]) -> ProcedureArgs:
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
-    return result_dict(table.trigger_tag_automatic_creation(now=args.get("now")))
+    return result_dict(table.maintenance.trigger_tag_automatic_creation(now=args.get("now")))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

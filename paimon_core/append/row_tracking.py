@@ -126,7 +126,7 @@ def check_compactable(options: Mapping[str, str], *, table: str, action: str = "
         raise UnsupportedTableKindError(
             f"Cannot {action} table {table} as a plain append table: it is a data-evolution table "
             "(data-evolution.enabled = true), whose files hold some columns of shared row-id ranges; row ids would "
-            "not be kept. Compact it with table.compact() or spark_jobs compact (Java's "
+            "not be kept. Compact it with table.maintenance.compact() or spark_jobs compact (Java's "
             "DataEvolutionCompactCoordinator, paimon_core.append.data_evolution_compact_coordinator)",
             feature="data evolution",
             key=DATA_EVOLUTION_ENABLED,

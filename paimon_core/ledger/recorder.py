@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import json
 import logging
 import os
@@ -579,12 +580,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def recorded(action: str) -> Callable[[F], F]:
-    """Decorate a table facade maintenance method: each call records one row (``action``)."""
+    """Decorate a ``table.maintenance`` method (its object's ``table`` is the table acted on):
+    each call records one row (``action``), a dry run when ``dry_run`` (given or by its default)."""
 
     def decorate(fn: F) -> F:
+        param = inspect.signature(fn).parameters.get("dry_run")
+        default_dry_run = bool(param.default) if param is not None and isinstance(param.default, bool) else False
+
         @functools.wraps(fn)
-        def wrapper(self: FileStoreTable, *args: Any, **kwargs: Any) -> Any:
-            with record_action(self, action, dry_run=bool(kwargs.get("dry_run"))) as rec:
+        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+            table: FileStoreTable = self.table
+            with record_action(table, action, dry_run=bool(kwargs.get("dry_run", default_dry_run))) as rec:
                 result = fn(self, *args, **kwargs)
                 rec.set_result(result)
                 return result

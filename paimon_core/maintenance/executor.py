@@ -134,13 +134,13 @@ def _create_tag(table: FileStoreTable, args: Mapping[str, Any]) -> dict[str, Any
     if snapshot is None:
         return {"tag_name": name, "created": False, "reason": "no_snapshot", "snapshot_time_millis": at}
     try:
-        tag = table.create_tag(name, snapshot.id, time_retained=args.get("time_retained") or None)
+        tag = table.maintenance.create_tag(name, snapshot.id, time_retained=args.get("time_retained") or None)
     except TagAlreadyExistsError:  # another writer created it since try_get
         raced = table.tag_manager.try_get(name)
         if raced is None:
             raise
         return {"tag_name": name, "created": False, "reason": "exists", "snapshot_id": raced.id}
-    return {"tag_name": name, "created": True, "snapshot_id": tag.id}
+    return {"tag_name": name, "created": True, "snapshot_id": tag.snapshot_id}
 
 
 def execute_action(
@@ -160,7 +160,7 @@ def execute_action(
     from paimon_core.exceptions import InvalidArgumentError
 
     if action == "compact":
-        return table.compact(
+        return table.maintenance.compact(
             compact_strategy=str(args.get("compact_strategy") or "minor"),
             partitions=args.get("partitions") or None,
             partition_idle_time=args.get("partition_idle_time") or None,
@@ -169,7 +169,7 @@ def execute_action(
             dry_run=dry_run,
         ).to_dict()
     if action == "compact_manifest":
-        return table.compact_manifest(dry_run=dry_run).to_dict()
+        return table.maintenance.compact_manifest(dry_run=dry_run).to_dict()
     if action == "create_tag":
         if dry_run:
             return {"tag_name": args.get("tag_name"), "created": False, "reason": "dry_run"}
@@ -177,21 +177,21 @@ def execute_action(
     if action == "trigger_tag_automatic_creation":
         if dry_run:
             return {"created_tags": [], "dry_run": True}
-        return table.trigger_tag_automatic_creation(now=now_millis).to_dict()
+        return table.maintenance.trigger_tag_automatic_creation(now=now_millis).to_dict()
     if action == "expire_tags":
-        return table.expire_tags(dry_run=dry_run).to_dict()
+        return table.maintenance.expire_tags(dry_run=dry_run).to_dict()
     if action == "expire_partitions":
-        return table.expire_partitions(args.get("expiration_time") or None, dry_run=dry_run).to_dict()
+        return table.maintenance.expire_partitions(args.get("expiration_time") or None, dry_run=dry_run).to_dict()
     if action == "expire_snapshots":
-        return table.expire_snapshots(
+        return table.maintenance.expire_snapshots(
             retain_max=args.get("retain_max"), retain_min=args.get("retain_min"), dry_run=dry_run
         ).to_dict()
     if action == "expire_changelogs":
-        return table.expire_changelogs(dry_run=dry_run).to_dict()
+        return table.maintenance.expire_changelogs(dry_run=dry_run).to_dict()
     if action == "remove_orphan_files":
         days = max(1, int(args.get("older_than_days") or 1))
         cutoff = now_millis - days * DAY_MILLIS
-        out = table.remove_orphan_files(older_than=cutoff, dry_run=dry_run).to_dict()
+        out = table.maintenance.remove_orphan_files(older_than=cutoff, dry_run=dry_run).to_dict()
         out.setdefault("older_than_millis", cutoff)
         return out
     raise InvalidArgumentError(f"the maintenance executor cannot run action {action!r}", argument="action")

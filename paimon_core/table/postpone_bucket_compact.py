@@ -41,7 +41,7 @@ Table-level (issue 26): the replay writes through the table's own writer
 (:class:`~paimon_core.table.table_write.TableWrite` of a handle with ``bucket = N``), so this job
 takes the table; the dedicated compaction below the table
 (:class:`~paimon_core.operation.compact.table_compact.TableCompact`) refuses postpone tables and
-``table.compact()`` and ``spark_jobs compact`` run this instead.
+``table.maintenance.compact()`` and ``spark_jobs compact`` run this instead.
 """
 
 from __future__ import annotations
@@ -397,7 +397,7 @@ class PostponeBucketCompact:
         commit_user: str | None = None,
         executor: PostponeExecutor | None = None,
     ) -> PostponeBucketCompact:
-        """The compaction ``table.compact()`` (or a job) runs for a postpone-bucket table: the
+        """The compaction ``table.maintenance.compact()`` (or a job) runs for a postpone-bucket table: the
         request's arguments Java's postpone compaction refuses are refused first, naming them."""
         check_postpone_compact_request(table.name, request)
         return cls(table, commit_user=commit_user, executor=executor)

@@ -8,7 +8,6 @@ from collections.abc import Mapping
 import pyarrow as pa
 
 from paimon_core.branch.branch_names import BRANCH_OPTION, branch_of_options
-from paimon_core.table.branches import TableBranches
 from paimon_core.exceptions import CommitStateUnknownError, InvalidArgumentError, InvalidOptionError
 from paimon_core.io.file_io import FileIO
 from paimon_core.operation.commit.committer import FileStoreCommit
@@ -22,15 +21,18 @@ from paimon_core.schema.table_schema import TableSchema
 from paimon_core.snapshot.snapshot import Snapshot
 from paimon_core.snapshot.snapshot_commit import Lock
 from paimon_core.store import FileStore, create_file_store
+from paimon_core.table.branches import TableBranches
 from paimon_core.table.builders import BatchWriteBuilder, ReadBuilder, StreamWriteBuilder
-from paimon_core.table.maintenance import TableMaintenance
+from paimon_core.table.inspect_table import InspectTable
+from paimon_core.table.maintenance import MaintenanceTable
 from paimon_core.utils.clock import SYSTEM_CLOCK, Clock
 
 logger = logging.getLogger(__name__)
 
 
-class FileStoreTable(TableMaintenance, TableBranches):
-    """One Paimon table: schema, snapshots, and factories for reads and writes."""
+class FileStoreTable(TableBranches):
+    """One Paimon table: schema, snapshots, and factories for reads and writes; its maintenance
+    calls under :attr:`maintenance`, its metadata as Arrow tables under :attr:`inspect`."""
 
     def __init__(
         self,
@@ -85,6 +87,19 @@ class FileStoreTable(TableMaintenance, TableBranches):
 
     def __repr__(self) -> str:
         return f"FileStoreTable({self.name!r}, path={self.path!r}, schema_id={self.schema.id})"
+
+    # --- namespaces ----------------------------------------------------------------
+    @property
+    def maintenance(self) -> MaintenanceTable:
+        """Expiry, orphan cleanup, compaction, partitions, tags, rollback, branches, consumers
+        (``table.maintenance.expire_snapshots(...)``; see :mod:`paimon_core.table.maintenance`)."""
+        return MaintenanceTable(self)
+
+    @property
+    def inspect(self) -> InspectTable:
+        """The system tables as Arrow (``table.inspect.snapshots()``; see
+        :mod:`paimon_core.table.inspect_table`)."""
+        return InspectTable(self)
 
     # --- schema --------------------------------------------------------------------
     @property

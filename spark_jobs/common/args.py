@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NoReturn
@@ -39,6 +40,7 @@ __all__ = [
     "LONG_MAX",
     "JobConfig",
     "UsageError",
+    "add_dry_run_flag",
     "base_parser",
     "check_argument",
     "parse_bucket_list",
@@ -269,7 +271,10 @@ def parse_job_args(
     job: str, parser: argparse.ArgumentParser, argv: Sequence[str] | None
 ) -> tuple[JobConfig, argparse.Namespace]:
     """Parse ``argv``; returns the common :class:`JobConfig` and the full namespace."""
-    use_result_file(sys.argv[1:] if argv is None else argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if parser in _VALUED_DRY_RUN:  # add_dry_run_flag's flag (not a job's own --dry-run switch)
+        argv = _explicit_dry_run(argv)
+    use_result_file(argv)
     ns = parser.parse_args(argv)
     for name, value in vars(ns).items():
         check_argument(name, value)
@@ -295,3 +300,51 @@ def parse_job_args(
         ledger=not getattr(ns, "no_ledger", False),
     )
     return config, ns
+
+
+#: The spellings of every job's dry-run flag.
+DRY_RUN_FLAGS = ("--dry-run", "--dry_run")
+#: The parsers whose dry-run flag takes a value (:func:`add_dry_run_flag`).
+_VALUED_DRY_RUN: weakref.WeakSet[argparse.ArgumentParser] = weakref.WeakSet()
+_BOOL_WORDS = {"true": True, "false": False}
+
+
+def _bool_word(text: str) -> bool:
+    value = _BOOL_WORDS.get(str(text).strip().lower())
+    if value is None:
+        raise argparse.ArgumentTypeError(f"must be true or false, got {text!r}")
+    return value
+
+
+def _explicit_dry_run(argv: Sequence[str]) -> list[str]:
+    """``--dry-run`` not followed by ``true``/``false`` becomes ``--dry-run=true``, so a bare flag
+    never takes the next (positional) argument as its value."""
+    out = list(argv)
+    for i, arg in enumerate(out):
+        following = out[i + 1].strip().lower() if i + 1 < len(out) else None
+        if arg in DRY_RUN_FLAGS and following not in _BOOL_WORDS:
+            out[i] = f"{arg}=true"
+    return out
+
+
+def add_dry_run_flag(parser: argparse.ArgumentParser, *, default: bool, help: str) -> None:  # noqa: A002 - argparse's name
+    """``--dry-run [BOOL]``: bare or ``true`` reports and changes nothing, ``false`` changes;
+    absent: ``default``, the action's one default on every entry point
+    (:func:`paimon_core.table.maintenance.dry_run_defaults`). Where that is true the help says
+    how this differs from Paimon's procedure of the same name, which applies unless told."""
+    note = (
+        "; unlike Paimon's procedure, which applies unless told: pass --dry-run false to apply"
+        if default
+        else ""
+    )
+    _VALUED_DRY_RUN.add(parser)
+    parser.add_argument(
+        *DRY_RUN_FLAGS,
+        dest="dry_run",
+        nargs="?",
+        const=True,
+        default=default,
+        type=_bool_word,
+        metavar="BOOL",
+        help=f"{help} (default: {str(default).lower()}{note})",
+    )

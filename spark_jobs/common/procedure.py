@@ -8,7 +8,9 @@ retain_max, retain_min, older_than, max_deletes)``):
   Paimon's older camelCase names where they differ, e.g. ``--nextSnapshotId``);
 * the arguments may also be given positionally after the flags, in Paimon's order
   (``expire_snapshots --warehouse W --table db.t 5 2``); giving one both ways is an error;
-* ``--dry-run`` where the core call takes ``dry_run``;
+* ``--dry-run [BOOL]`` where the core call takes ``dry_run`` (bare or ``true``: report only;
+  ``false``: change), defaulting to the call's own default (``dry_run_default``; true for the
+  calls that drop something on request, whose help says so: Paimon's procedures apply);
 * a ``bool`` argument (Paimon's BOOLEAN, e.g. ``expire_changelogs``' ``delete_all``) is a switch
   (``--delete-all``) that also takes a value (``--delete-all false``) and may be positional
   (``true``/``false``).
@@ -37,7 +39,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from paimon_core.table.table import FileStoreTable
-from spark_jobs.common.args import JobConfig, UsageError, base_parser, check_argument, parse_job_args
+from spark_jobs.common.args import (
+    JobConfig,
+    UsageError,
+    add_dry_run_flag,
+    base_parser,
+    check_argument,
+    parse_job_args,
+)
 from spark_jobs.common.ledger import job_action, job_catalog
 from spark_jobs.common.runner import run_job
 
@@ -53,6 +62,7 @@ class Param:
     help: str
     required: bool = False
     aliases: tuple[str, ...] = ()  # other accepted flag names (Paimon's camelCase ones)
+    default: bool | int | str | None = None  # the value when not given (shown in the help)
 
     def flags(self) -> list[str]:
         names = [self.name.replace("_", "-"), self.name, *self.aliases]
@@ -100,19 +110,22 @@ def parse_procedure_args(
     argv: Sequence[str] | None,
     *,
     dry_run: bool,
+    dry_run_default: bool = False,
     table: bool = True,
 ) -> ProcedureArgs:
     """Parse flags and positional arguments (in ``params`` order) into :class:`ProcedureArgs`.
 
+    ``dry_run``: the job has ``--dry-run [BOOL]``, absent meaning ``dry_run_default``.
     ``table=False``: a warehouse-wide job without ``--table``."""
     parser = base_parser(job, description, table=table)
     for p in params:
+        text = p.help if p.default is None else f"{p.help} (default: {str(p.default).lower()})"
         if p.kind == "flag":
-            parser.add_argument(*p.flags(), dest=p.name, action="store_true", help=p.help)
+            parser.add_argument(*p.flags(), dest=p.name, action="store_true", help=text)
         elif p.kind == "bool":
-            parser.add_argument(*p.flags(), dest=p.name, nargs="?", const="true", metavar="BOOL", help=p.help)
+            parser.add_argument(*p.flags(), dest=p.name, nargs="?", const="true", metavar="BOOL", help=text)
         else:
-            parser.add_argument(*p.flags(), dest=p.name, metavar=p.name.upper(), help=p.help)
+            parser.add_argument(*p.flags(), dest=p.name, metavar=p.name.upper(), help=text)
     switches = [p for p in params if p.kind == "flag"]
     params = [p for p in params if p.kind != "flag"]
     parser.add_argument(
@@ -122,13 +135,7 @@ def parse_procedure_args(
         help=f"arguments in Paimon's order: {', '.join(p.name for p in params)}",
     )
     if dry_run:
-        parser.add_argument(
-            "--dry-run",
-            "--dry_run",
-            dest="dry_run",
-            action="store_true",
-            help="report what would change; change nothing",
-        )
+        add_dry_run_flag(parser, default=dry_run_default, help="report what would change; change nothing")
     config, ns = parse_job_args(job, parser, argv)
     positional: list[str] = list(ns.positional)
     if len(positional) > len(params):
@@ -143,9 +150,14 @@ def parse_procedure_args(
         if raw is None:
             if p.required:
                 raise UsageError(f"missing required argument --{p.name.replace('_', '-')}")
+            if p.default is not None:
+                values[p.name] = p.default
             continue
         values[p.name] = _convert(p, raw)
-    return ProcedureArgs(config=config, values=values, dry_run=bool(getattr(ns, "dry_run", False)))
+    # a Paimon BOOLEAN argument named dry_run (remove_unexisting_files, expire_partitions) is the
+    # job's dry run: its converted value, not the raw text ("false" is a true string)
+    dry = values["dry_run"] if "dry_run" in values else getattr(ns, "dry_run", False)
+    return ProcedureArgs(config=config, values=values, dry_run=dry is True)
 
 
 def open_table(config: JobConfig) -> FileStoreTable:

@@ -160,7 +160,7 @@ def test_create_tag_ignore_if_exists(paimon_warehouse: str, monkeypatch: pytest.
     from paimon_airflow.operators.maintenance import PaimonCreateTagOperator
 
     t = table_with_snapshots(paimon_warehouse, n=3)
-    t.create_tag("v1", 1)
+    t.maintenance.create_tag("v1", 1)
     ctx = task_context()
     kept = render_and_execute(
         PaimonCreateTagOperator(task_id="tag", table="db.t", tag_name="v1", snapshot_id=3), ctx

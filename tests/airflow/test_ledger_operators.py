@@ -68,7 +68,7 @@ class OpScenario:
 
 
 def _tag(c: FileSystemCatalog) -> None:
-    c.get_table("db.t").create_tag("t1", 1)
+    c.get_table("db.t").maintenance.create_tag("t1", 1)
 
 
 def _consumer(c: FileSystemCatalog) -> None:
@@ -111,9 +111,9 @@ SCENARIOS: dict[str, OpScenario] = {
     "PaimonCreateTagOperator": OpScenario(
         {"tag_name": "t9", "snapshot_time": None}, [(T, "create_tag", "success")]
     ),
-    "PaimonDeleteTagOperator": OpScenario({"tag_names": "t1"}, [(T, "delete_tag", "success")], setup=_tag),
+    "PaimonDeleteTagOperator": OpScenario({"tag_names": "t1", "dry_run": False}, [(T, "delete_tag", "success")], setup=_tag),
     "PaimonExpireTagsOperator": OpScenario({}, [(T, "expire_tags", "no_op")]),
-    "PaimonRollbackOperator": OpScenario({"snapshot_id": 1}, [(T, "rollback_to", "success")]),
+    "PaimonRollbackOperator": OpScenario({"snapshot_id": 1, "dry_run": False}, [(T, "rollback_to", "success")]),
     "PaimonResetConsumerOperator": OpScenario(
         {"consumer_id": "c1", "next_snapshot_id": 2}, [(T, "reset_consumer", "success")], setup=_consumer
     ),
@@ -129,7 +129,7 @@ SCENARIOS: dict[str, OpScenario] = {
     "PaimonManageTagsOperator": OpScenario(
         {"tag_action": "rename", "tag": "t1", "target_tag": "t2"}, [(T, "rename_tag", "success")], setup=_tag
     ),
-    "PaimonClearConsumersOperator": OpScenario({}, [(T, "clear_consumers", "success")], setup=_consumer),
+    "PaimonClearConsumersOperator": OpScenario({"dry_run": False}, [(T, "clear_consumers", "success")], setup=_consumer),
     "PaimonRemoveUnexistingFilesOperator": OpScenario({}, [(T, "remove_unexisting_files", "dry_run")]),
     "PaimonTableAdminOperator": OpScenario(
         {"procedure": "drop_partition", "partitions": "dt=2024-01-01", "dry_run": False},
@@ -142,7 +142,7 @@ SCENARIOS: dict[str, OpScenario] = {
         entry_point="spark_job",
     ),
     "PaimonRemoveOrphanFilesSparkOperator": OpScenario(
-        {"job_args": ["--mode", "local"], "older_than": "2025-01-01"},
+        {"job_args": ["--mode", "local"], "older_than": "2025-01-01", "dry_run": False},
         [(T, "remove_orphan_files", "success")],
         entry_point="spark_job",
         setup=_orphan,

@@ -74,8 +74,9 @@ def test_delete_and_expire_tags(paimon_warehouse: str) -> None:
 
     t = table_with_snapshots(paimon_warehouse, n=3)
     for name, sid in (("a", 1), ("b", 2), ("c", 3)):
-        t.create_tag(name, sid)
-    op = PaimonDeleteTagOperator(task_id="del", table="db.t", tag_names="a,b")
+        t.maintenance.create_tag(name, sid)
+    assert PaimonDeleteTagOperator(task_id="plan", table="db.t", tag_names="a").is_dry_run is True  # the default
+    op = PaimonDeleteTagOperator(task_id="del", table="db.t", tag_names="a,b", dry_run=False)
     assert render_and_execute(op, task_context())["deleted_tags"] == ["a", "b"]
     retry = render_and_execute(op, task_context())  # a retry after the deletion landed
     assert retry["deleted_tags"] == [] and retry["missing_tags"] == ["a", "b"]
@@ -101,7 +102,9 @@ def test_rollback_dry_run_then_real_then_retry(paimon_warehouse: str) -> None:
     )
     assert plan["dry_run"] is True and plan["target_snapshot_id"] == 2
     assert _reload(paimon_warehouse).snapshot_manager.latest_snapshot_id() == 4
-    op = PaimonRollbackOperator(task_id="rb", table="db.t", snapshot_id=2)
+    default = render_and_execute(PaimonRollbackOperator(task_id="rb", table="db.t", snapshot_id=2), task_context())
+    assert default["dry_run"] is True  # rollback_to's default: a dry run
+    op = PaimonRollbackOperator(task_id="rb", table="db.t", snapshot_id=2, dry_run=False)
     out = render_and_execute(op, task_context())
     assert out["current_snapshot_id"] == 2 and set(out["deleted_snapshot_ids"]) == {3, 4}
     render_and_execute(op, task_context())  # retry: already there

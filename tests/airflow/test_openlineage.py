@@ -122,7 +122,7 @@ def test_dag_run_emits_paimon_datasets_with_snapshot_ids(
     with DAG("paimon_lineage", schedule=None, start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC)) as dag:
         tag = PaimonCreateTagOperator(task_id="tag", table="db.t", tag_name="keep", snapshot_id=2)
         expire = PaimonExpireSnapshotsOperator(task_id="expire", table="db.t", retain_max=2, retain_min=1)
-        rollback = PaimonRollbackOperator(task_id="rollback", table="db.t", snapshot_id=4)
+        rollback = PaimonRollbackOperator(task_id="rollback", table="db.t", snapshot_id=4, dry_run=False)
         orphans = PaimonRemoveOrphanFilesOperator(
             task_id="orphans", table="db.t", older_than="2026-01-01T00:00:00+00:00"
         )  # dry run by default
@@ -195,7 +195,7 @@ def test_failed_task_emits_fail_event_with_its_table(
 
     table_with_snapshots(paimon_warehouse, n=2)
     with DAG("paimon_lineage_fail", schedule=None, start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC)) as dag:
-        PaimonRollbackOperator(task_id="rollback", table="db.t", snapshot_id=9)  # no snapshot 9
+        PaimonRollbackOperator(task_id="rollback", table="db.t", snapshot_id=9, dry_run=False)  # no snapshot 9
     _serialize(dag)
     run = dag.test(logical_date=dt.datetime(2026, 1, 2, tzinfo=dt.UTC))
     assert run.state == "failed"

@@ -114,4 +114,6 @@ def test_operator_refusals_and_ledger_action(paimon_warehouse: str) -> None:
             render_and_execute(op, task_context())
     assert _files(paimon_warehouse) == before
     op = PaimonTableAdminOperator(task_id="x", table="db.t", procedure="merge_branch", source_branch="nope")
-    assert op.ledger_action == "merge_branch" and op.is_dry_run is True
+    assert op.ledger_action == "merge_branch" and op.is_dry_run is None and op.ledger_dry_run is False
+    drop = PaimonTableAdminOperator(task_id="x", table="db.t", procedure="drop_partition")
+    assert drop.is_dry_run is None and drop.ledger_dry_run is True  # each procedure's own default

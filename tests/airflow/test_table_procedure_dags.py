@@ -102,7 +102,7 @@ def test_clear_consumers_and_remove_unexisting_files_operators(paimon_warehouse:
     for cid in ("a1", "a2", "b"):
         t.consumer_manager.reset_consumer(cid, Consumer(2))
     clear = PaimonClearConsumersOperator(
-        task_id="c", table="db.t", including_consumers="a.*", excluding_consumers=""
+        task_id="c", table="db.t", including_consumers="a.*", excluding_consumers="", dry_run=False
     )
     assert sorted(render_and_execute(clear, task_context())["cleared_consumers"]) == ["a1", "a2"]
     assert render_and_execute(clear, task_context())["cleared_consumers"] == []  # retry: nothing left

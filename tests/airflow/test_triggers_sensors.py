@@ -234,7 +234,7 @@ def test_commit_kind_filter_skips_other_commits(paimon_warehouse: str) -> None:
         )
         t.write_arrow(_pk_rows(range(10), 2))  # an APPEND: no event
         await events.nothing()
-        _later(lambda: _reload(paimon_warehouse, "db.pk").compact(), 0.0)
+        _later(lambda: _reload(paimon_warehouse, "db.pk").maintenance.compact(), 0.0)
         try:
             return await events.next()
         finally:
@@ -285,7 +285,7 @@ def test_health_mode_fires_once_per_crossing(paimon_warehouse: str) -> None:
         seen.append(await events.next())
         t.write_arrow(_pk_rows(range(40), 4))  # 5 runs: still over, no second event
         await events.nothing()
-        _reload(paimon_warehouse, "db.pk").compact()  # back within budget
+        _reload(paimon_warehouse, "db.pk").maintenance.compact()  # back within budget
         await events.nothing()
         for i in range(5, 9):
             t.write_arrow(_pk_rows(range(40), i))  # 1 + 4 = 5 runs: over again
@@ -527,7 +527,7 @@ def test_snapshot_sensor_commit_kinds(paimon_warehouse: str) -> None:
     t.write_arrow(_pk_rows(range(10), 1))
     sensor = PaimonSnapshotSensor(task_id="wait", table="db.pk", commit_kinds=["COMPACT"])
     assert not sensor.poke(task_context())
-    t.compact()
+    t.maintenance.compact()
     t.write_arrow(_pk_rows(range(10), 2))
     done = sensor.poke(task_context())
     assert done and done.xcom_value["commit_kind"] == "COMPACT" and done.xcom_value["snapshot_id"] == 2
@@ -680,7 +680,7 @@ def test_compaction_debt_sensor_waits_fails_and_passes(paimon_warehouse: str) ->
     with pytest.raises(AirflowFailException, match="small-file ratio 1.00 > 0.5"):
         small.poke(task_context())
 
-    _reload(paimon_warehouse, "db.pk").compact()
+    _reload(paimon_warehouse, "db.pk").maintenance.compact()
     done = wait.poke(ctx)
     assert done and done.xcom_value["compaction_debt"] == 1 / 8 and done.xcom_value["max_sorted_runs"] == 1
     assert fail.execute(task_context())["table"] == "db.pk"

@@ -93,10 +93,10 @@ def build_warehouse(wh: str) -> None:
     events.write_arrow(_events(5, "2026-11-02", 0))
     clock.set(T0 + 2 * DAY_MS + 3_600_000)
     events = catalog.get_table("db.events")
-    events.compact(partitions=[{"dt": "2026-11-02"}])
+    events.maintenance.compact(partitions=[{"dt": "2026-11-02"}])
     events = catalog.get_table("db.events")
-    events.create_tag("2026-11-18", 2)
-    events.reset_consumer("reader", 3)
+    events.maintenance.create_tag("2026-11-18", 2)
+    events.maintenance.reset_consumer("reader", 3)
 
     logs = catalog.create_table("db.logs", pa.schema([("id", pa.int64()), ("msg", pa.string())]))
     for i in range(3):

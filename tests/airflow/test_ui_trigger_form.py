@@ -84,8 +84,8 @@ def build_warehouse(wh: str) -> None:
         clock.set(now - 3 * DAY_MS + i * 60_000)
         t.write_arrow(pa.table({"id": pa.array([i], pa.int64()), "v": [f"v{i}"]}))
     t = catalog.get_table("db.t")
-    t.create_tag("old", 1, time_retained="1 d")
-    t.reset_consumer("reader", 2)
+    t.maintenance.create_tag("old", 1, time_retained="1 d")
+    t.maintenance.reset_consumer("reader", 2)
     orphan = os.path.join(t.path, "bucket-0", "data-orphan-from-a-crashed-writer.parquet")
     with open(orphan, "wb") as f:
         f.write(b"no snapshot references this file")

@@ -86,7 +86,7 @@ def test_ingest_merge_compact_and_orphan_cleanup(
 
     orphan = plant_orphan(wh, "db.t")
     live_before = referenced_data_files(wh, "db.t")
-    rm = cluster_jobs.run("remove_orphan_files", "--warehouse", wh, "--table", "db.t")
+    rm = cluster_jobs.run("remove_orphan_files", "--warehouse", wh, "--table", "db.t", "--dry-run", "false")
     assert rm["status"] == "ok" and rm["deleted_file_count"] == 1, rm
     assert not orphan.exists()
     assert data_files_on_disk(wh, "db.t") == live_before  # every file a snapshot reads is still there

@@ -107,7 +107,7 @@ def test_ingest_compact_and_orphan_clean_on_s3_read_by_pypaimon(s3: S3Server, tm
     before = len(table.file_io.list_files(f"{table.path}/dt=2024-01-01/bucket-0"))
     time.sleep(2)  # S3 stamps real (whole-second) times: everything written so far is older than this
     older = str(int(time.time() * 1000) - 500)
-    (cleaned,) = _run_jobs(s3, ["remove_orphan_files", *common, "--older-than", older, "--force"])
+    (cleaned,) = _run_jobs(s3, ["remove_orphan_files", *common, "--older-than", older, "--force", "--dry-run", "false"])
     assert cleaned["status"] == "ok", cleaned
     assert not table.file_io.exists(orphan)
     after = len(table.file_io.list_files(f"{table.path}/dt=2024-01-01/bucket-0"))

@@ -78,7 +78,7 @@ def _clean_orphans(jobs: ClusterJobs, wh: str) -> dict[str, Any]:
     cutoff = str(int(time.time() * 1000) - 1000)
     return jobs.run(
         "remove_orphan_files", "--warehouse", wh, "--table", "db.t", "--older-than", cutoff, "--force",
-        "--mode", "local",
+        "--mode", "local", "--dry-run", "false",
     )  # fmt: skip
 
 

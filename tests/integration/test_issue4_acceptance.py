@@ -152,7 +152,7 @@ def test_queue_consumer_resumes_where_it_stopped_and_holds_expiry(
     assert t.consumer_manager.consumer("c") == Consumer(3)  # progress in the table's consumer file
     for i in range(2, 5):  # snapshots 3..5 while nobody reads
         t.write_arrow(events(10, start=10 * i))
-    expired = t.expire_snapshots(retain_max=1, retain_min=1, older_than=4_102_444_800_000)
+    expired = t.maintenance.expire_snapshots(retain_max=1, retain_min=1, older_than=4_102_444_800_000)
     assert t.snapshot_manager.list_snapshot_ids() == [3, 4, 5], expired  # the consumer's range is kept
     seen2: list[int] = []
     _consume(spark, wh, tmp_path / "b", seen2, lambda: t.write_arrow(events(10, start=50)))  # snapshot 6

@@ -144,12 +144,12 @@ def test_spark_reads_the_ledger_with_the_readme_queries(spark: SparkSession, wh:
         small_table(catalog, name, commits=6)
     Ledger(catalog).ensure()
     a, b = catalog.get_table("db.a"), catalog.get_table("db.b")
-    a.compact()
-    b.compact(dry_run=True)
-    b.compact()
-    a.expire_snapshots(retain_max=1, retain_min=1)
+    a.maintenance.compact()
+    b.maintenance.compact(dry_run=True)
+    b.maintenance.compact()
+    a.maintenance.expire_snapshots(retain_max=1, retain_min=1)
     with pytest.raises(Exception, match="99"):
-        b.rollback_to(99)
+        b.maintenance.rollback_to(99, dry_run=False)
     with ledger_disabled():
         a.write_arrow(rows(500, 10))
     ours = Ledger(catalog).read()

@@ -104,7 +104,7 @@ def test_orphan_clean_of_the_database_cleans_the_normal_table_and_skips_the_refu
         bucket = next(p for p in sorted(_root(wh, identifier(spec)).rglob("bucket-*")) if p.is_dir())
         old_file(str(bucket / "data-stray.parquet"))
     before = _digests(wh)
-    rc, line = _run(["remove_orphan_files", "--warehouse", wh, "--table", f"{DATABASE}.*", "--mode", "local"], capsys)
+    rc, line = _run(["remove_orphan_files", "--warehouse", wh, "--table", f"{DATABASE}.*", "--mode", "local", "--dry-run", "false"], capsys)
     assert rc == 0 and line["status"] == "ok", line
     assert line["deleted_file_count"] == 1 and line["deleted_paths"] == [orphan] and not os.path.exists(orphan), line
     assert next(t for t in line["tables"] if t["table"] == NORMAL)["deleted_file_count"] == 1

@@ -60,7 +60,7 @@ def _compact_if_the_writer_did(
     task_messages: Sequence[CommitMessage], other: Callable[[], FileStoreTable]
 ) -> None:
     if any(m.compact_after for m in task_messages):
-        other().compact()  # another table handle, the same bucket
+        other().maintenance.compact()  # another table handle, the same bucket
 
 
 class _CompactedMeanwhileWriter(PaimonWriter):

@@ -80,7 +80,7 @@ def _cleaner(table: FileStoreTable, stop: float, out: dict[str, Any], clean: Any
 
 
 def _local_clean(table: FileStoreTable, older_than: int) -> int:
-    return table.remove_orphan_files(older_than=older_than, force=True).deleted_file_count
+    return table.maintenance.remove_orphan_files(older_than=older_than, force=True, dry_run=False).deleted_file_count
 
 
 class _MovedBack(logging.Handler):
@@ -127,7 +127,7 @@ def run_soak(warehouse: str, seconds: float, clean: Any = _local_clean) -> dict[
         out["read_error"] = None
     except Exception as e:  # noqa: BLE001 - the latest snapshot names a deleted file
         out["read_error"] = f"{type(e).__name__}: {e}"[:300]
-        fresh.remove_unexisting_files()  # drop the missing files (as a user must) to count what is left
+        fresh.maintenance.remove_unexisting_files(dry_run=False)  # drop the missing files (as a user must) to count what is left
     present = set(FileSystemCatalog(warehouse).get_table("db.t").to_arrow(columns=["id"]).column("id").to_pylist())
     landed = out["landed"]
     out["lost_rows"] = sorted(set(landed) - present)

@@ -136,8 +136,8 @@ def test_create_tag_from_watermark(wh: str, capsys: pytest.CaptureFixture[str], 
     assert rc == 0 and out["snapshot"] == 6 and out["tag_time_retained"] is not None
     # a tag on a snapshot that expired still qualifies when its watermark is the lower one (Java)
     t = reload(wh)
-    t.create_tag("t3", 3)
-    t.expire_snapshots(retain_max=1, retain_min=1, older_than="2999-01-01T00:00:00")
+    t.maintenance.create_tag("t3", 3)
+    t.maintenance.expire_snapshots(retain_max=1, retain_min=1, older_than="2999-01-01T00:00:00")
     rc, out = run_job(tag_wm_job, wh, "w3", "500", "--dry-run", capsys=capsys)
     assert rc == 0 and out["snapshot"] == 3 and out["dry_run"] is True
     assert not reload(wh).tag_manager.exists("w3")
@@ -147,7 +147,7 @@ def test_create_tag_from_watermark_bad_input(wh: str, capsys: pytest.CaptureFixt
     _watermark_table(wh)
     err = _refused(tag_wm_job, wh, "w", "3001", capsys=capsys)
     assert "watermark later than 3001" in err
-    reload(wh).create_tag("taken", 1)
+    reload(wh).maintenance.create_tag("taken", 1)
     assert "already exists" in _refused(tag_wm_job, wh, "taken", "10", capsys=capsys)
     assert "must be an integer" in _refused(tag_wm_job, wh, "w", "soon", capsys=capsys, rc=EXIT_USAGE)
     assert "Java long" in _refused(tag_wm_job, wh, "w", str(2**63), capsys=capsys, rc=EXIT_USAGE)
@@ -164,16 +164,16 @@ def test_rollback_to_watermark(wh: str, capsys: pytest.CaptureFixture[str], pypa
     rc, out = run_job(rb_wm_job, wh, "--watermark", "2999", "--dry-run", capsys=capsys)
     assert rc == 0 and (out["previous_snapshot_id"], out["target_snapshot_id"]) == (6, 5) and _state(wh) == before
     expected = ids(reload(wh).copy({"scan.snapshot-id": "4"}))
-    rc, out = run_job(rb_wm_job, wh, "1999", capsys=capsys)
+    rc, out = run_job(rb_wm_job, wh, "1999", "--dry-run", "false", capsys=capsys)
     assert rc == 0 and out["target_snapshot_id"] == 4 and out["deleted_snapshot_ids"] == [5, 6]
     assert ids(reload(wh)) == expected == _pypaimon_ids(pypaimon, wh)
-    assert "earlier than 999" in _refused(rb_wm_job, wh, "999", capsys=capsys)
-    assert "must be an integer" in _refused(rb_wm_job, wh, "1.5", capsys=capsys, rc=EXIT_USAGE)
+    assert "earlier than 999" in _refused(rb_wm_job, wh, "999", "--dry-run", "false", capsys=capsys)
+    assert "must be an integer" in _refused(rb_wm_job, wh, "1.5", "--dry-run", "false", capsys=capsys, rc=EXIT_USAGE)
 
 
 def test_rollback_to_watermark_without_watermarks(wh: str, capsys: pytest.CaptureFixture[str]) -> None:
     make_table(wh, 2)
-    assert "earlier than 5" in _refused(rb_wm_job, wh, "5", capsys=capsys)
+    assert "earlier than 5" in _refused(rb_wm_job, wh, "5", "--dry-run", "false", capsys=capsys)
     FileSystemCatalog(wh).create_table("db.e", pa.schema([("id", pa.int64())]))
     assert rb_wm_job.main(["--warehouse", wh, "--table", "db.e", "5", "--no-ledger"]) == EXIT_FAILURE
     assert "Latest snapshot is null" in capsys.readouterr().out
@@ -186,7 +186,7 @@ def test_drop_partition(wh: str, capsys: pytest.CaptureFixture[str], pypaimon: A
     rc, out = run_job(drop_job, wh, "--partitions", "dt=d1;dt=d2", "--dry-run", capsys=capsys)
     assert rc == 0 and [p["partition"] for p in out["partitions"]] == ["dt=d1", "dt=d2"] and _state(wh) == before
     assert [p["record_count"] for p in out["partitions"]] == [3, 3]
-    rc, out = run_job(drop_job, wh, "dt=d1;dt=d2", capsys=capsys)
+    rc, out = run_job(drop_job, wh, "dt=d1;dt=d2", "--dry-run", "false", capsys=capsys)
     assert rc == 0 and (out["commit_kind"], out["deleted_files"], out["deleted_rows"]) == ("OVERWRITE", 2, 6), out
     assert ids(reload(wh)) == _pypaimon_ids(pypaimon, wh) == [0, 1, 2, 30, 31, 32]
     # time travel still reads the dropped rows (nothing deleted from storage)
@@ -204,19 +204,19 @@ def test_drop_partition_partial_spec(wh: str, capsys: pytest.CaptureFixture[str]
     )  # fmt: skip
     rc, out = run_job(drop_job, wh, "dt=a", "--dry-run", capsys=capsys)
     assert rc == 0 and [p["partition"] for p in out["partitions"]] == ["dt=a, hh=1", "dt=a, hh=2"], out
-    rc, out = run_job(drop_job, wh, "dt=__DEFAULT_PARTITION__;dt=b,hh=2", capsys=capsys)
+    rc, out = run_job(drop_job, wh, "dt=__DEFAULT_PARTITION__;dt=b,hh=2", "--dry-run", "false", capsys=capsys)
     assert rc == 0 and out["deleted_rows"] == 2, out
     assert ids(reload(wh)) == _pypaimon_ids(pypaimon, wh) == [0, 1, 2, 3]
 
 
 def test_drop_partition_bad_input(wh: str, capsys: pytest.CaptureFixture[str]) -> None:
     make_table(wh, 2)
-    assert "does not exist" in _refused(drop_job, wh, "dt=d9", capsys=capsys)
-    assert "does not exist" in _refused(drop_job, wh, "dt=d0;dt=d9", capsys=capsys)  # all or nothing
-    assert "not partition keys" in _refused(drop_job, wh, "id=1", capsys=capsys)
-    assert "names no partition" in _refused(drop_job, wh, ";;;", capsys=capsys, rc=EXIT_USAGE)
-    assert "key=value" in _refused(drop_job, wh, "d1", capsys=capsys, rc=EXIT_USAGE)
-    assert "missing required argument --partitions" in _refused(drop_job, wh, capsys=capsys, rc=EXIT_USAGE)
+    assert "does not exist" in _refused(drop_job, wh, "dt=d9", "--dry-run", "false", capsys=capsys)
+    assert "does not exist" in _refused(drop_job, wh, "dt=d0;dt=d9", "--dry-run", "false", capsys=capsys)  # all or nothing
+    assert "not partition keys" in _refused(drop_job, wh, "id=1", "--dry-run", "false", capsys=capsys)
+    assert "names no partition" in _refused(drop_job, wh, ";;;", "--dry-run", "false", capsys=capsys, rc=EXIT_USAGE)
+    assert "key=value" in _refused(drop_job, wh, "d1", "--dry-run", "false", capsys=capsys, rc=EXIT_USAGE)
+    assert "missing required argument --partitions" in _refused(drop_job, wh, "--dry-run", "false", capsys=capsys, rc=EXIT_USAGE)
     FileSystemCatalog(wh).create_table("db.u", pa.schema([("id", pa.int64())])).write_arrow(
         pa.table({"id": pa.array([1], pa.int64())})
     )
@@ -228,8 +228,8 @@ def test_drop_partition_bad_input(wh: str, capsys: pytest.CaptureFixture[str]) -
 # --- purge_files -----------------------------------------------------------------------------
 def test_purge_files(wh: str, capsys: pytest.CaptureFixture[str], pypaimon: Any) -> None:
     t = make_table(wh, 3)
-    t.create_tag("t1", 1)
-    t.create_branch("b1", "t1")
+    t.maintenance.create_tag("t1", 1)
+    t.maintenance.create_branch("b1", "t1")
     reload(wh).consumer_manager.reset_consumer("c1", Consumer(2))
     orphan = Path(wh, "db.db", "t", "dt=d0", "bucket-0", "data-orphan.parquet")
     orphan.write_bytes(b"x")
@@ -238,7 +238,7 @@ def test_purge_files(wh: str, capsys: pytest.CaptureFixture[str], pypaimon: Any)
     assert rc == 0 and _state(wh) == before
     assert (out["dropped_branches"], out["deleted_tags"], out["deleted_consumers"]) == (["b1"], ["t1"], ["c1"])
     assert (out["live_files"], out["live_rows"], out["snapshots"]) == (3, 9, 3)
-    rc, out = run_job(purge_job, wh, capsys=capsys)
+    rc, out = run_job(purge_job, wh, "--dry-run", "false", capsys=capsys)
     assert rc == 0 and out["result"] == "Success" and out["snapshot_id"] == 4 and out["expired_snapshots"] == 3
     assert out["deleted_orphan_files"] >= 1
     t = reload(wh)
@@ -254,13 +254,13 @@ def test_purge_files(wh: str, capsys: pytest.CaptureFixture[str], pypaimon: Any)
 
 def test_purge_files_refusals(wh: str, capsys: pytest.CaptureFixture[str]) -> None:
     t = make_table(wh, 2)
-    t.create_tag("t1", 1)
-    t.create_branch("b1", "t1")
+    t.maintenance.create_tag("t1", 1)
+    t.maintenance.create_branch("b1", "t1")
     before = _state(wh)
     assert purge_job.main(["--warehouse", wh, "--table", "db.t$branch_b1", "--no-ledger"]) == EXIT_FAILURE
     assert "runs on the main branch" in capsys.readouterr().out and _state(wh) == before
     FileSystemCatalog(wh).alter_table("db.t", [SetOption("scan.fallback-branch", "b1")])
-    assert "scan.fallback-branch" in _refused(purge_job, wh, capsys=capsys)
+    assert "scan.fallback-branch" in _refused(purge_job, wh, "--dry-run", "false", capsys=capsys)
 
 
 # --- repair ----------------------------------------------------------------------------------
@@ -318,9 +318,9 @@ def test_repair_earliest_snapshot(wh: str, capsys: pytest.CaptureFixture[str], p
 # --- branches --------------------------------------------------------------------------------
 def test_rename_branch(wh: str, capsys: pytest.CaptureFixture[str], pypaimon: Any) -> None:
     t = make_table(wh, 3)
-    t.create_tag("t1", 2)
-    t.create_branch("b1", "t1")
-    t.create_branch("other")
+    t.maintenance.create_tag("t1", 2)
+    t.maintenance.create_branch("b1", "t1")
+    t.maintenance.create_branch("other")
     reload(wh).switch_to_branch("b1").write_arrow(pa.table({"id": pa.array([100], pa.int64()), "dt": ["b"]}))
     expected = _pypaimon_ids(pypaimon, wh, "db.t$branch_b1")
     before = _state(wh)
@@ -346,8 +346,8 @@ def test_rename_branch(wh: str, capsys: pytest.CaptureFixture[str], pypaimon: An
 
 def test_merge_branch(wh: str, capsys: pytest.CaptureFixture[str], pypaimon: Any) -> None:
     t = make_table(wh, 2)
-    t.create_tag("t1", 1)
-    t.create_branch("b1", "t1")
+    t.maintenance.create_tag("t1", 1)
+    t.maintenance.create_branch("b1", "t1")
     branch = FileSystemCatalog(wh).get_table("db.t$branch_b1")
     branch.write_arrow(pa.table({"id": pa.array([100, 101], pa.int64()), "dt": ["b", "d0"]}))
     before = _state(wh)
@@ -366,11 +366,11 @@ def test_merge_branch(wh: str, capsys: pytest.CaptureFixture[str], pypaimon: Any
 
     assert "into itself" in _refused(merge_job, wh, "b1", "b1", capsys=capsys)
     assert "doesn't exist" in _refused(merge_job, wh, "nope", capsys=capsys)
-    reload(wh).create_branch("empty")
+    reload(wh).maintenance.create_branch("empty")
     assert "does not have snapshot" in _refused(merge_job, wh, "empty", capsys=capsys)
     assert "does not have snapshot" in _refused(merge_job, wh, "b1", "empty", capsys=capsys)
     assert "missing required argument --source-branch" in _refused(merge_job, wh, capsys=capsys, rc=EXIT_USAGE)
-    reload(wh).drop_partition("dt=d1")  # an OVERWRITE snapshot in main's history: Java refuses
+    reload(wh).maintenance.drop_partition("dt=d1", dry_run=False)  # an OVERWRITE snapshot in main's history: Java refuses
     assert "has commit kind 'OVERWRITE'" in _refused(merge_job, wh, "b1", capsys=capsys)
 
 
@@ -380,29 +380,29 @@ def test_merge_branch_refuses_what_java_refuses(wh: str, capsys: pytest.CaptureF
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("dt", pa.string())])
     t = catalog.create_table("db.t", schema, primary_keys=["id"], options={"bucket": "1"})
     t.write_arrow(pa.table({"id": pa.array([1], pa.int64()), "dt": ["a"]}))
-    t.create_tag("t1", 1)
-    t.create_branch("b1", "t1")
+    t.maintenance.create_tag("t1", 1)
+    t.maintenance.create_branch("b1", "t1")
     catalog.get_table("db.t$branch_b1").write_arrow(pa.table({"id": pa.array([2], pa.int64()), "dt": ["a"]}))
     assert "only supported for append-only tables" in _refused(merge_job, wh, "b1", capsys=capsys)
     # row tracking: refused until the commit assigns row ids (Java's merge re-assigns them)
     catalog.drop_table("db.t")
     t = make_table(wh, 1, options={"row-tracking.enabled": "true"})
-    t.create_tag("t1", 1)
-    t.create_branch("b1", "t1")
+    t.maintenance.create_tag("t1", 1)
+    t.maintenance.create_branch("b1", "t1")
     assert "row-tracking tables" in _refused(merge_job, wh, "b1", capsys=capsys)
     # an append table whose main expired its first snapshot: no fork point, refused
     catalog.drop_table("db.t")
     t = make_table(wh, 3)
-    t.create_tag("t1", 1)
-    t.create_branch("b1", "t1")
-    t.expire_snapshots(retain_max=1, retain_min=1, older_than="2999-01-01T00:00:00")
+    t.maintenance.create_tag("t1", 1)
+    t.maintenance.create_branch("b1", "t1")
+    t.maintenance.expire_snapshots(retain_max=1, retain_min=1, older_than="2999-01-01T00:00:00")
     assert "does not start at snapshot 1 (earliest is 3)" in _refused(merge_job, wh, "b1", capsys=capsys)
 
 
 # --- remove_unexisting_manifests ---------------------------------------------------------------
 def test_remove_unexisting_manifests(wh: str, capsys: pytest.CaptureFixture[str], pypaimon: Any) -> None:
     t = make_table(wh, 3)
-    rc, out = run_job(rum_job, wh, capsys=capsys)
+    rc, out = run_job(rum_job, wh, "--dry-run", "false", capsys=capsys)
     assert rc == 0 and out["missing_manifests"] == [] and out["snapshot_id"] is None
     latest = t.snapshot_manager.latest_snapshot()
     assert latest is not None
@@ -412,7 +412,7 @@ def test_remove_unexisting_manifests(wh: str, capsys: pytest.CaptureFixture[str]
     rc, out = run_job(rum_job, wh, "--dry-run", capsys=capsys)
     assert rc == 0 and out["missing_manifests"] == [lost.file_name] and out["lost_records"] == 3
     assert _state(wh) == before
-    rc, out = run_job(rum_job, wh, capsys=capsys)
+    rc, out = run_job(rum_job, wh, "--dry-run", "false", capsys=capsys)
     assert rc == 0 and (out["snapshot_id"], out["commit_kind"]) == (4, "OVERWRITE"), out
     t = reload(wh)
     snap = t.snapshot_manager.snapshot(4)
@@ -420,7 +420,7 @@ def test_remove_unexisting_manifests(wh: str, capsys: pytest.CaptureFixture[str]
     assert ids(t) == _pypaimon_ids(pypaimon, wh) == [0, 1, 2, 10, 11, 12]
     # a missing manifest list cannot be repaired this way: refused, unchanged
     Path(t.paths.manifest_path(snap.base_manifest_list)).unlink()
-    assert "Manifest list" in _refused(rum_job, wh, capsys=capsys)
+    assert "Manifest list" in _refused(rum_job, wh, "--dry-run", "false", capsys=capsys)
 
 
 # --- rewrite_file_index ----------------------------------------------------------------------

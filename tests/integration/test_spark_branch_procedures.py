@@ -56,7 +56,7 @@ def test_create_write_fast_forward_delete_read_by_pypaimon(
     wh: str, capsys: pytest.CaptureFixture[str], pypaimon: Any
 ) -> None:
     t = make_table(wh, 3)
-    t.create_tag("t1", 1)
+    t.maintenance.create_tag("t1", 1)
     rc, out = run_job(create_job, wh, "b1", "t1", capsys=capsys)  # positional: branch, tag
     assert rc == 0 and out["status"] == "ok" and out["job"] == "create_branch"
     assert (out["branch"], out["tag"], out["snapshot_id"], out["created"]) == ("b1", "t1", 1, True)
@@ -78,7 +78,7 @@ def test_create_write_fast_forward_delete_read_by_pypaimon(
     rc, out = run_job(ff_job, wh, "b1", "--dry-run", capsys=capsys)
     assert rc == 0 and out["dry_run"] is True and _state(wh) == before
     assert out["removed_snapshots"] == [1, 2, 3] and out["copied_snapshots"] == [1, 2]
-    rc, out = run_job(ff_job, wh, "--branch", "b1", capsys=capsys)
+    rc, out = run_job(ff_job, wh, "--branch", "b1", "--dry-run", "false", capsys=capsys)
     assert (
         rc == 0 and out["job"] == "fast_forward" and out["into"] == "main" and out["latest_snapshot_id"] == 2
     )
@@ -88,7 +88,7 @@ def test_create_write_fast_forward_delete_read_by_pypaimon(
     data_before = {k for k in _state(wh) if "bucket-" in k}
     rc, out = run_job(delete_job, wh, "b1,empty", "--dry-run", capsys=capsys)
     assert rc == 0 and out["deleted_branches"] == ["b1", "empty"] and reload(wh).branches() == ["b1", "empty"]
-    rc, out = run_job(delete_job, wh, "--branch", "b1,empty", capsys=capsys)
+    rc, out = run_job(delete_job, wh, "--branch", "b1,empty", "--dry-run", "false", capsys=capsys)
     assert (
         rc == 0
         and out["job"] == "delete_branch"
@@ -123,9 +123,9 @@ def test_bad_inputs_fail_clearly_and_change_nothing(
     wh: str, capsys: pytest.CaptureFixture[str], job: Any, args: list[str], code: int, needle: str
 ) -> None:
     t = make_table(wh, 2)
-    t.create_tag("t1", 1)
-    t.create_branch("old", "t1")
-    t.create_branch("empty")
+    t.maintenance.create_tag("t1", 1)
+    t.maintenance.create_branch("old", "t1")
+    t.maintenance.create_branch("empty")
     before = _state(wh)
     rc, out = run_job(job, wh, *args, capsys=capsys)
     assert rc == code and out["status"] == "error" and needle in out["error"], out
@@ -134,22 +134,22 @@ def test_bad_inputs_fail_clearly_and_change_nothing(
 
 def test_each_job_through_python_m_spark_jobs(wh: str) -> None:
     t = make_table(wh, 2)
-    t.create_tag("t1", 1)
+    t.maintenance.create_tag("t1", 1)
     common = ["--warehouse", wh, "--table", "db.t"]
     rc, out = cli("create_branch", *common, "--branch", "b", "--tag", "t1")
     assert rc == 0 and out["branch"] == "b" and out["snapshot_id"] == 1
-    rc, out = cli("fast_forward", *common, "b")
+    rc, out = cli("fast_forward", *common, "b", "--dry-run", "false")
     assert rc == 0 and out["removed_snapshots"] == [1, 2] and ids(reload(wh)) == [0, 1, 2]
-    rc, out = cli("delete_branch", *common, "--branch", "b")
+    rc, out = cli("delete_branch", *common, "--branch", "b", "--dry-run", "false")
     assert rc == 0 and out["deleted_branches"] == ["b"] and reload(wh).branches() == []
-    rc, out = cli("delete_branch", *common, "b")
+    rc, out = cli("delete_branch", *common, "b", "--dry-run", "false")
     assert rc == EXIT_FAILURE and out["status"] == "error" and "doesn't exist" in out["error"]
 
 
 def test_spark_reads_and_writes_a_branch(spark: Any, wh: str) -> None:
     t = make_table(wh, 2)
-    t.create_tag("t1", 1)
-    t.create_branch("b", "t1")
+    t.maintenance.create_tag("t1", 1)
+    t.maintenance.create_branch("b", "t1")
     df = spark.createDataFrame([(100, "b"), (101, "b")], "id long, dt string")
     df.write.format("paimon").mode("append").option("warehouse", wh).option("branch", "b").save("db.t")
     by_ident = spark.read.format("paimon").option("warehouse", wh).load("db.t$branch_b")

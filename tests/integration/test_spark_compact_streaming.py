@@ -150,7 +150,7 @@ def test_compact_manifest_job_then_pypaimon_reads(wh: str, capsys: pytest.Captur
     want: dict[tuple[int, str], int] = {}
     for k in range(6):
         _write(t, k, want)
-    t.compact()
+    t.maintenance.compact()
     _write(t, 6, want)
     before = t.latest_snapshot()
     assert before is not None

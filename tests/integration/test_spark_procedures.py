@@ -155,7 +155,7 @@ def test_create_tag(wh: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert rc == 0 and out["job"] == "create_tag" and out["tag"] == "v1" and out["snapshot_id"] == 2
     t = _reload(wh)
     assert t.tag_manager.get("v1").id == 2
-    assert t.system_table("tags").column("tag_name").to_pylist() == ["v1"]
+    assert t.inspect.system_table("tags").column("tag_name").to_pylist() == ["v1"]
     rc, out = _run(create_tag_job, wh, "v2", capsys=capsys)  # positional: tag; snapshot defaults to latest
     assert rc == 0 and out["snapshot_id"] == 3 and _reload(wh).tag_manager.get("v2").id == 3
     rc, out = _run(create_tag_job, wh, "--tag_name", "v3", "--snapshot_id", "1", capsys=capsys)
@@ -177,7 +177,7 @@ def test_create_tag_bad_arguments(
     wh: str, capsys: pytest.CaptureFixture[str], args: list[str], code: int
 ) -> None:
     t = _table(wh, 2)
-    t.create_tag("v1", 2)
+    t.maintenance.create_tag("v1", 2)
     rc, out = _run(create_tag_job, wh, *args, capsys=capsys)
     assert rc == code and out["status"] == "error"
     assert _reload(wh).tag_manager.list_names() == ["v1"] and _reload(wh).tag_manager.get("v1").id == 2
@@ -186,7 +186,7 @@ def test_create_tag_bad_arguments(
 def test_delete_tag(wh: str, capsys: pytest.CaptureFixture[str]) -> None:
     t = _table(wh, 3)
     for name, sid in (("a", 1), ("b", 2), ("c", 3)):
-        t.create_tag(name, sid)
+        t.maintenance.create_tag(name, sid)
     rc, out = _run(delete_tag_job, wh, "--tag", "a,b", "--dry-run", capsys=capsys)
     assert (
         rc == 0
@@ -195,10 +195,10 @@ def test_delete_tag(wh: str, capsys: pytest.CaptureFixture[str]) -> None:
         and out["dry_run"] is True
     )
     assert _reload(wh).tag_manager.list_names() == ["a", "b", "c"]
-    rc, out = _run(delete_tag_job, wh, "--tag", "a, b", capsys=capsys)
+    rc, out = _run(delete_tag_job, wh, "--tag", "a, b", "--dry-run", "false", capsys=capsys)
     assert rc == 0 and out["status"] == "ok" and out["deleted_tags"] == ["a", "b"] and out["dry_run"] is False
     assert _reload(wh).tag_manager.list_names() == ["c"]
-    rc, out = _run(delete_tag_job, wh, "c", capsys=capsys)  # positional
+    rc, out = _run(delete_tag_job, wh, "c", "--dry-run", "false", capsys=capsys)  # positional
     assert rc == 0 and _reload(wh).tag_manager.list_names() == []
     assert _reload(wh).to_arrow().num_rows == 9
 
@@ -210,8 +210,8 @@ def test_delete_tag_bad_arguments(
     wh: str, capsys: pytest.CaptureFixture[str], args: list[str], code: int
 ) -> None:
     t = _table(wh, 2)
-    t.create_tag("a", 1)
-    t.create_tag("b", 2)
+    t.maintenance.create_tag("a", 1)
+    t.maintenance.create_tag("b", 2)
     rc, out = _run(delete_tag_job, wh, *args, capsys=capsys)
     assert rc == code and out["status"] == "error"
     assert _reload(wh).tag_manager.list_names() == ["a", "b"]
@@ -228,13 +228,13 @@ def _rows_at(wh: str, snapshot: int) -> list[int]:
 
 def test_rollback_to_snapshot_tag_and_version(wh: str, capsys: pytest.CaptureFixture[str]) -> None:
     t = _table(wh, 5)
-    t.create_tag("at2", 2)
+    t.maintenance.create_tag("at2", 2)
     at3, at2 = _rows_at(wh, 3), _rows_at(wh, 2)
     rc, out = _run(rollback_job, wh, "--snapshot", "4", "--dry-run", capsys=capsys)
     assert (
         rc == 0 and out["target_snapshot_id"] == 4 and out["dry_run"] is True and _ids(wh) == [1, 2, 3, 4, 5]
     )
-    rc, out = _run(rollback_job, wh, "3", capsys=capsys)  # positional version: a snapshot id
+    rc, out = _run(rollback_job, wh, "3", "--dry-run", "false", capsys=capsys)  # positional version: a snapshot id
     assert (
         rc == 0
         and out["job"] == "rollback_to"
@@ -243,7 +243,7 @@ def test_rollback_to_snapshot_tag_and_version(wh: str, capsys: pytest.CaptureFix
     )
     assert _reload(wh).latest_snapshot().id == 3  # type: ignore[union-attr]
     assert sorted(_reload(wh).to_arrow().column("id").to_pylist()) == at3
-    rc, out = _run(rollback_job, wh, "--tag", "at2", capsys=capsys)
+    rc, out = _run(rollback_job, wh, "--tag", "at2", "--dry-run", "false", capsys=capsys)
     assert rc == 0 and out["target_tag"] == "at2" and out["target_snapshot_id"] == 2
     assert _reload(wh).latest_snapshot().id == 2  # type: ignore[union-attr]
     assert sorted(_reload(wh).to_arrow().column("id").to_pylist()) == at2
@@ -329,7 +329,7 @@ def _line(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
 
 def test_every_procedure_through_python_m_spark_jobs(wh: str) -> None:
     t = _table(wh, 4)
-    t.create_tag("old", 1)
+    t.maintenance.create_tag("old", 1)
     t.consumer_manager.reset_consumer("c1", Consumer(4))
     base = ("--warehouse", wh, "--table", "db.t")
     runs = [
@@ -337,12 +337,12 @@ def test_every_procedure_through_python_m_spark_jobs(wh: str) -> None:
             ("create_tag", *base, "--tag", "keep", "--snapshot", "3"),
             lambda s: s.tag_manager.get("keep").id == 3,
         ),
-        (("delete_tag", *base, "--tag", "old"), lambda s: s.tag_manager.list_names() == ["keep"]),
+        (("delete_tag", *base, "--tag", "old", "--dry-run", "false"), lambda s: s.tag_manager.list_names() == ["keep"]),
         (
             ("reset_consumer", *base, "--consumer_id", "c1", "--next_snapshot_id", "3"),
             lambda s: s.consumer_manager.consumers() == {"c1": 3},
         ),
-        (("rollback_to", *base, "--snapshot", "3"), lambda s: s.latest_snapshot().id == 3),
+        (("rollback_to", *base, "--snapshot", "3", "--dry-run", "false"), lambda s: s.latest_snapshot().id == 3),
         (
             ("expire_snapshots", *base, "--retain-max", "1", "--retain-min", "1", "--older-than", FUTURE),
             lambda s: s.snapshot_manager.list_snapshot_ids() == [3],  # the consumer (next 3) holds 3
@@ -354,7 +354,7 @@ def test_every_procedure_through_python_m_spark_jobs(wh: str) -> None:
         out = _line(proc)
         assert out["job"] == args[0] and out["status"] == "ok" and out["table"] == "db.t"
         assert check(_reload(wh)), (args[0], out)
-    bad = _cli("rollback_to", *base)
+    bad = _cli("rollback_to", *base, "--dry-run", "false")
     assert bad.returncode == EXIT_USAGE and _line(bad)["status"] == "error"
     assert _cli("expire_snapshots", *base, "--retain-max", "nope").returncode == EXIT_USAGE
 

@@ -55,7 +55,7 @@ def test_primary_key_table_is_read_merged(spark: SparkSession, wh: str) -> None:
 def test_time_travel_and_incremental_options(spark: SparkSession, wh: str) -> None:
     t = catalog(wh).create_table("db.tt", EVENTS_SCHEMA, partition_keys=["dt"])
     t.write_arrow(events(10))
-    t.create_tag("first")
+    t.maintenance.create_tag("first")
     time.sleep(0.01)
     middle_ms = t.latest_snapshot().time_millis  # type: ignore[union-attr]
     time.sleep(0.01)

@@ -60,7 +60,7 @@ def _build(wh: str) -> tuple[FileSystemCatalog, set[str], set[str]]:
     ev.write_arrow(_rows([1, 2, 3], "d1"))
     ev.write_arrow(_rows([1, 2], "d1", 5.0), overwrite={"dt": "d1"})
     ev.write_arrow(_rows([7, 8], "d2"))
-    ev.create_tag("t3")
+    ev.maintenance.create_tag("t3")
     ev.write_arrow(_rows([9], "d2"))
     ev.write_arrow(_rows([100], "d3"))  # snapshot 5: only branch b keeps it
     branch = db / "ev/branch/branch-b"
@@ -111,14 +111,14 @@ def test_distributed_and_local_find_and_delete_the_same_files(spark: SparkSessio
     assert any(p.startswith("ev/dt=d1/") and "orphan" not in p for p in paths)  # the expired overwrite's file
     assert any(p.startswith("pk/index/index-") and "orphan" not in p for p in paths)  # a replaced index file
     # the real run deletes exactly what the dry runs reported; nothing else changes
-    done = job.run(spark, _plan(wh, "db.*", "--parallelism", "3"))
+    done = job.run(spark, _plan(wh, "db.*", "--parallelism", "3", "--dry-run", "false"))
     assert done["deleted_paths"] == dist["deleted_paths"] and done["deleted_file_count"] == len(paths)
     assert done["deleted_bytes"] == dist["deleted_bytes"] and done["dry_run"] is False
     assert _files(db) == before - paths
     assert not (db / "ev/dt=zz").exists() and (db / "ev/dt=d3/bucket-0").is_dir()  # branch b's data stays
     ev = catalog.get_table("db.ev")
     assert reads == {"latest": _read(ev), "t3": _read(ev, **{"scan.tag-name": "t3"}), "pk": _read(catalog.get_table("db.pk"))}  # fmt: skip
-    again = job.run(None, _plan(wh, "db.*", "--mode", "local"))
+    again = job.run(None, _plan(wh, "db.*", "--mode", "local", "--dry-run", "false"))
     assert again["deleted_file_count"] == 0 and [t["table"] for t in again["tables"]] == ["db.ev", "db.pk"]
 
 
@@ -142,7 +142,7 @@ def test_a_commit_after_the_listing_keeps_its_files(
         return real(*args, **kwargs)
 
     monkeypatch.setattr(job, "collect_roots", commit_then_collect)
-    result = job.run(spark, _plan(wh, "db.ev"))
+    result = job.run(spark, _plan(wh, "db.ev", "--dry-run", "false"))
     assert not [p for p in result["deleted_paths"] if "dt=d4" in p]
     assert [r for r in _read(catalog.get_table("db.ev")) if r[1] == "d4"] == [(50, "d4", 50.0)]
 
@@ -156,7 +156,7 @@ def test_unreadable_manifest_aborts_before_any_delete(spark: SparkSession, wh: s
     manifest.write_bytes(b"garbage")
     before = _files(Path(wh) / "db.db")
     with pytest.raises(OrphanCleanAbortedError, match="nothing deleted.*CorruptFileError"):
-        job.run(spark, _plan(wh, "db.ev"))
+        job.run(spark, _plan(wh, "db.ev", "--dry-run", "false"))
     assert _files(Path(wh) / "db.db") == before
 
 
@@ -195,7 +195,7 @@ def test_argument_parsing() -> None:
 def test_cli_local_mode_runs_without_spark(wh: str) -> None:
     _build(wh)
     proc = subprocess.run(
-        [sys.executable, "-m", "spark_jobs", "remove_orphan_files", "--warehouse", wh, "--table", "db.pk", "--mode", "local"],
+        [sys.executable, "-m", "spark_jobs", "remove_orphan_files", "--warehouse", wh, "--table", "db.pk", "--mode", "local", "--dry-run", "false"],
         capture_output=True, text=True, timeout=120, cwd="/",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -212,7 +212,7 @@ def test_missing_database_is_one_json_line_and_one_log_line(wh: str, mode: str, 
     Path(wh).mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, "-m", "spark_jobs", "remove_orphan_files", "--warehouse", wh, "--table", table, "--mode", mode],
+        [sys.executable, "-m", "spark_jobs", "remove_orphan_files", "--warehouse", wh, "--table", table, "--mode", mode, "--dry-run", "false"],
         capture_output=True, text=True, timeout=120, cwd="/",
     )  # fmt: skip
     assert proc.returncode == EXIT_TERMINAL, proc.stderr[-2000:]
@@ -249,7 +249,7 @@ def test_a_commit_landing_between_the_read_and_the_delete_keeps_its_files(
         return roots
 
     monkeypatch.setattr(job, "collect_roots", collect_then_commit)
-    result = job.run(spark, _plan(wh, "db.ev", "--force", "--older-than", str(int(time.time() * 1000) - 1000)))
+    result = job.run(spark, _plan(wh, "db.ev", "--force", "--older-than", str(int(time.time() * 1000) - 1000), "--dry-run", "false"))
     assert committed and not [p for p in result["deleted_paths"] if "dt=d5" in p]
     assert {p.split("/db.db/", 1)[1] for p in result["deleted_paths"]} >= {p for p in old if p.startswith("ev/")}
     assert [r for r in _read(catalog.get_table("db.ev")) if r[1] == "d5"] == [(60, "d5", 60.0)]
@@ -266,7 +266,7 @@ def test_the_trash_of_a_clean_that_died_is_finished(spark: SparkSession, wh: str
     for p in (live, table_dir / "dt=d1/bucket-0/data-orphan-0.parquet"):
         (trash / p.relative_to(table_dir)).parent.mkdir(parents=True, exist_ok=True)
         p.rename(trash / p.relative_to(table_dir))
-    result = job.run(spark, _plan(wh, "db.ev"))
+    result = job.run(spark, _plan(wh, "db.ev", "--dry-run", "false"))
     assert str(table_dir / "dt=d1/bucket-0/data-orphan-0.parquet") in result["deleted_paths"]
     assert live.exists() and not (table_dir / "_orphan_trash").exists()
     assert [r for r in _read(catalog.get_table("db.ev")) if r[1] == "d2"]

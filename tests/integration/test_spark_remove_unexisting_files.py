@@ -76,7 +76,7 @@ def test_remove_unexisting_files_dry_run_then_repair(
     assert data_files(wh) == files_before  # nothing on disk was deleted
     assert sorted(pypaimon.read(wh, "db.t").column("id").to_pylist()) == [0, 1, 2, 30, 31, 32]
 
-    rc, out = run_job(job, wh, capsys=capsys)  # nothing left to remove: no commit
+    rc, out = run_job(job, wh, "--dry-run", "false", capsys=capsys)  # nothing left to remove: no commit
     assert rc == 0 and out["removed_files"] == 0 and out["committed_snapshot_id"] is None
     assert reload(wh).latest_snapshot().id == 6
 
@@ -103,5 +103,5 @@ def test_remove_unexisting_files_bad_inputs(
 
 def test_remove_unexisting_files_on_a_missing_table(wh: str, capsys: pytest.CaptureFixture[str]) -> None:
     make_table(wh, 1)
-    rc, out = run_job(job, wh, "--table", "db.nope", capsys=capsys)
+    rc, out = run_job(job, wh, "--table", "db.nope", "--dry-run", "false", capsys=capsys)
     assert rc == EXIT_FAILURE and out["error_type"] == "TableNotFoundError"

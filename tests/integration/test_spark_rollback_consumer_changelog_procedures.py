@@ -26,7 +26,7 @@ from .procedure_helpers import FUTURE, cli, ids, make_table, metadata_state, rel
 
 def test_rollback_to_timestamp(wh: str, capsys: pytest.CaptureFixture[str]) -> None:
     t = make_table(wh, 4)
-    t.create_tag("late", 4)
+    t.maintenance.create_tag("late", 4)
     snaps = [t.snapshot_manager.snapshot(i) for i in (1, 2, 3, 4)]
     ts = snaps[1].time_millis
     target = max(s.id for s in snaps if s.time_millis <= ts)  # the newest at or before
@@ -34,7 +34,7 @@ def test_rollback_to_timestamp(wh: str, capsys: pytest.CaptureFixture[str]) -> N
     rc, out = run_job(to_ts_job, wh, "--timestamp", str(ts), "--dry-run", capsys=capsys)
     assert rc == 0 and out["dry_run"] is True and out["target_snapshot_id"] == target
     assert out["deleted_snapshot_ids"] == list(range(target + 1, 5)) and metadata_state(wh) == before
-    rc, out = run_job(to_ts_job, wh, str(ts), capsys=capsys)  # positional timestamp
+    rc, out = run_job(to_ts_job, wh, str(ts), "--dry-run", "false", capsys=capsys)  # positional timestamp
     assert rc == 0 and out["job"] == "rollback_to_timestamp" and out["previous_snapshot_id"] == 4
     assert out["target_snapshot_id"] == target and out["deleted_tags"] == ["late"]
     t = reload(wh)
@@ -68,7 +68,7 @@ def test_rollback_to_as_latest_keeps_history_and_pypaimon_reads_it(
     wh: str, capsys: pytest.CaptureFixture[str], pypaimon: Any
 ) -> None:
     t = make_table(wh, 4)
-    t.create_tag("v2", 2)
+    t.maintenance.create_tag("v2", 2)
     before = metadata_state(wh)
     rc, out = run_job(as_latest_job, wh, "--tag", "v2", "--dry-run", capsys=capsys)
     assert rc == 0 and out["dry_run"] is True and out["current_snapshot_id"] == 5
@@ -107,7 +107,7 @@ def test_rollback_to_as_latest_keeps_history_and_pypaimon_reads_it(
 def test_rollback_to_as_latest_bad_inputs(
     wh: str, capsys: pytest.CaptureFixture[str], args: list[str], code: int, needle: str
 ) -> None:
-    make_table(wh, 2).create_tag("v2", 2)
+    make_table(wh, 2).maintenance.create_tag("v2", 2)
     before = metadata_state(wh)
     rc, out = run_job(as_latest_job, wh, *args, capsys=capsys)
     assert rc == code and out["status"] == "error" and needle in out["error"]
@@ -132,14 +132,14 @@ def test_clear_consumers(wh: str, capsys: pytest.CaptureFixture[str]) -> None:
         and sorted(out["cleared_consumers"]) == ["job_a", "job_b", "job_keep", "keep"]
     )
     assert len(_consumers(wh)) == 4
-    rc, out = run_job(clear_job, wh, "job_.*", "job_keep", capsys=capsys)  # including, excluding
+    rc, out = run_job(clear_job, wh, "job_.*", "job_keep", "--dry-run", "false", capsys=capsys)  # including, excluding
     assert (
         rc == 0 and out["job"] == "clear_consumers" and sorted(out["cleared_consumers"]) == ["job_a", "job_b"]
     )
     assert _consumers(wh) == {"keep": 2, "job_keep": 2}
-    rc, out = run_job(clear_job, wh, "--includingConsumers", "kee", capsys=capsys)  # full match only
+    rc, out = run_job(clear_job, wh, "--includingConsumers", "kee", "--dry-run", "false", capsys=capsys)  # full match only
     assert rc == 0 and out["cleared_consumers"] == [] and len(_consumers(wh)) == 2
-    rc, out = cli("clear_consumers", "--warehouse", wh, "--table", "db.t")
+    rc, out = cli("clear_consumers", "--warehouse", wh, "--table", "db.t", "--dry-run", "false")
     assert rc == 0 and sorted(out["cleared_consumers"]) == ["job_keep", "keep"] and _consumers(wh) == {}
 
 
@@ -173,7 +173,7 @@ def _changelogs(wh: str) -> list[int]:
 
 def test_expire_changelogs(wh: str, capsys: pytest.CaptureFixture[str]) -> None:
     t = make_table(wh, 5, options=DECOUPLED)
-    t.expire_snapshots(retain_max=1, retain_min=1, older_than=FUTURE)  # snapshots 1-4 become changelogs
+    t.maintenance.expire_snapshots(retain_max=1, retain_min=1, older_than=FUTURE)  # snapshots 1-4 become changelogs
     assert _changelogs(wh) == [1, 2, 3, 4]
     rows = ids(t)
     rc, out = run_job(changelogs_job, wh, capsys=capsys)  # the table's 10 d: all too young
@@ -208,7 +208,7 @@ def test_expire_changelogs(wh: str, capsys: pytest.CaptureFixture[str]) -> None:
 def test_expire_changelogs_bad_inputs(
     wh: str, capsys: pytest.CaptureFixture[str], args: list[str], code: int, needle: str
 ) -> None:
-    make_table(wh, 3, options=DECOUPLED).expire_snapshots(retain_max=1, retain_min=1, older_than=FUTURE)
+    make_table(wh, 3, options=DECOUPLED).maintenance.expire_snapshots(retain_max=1, retain_min=1, older_than=FUTURE)
     before = metadata_state(wh)
     rc, out = run_job(changelogs_job, wh, *args, capsys=capsys)
     assert rc == code and out["status"] == "error" and needle in out["error"]

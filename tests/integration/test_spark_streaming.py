@@ -400,7 +400,7 @@ def test_changelog_producer_tables_stream_their_changelog_files(wh: str) -> None
     )
     _pk_commit(t, pa.table({"k": [1, 2], "v": ["a", "b"]}, schema=schema))
     _pk_commit(t, pa.table({"k": [2], "v": ["b"]}, schema=schema), kinds=[3])
-    t.compact()
+    t.maintenance.compact()
     scan = StreamTableScan(t, options={"scan.mode": "from-snapshot", "scan.snapshot-id": "1"})
 
     def changes(snapshot_id: int) -> list[tuple[str, int]] | None:

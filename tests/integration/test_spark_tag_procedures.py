@@ -62,7 +62,7 @@ def test_create_tag_from_timestamp(wh: str, capsys: pytest.CaptureFixture[str]) 
 def test_create_tag_from_timestamp_bad_inputs(
     wh: str, capsys: pytest.CaptureFixture[str], args: list[str], code: int, needle: str
 ) -> None:
-    make_table(wh, 2).create_tag("old", 1)
+    make_table(wh, 2).maintenance.create_tag("old", 1)
     before = metadata_state(wh)
     rc, out = run_job(from_ts_job, wh, *args, capsys=capsys)
     assert rc == code and out["status"] == "error" and needle in out["error"]
@@ -76,7 +76,7 @@ def test_replace_and_rename_tag_read_by_pypaimon(
     wh: str, capsys: pytest.CaptureFixture[str], pypaimon: Any
 ) -> None:
     t = make_table(wh, 3)
-    t.create_tag("v", 1)
+    t.maintenance.create_tag("v", 1)
     before = metadata_state(wh)
     rc, out = run_job(replace_job, wh, "v", "3", "--dry-run", capsys=capsys)
     assert rc == 0 and out["dry_run"] is True and out["snapshot_id"] == 3 and metadata_state(wh) == before
@@ -133,8 +133,8 @@ def test_replace_and_rename_tag_bad_inputs(
     wh: str, capsys: pytest.CaptureFixture[str], job: Any, args: list[str], code: int, needle: str
 ) -> None:
     t = make_table(wh, 2)
-    t.create_tag("a", 1)
-    t.create_tag("b", 2)
+    t.maintenance.create_tag("a", 1)
+    t.maintenance.create_tag("b", 2)
     before = metadata_state(wh)
     rc, out = run_job(job, wh, *args, capsys=capsys)
     assert rc == code and out["status"] == "error" and needle in out["error"]
@@ -146,9 +146,9 @@ def test_replace_and_rename_tag_bad_inputs(
 
 def test_expire_tags(wh: str, capsys: pytest.CaptureFixture[str]) -> None:
     t = make_table(wh, 3)
-    t.create_tag("keep", 3, time_retained="100 d")
-    t.create_tag("old", 1, time_retained="100 d")
-    t.create_tag("plain", 2)  # no retention: only older_than expires it
+    t.maintenance.create_tag("keep", 3, time_retained="100 d")
+    t.maintenance.create_tag("old", 1, time_retained="100 d")
+    t.maintenance.create_tag("plain", 2)  # no retention: only older_than expires it
     rc, out = run_job(expire_tags_job, wh, capsys=capsys)  # nothing past its retention
     assert rc == 0 and out["job"] == "expire_tags" and out["expired_tags"] == []
     before = metadata_state(wh)

@@ -260,7 +260,7 @@ def test_batch_reads_that_fall_back_to_a_branch_are_refused(
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("dt", pa.string(), nullable=False)])
     t = catalog.create_table("db.t", schema, primary_keys=["id", "dt"], partition_keys=["dt"], options={"bucket": "1"})
     t.write_arrow(pa.table({"id": [1], "dt": ["a"]}, schema=schema))
-    t.create_branch("b1")
+    t.maintenance.create_branch("b1")
     catalog.get_table("db.t$branch_b1").write_arrow(pa.table({"id": [2], "dt": ["b"]}, schema=schema))
     t = catalog.alter_table("db.t", [SetOption(key, "b1")])
     with pytest.raises(UnsupportedTableKindError, match="'fallback branch'") as info:
@@ -268,7 +268,7 @@ def test_batch_reads_that_fall_back_to_a_branch_are_refused(
     assert info.value.feature == "fallback branch" and key in str(info.value)
     assert main(["read", wh, "db.t"]) != 0 and "'fallback branch'" in capsys.readouterr().err
     t.write_arrow(pa.table({"id": [3], "dt": ["a"]}, schema=schema))  # the main branch is written and kept
-    assert t.compact().to_dict()["snapshot_id"] is not None
-    t.expire_snapshots(retain_max=1, retain_min=1)
+    assert t.maintenance.compact().to_dict()["snapshot_id"] is not None
+    t.maintenance.expire_snapshots(retain_max=1, retain_min=1)
     unset = t.copy({key: ""})  # the main branch alone, asked for explicitly
     assert sorted(unset.to_arrow().column("id").to_pylist()) == [1, 3]

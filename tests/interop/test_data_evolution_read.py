@@ -98,7 +98,7 @@ def check_snapshot(peer: Peer, wh: str, t: FileStoreTable, sid: int) -> dict[int
     at = t.copy(opts)
     assert rows(at.to_arrow()) == rows(theirs, columns), f"rows at snapshot {sid}"
     expected = mapping(theirs, columns)
-    assert mapping(at.system_table("row_tracking"), columns) == expected, f"$row_tracking at snapshot {sid}"
+    assert mapping(at.inspect.system_table("row_tracking"), columns) == expected, f"$row_tracking at snapshot {sid}"
     return expected
 
 

@@ -94,7 +94,7 @@ def test_we_write_peers_read(peer: Peer, warehouse: str, options: dict[str, str]
     first, second = wide_table(60), wide_table(60, start=60)
     t = cat.create_table("db.t", first.schema, partition_keys=partitions, options=options)
     t.write_arrow(first)
-    t.create_tag("t1")
+    t.maintenance.create_tag("t1")
     t.write_arrow(second)
     _assert_same(peer.read(warehouse, "db.t"), pa.concat_tables([first, second]))
     _assert_same(peer.read(warehouse, "db.t", options={"scan.snapshot-id": 1}), first)

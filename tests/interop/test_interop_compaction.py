@@ -36,7 +36,7 @@ def test_we_compact_peers_read(peer: Peer, warehouse: str, strategy: str) -> Non
     w.delete_arrow(_rows([3, 4, 70], 0).select(["id", "dt"]))
     b.new_commit().commit(w.prepare_commit())
     want = _pairs(t.to_arrow())
-    result = t.compact(compact_strategy=strategy)
+    result = t.maintenance.compact(compact_strategy=strategy)
     assert result.snapshot_id is not None and result.files_written > 0
     assert _pairs(peer.read(warehouse, "db.pk")) == want == _pairs(t.to_arrow())
     # the peer reads the snapshot before the compaction too (time travel over a COMPACT snapshot)
@@ -52,7 +52,7 @@ def test_peer_writes_we_compact_peer_reads(pypaimon_peer: Peer, warehouse: str) 
     t = FileSystemCatalog(warehouse).get_table("db.pk")
     want = _pairs(t.to_arrow())
     assert _pairs(pypaimon_peer.read(warehouse, "db.pk")) == want
-    result = t.compact()
+    result = t.maintenance.compact()
     assert result.tasks == 4 and result.files_read >= 8
     assert _pairs(pypaimon_peer.read(warehouse, "db.pk")) == want
     pypaimon_peer.write(warehouse, "db.pk", _rows([0, 500], 50.0))  # it keeps writing on top of our levels
@@ -68,6 +68,6 @@ def test_we_compact_append_tables_peers_read(peer: Peer, warehouse: str) -> None
     for k in range(8):
         t.write_arrow(_rows(list(range(k * 50, k * 50 + 50)), float(k)))
     want = _pairs(t.to_arrow())
-    result = t.compact()
+    result = t.maintenance.compact()
     assert result.files_read == 16 and result.files_written == 2
     assert _pairs(peer.read(warehouse, "db.log")) == want

@@ -57,7 +57,7 @@ def test_we_write_and_compact_dv_table_peers_read(pypaimon_peer: Peer, rust_peer
             b.new_commit().commit(w.prepare_commit())
             for g in gone:
                 model.pop(g)
-        result = t.compact(compact_strategy="full" if r == 0 else "minor")
+        result = t.maintenance.compact(compact_strategy="full" if r == 0 else "minor")
         assert result.snapshot_id is not None
         compact_ids.append(result.snapshot_id)
     want = sorted((k[0], k[1], v[0], v[1]) for k, v in model.items())
@@ -81,7 +81,7 @@ def test_peer_writes_dv_table_we_compact_peers_read(pypaimon_peer: Peer, rust_pe
         pytest.skip(f"pypaimon does not write DV primary-key tables: {e}")
     t = FileSystemCatalog(warehouse).get_table("db.pdv")
     assert t.to_arrow().num_rows == 0  # its level-0 files are invisible until compacted
-    t.compact(compact_strategy="minor")
+    t.maintenance.compact(compact_strategy="minor")
     ids = list(range(50))
     want = [(i, f"d{i % 2}", float(min(i // 10, 2)) + i, f"s{i}-{float(min(i // 10, 2))}") for i in ids]
     want = sorted(want, key=lambda x: (x[1], x[0]))
@@ -91,7 +91,7 @@ def test_peer_writes_dv_table_we_compact_peers_read(pypaimon_peer: Peer, rust_pe
     # it writes on top of our levels; our next compaction marks its superseded rows
     pypaimon_peer.write(warehouse, "db.pdv", _rows([0, 1, 500], 9.0))
     t = FileSystemCatalog(warehouse).get_table("db.pdv")
-    t.compact(compact_strategy="minor")
+    t.maintenance.compact(compact_strategy="minor")
     assert _vectors(t) > 0
     after = {(r[0], r[1]): r[2] for r in _pairs(t.to_arrow())}
     assert after[(0, "d0")] == 9.0 and after[(1, "d1")] == 10.0 and after[(500, "d0")] == 509.0 and len(after) == 51

@@ -48,7 +48,7 @@ def _overlap(t: FileStoreTable, *, runs: bool = False) -> int:
 
 def _full_sort(t: FileStoreTable) -> int:
     before = _overlap(t)
-    result = t.copy({"manifest-sort.enabled": "true"}).compact_manifest()
+    result = t.copy({"manifest-sort.enabled": "true"}).maintenance.compact_manifest()
     assert result.snapshot_id is not None and result.manifest_sort and result.sort_field == "p"
     assert result.max_manifests_per_partition_before == before
     assert result.max_manifests_per_partition_after == _overlap(t) < before
@@ -99,7 +99,7 @@ def test_sorted_on_commit_then_full_sort_peers_read(peer: Peer, warehouse: str) 
     for c in range(16):
         t.write_arrow(_batch(rnd, c))
         if c % 6 == 5:
-            t.compact()  # DELETE entries for the sorted merge to cancel
+            t.maintenance.compact()  # DELETE entries for the sorted merge to cancel
     last = t.latest_snapshot()
     assert last is not None
     history = {i: _ours(t, i) for i in range(1, last.id + 1)}

@@ -40,11 +40,11 @@ def test_peers_read_recorded_actions_column_for_column(local_warehouse: str, pee
     catalog = FileSystemCatalog(local_warehouse)
     table = small_table(catalog, commits=6)
     Ledger(catalog).ensure()
-    table.compact()
-    table.create_tag("t1")
-    table.expire_snapshots(retain_max=2, retain_min=1)
+    table.maintenance.compact()
+    table.maintenance.create_tag("t1")
+    table.maintenance.expire_snapshots(retain_max=2, retain_min=1)
     try:
-        table.rollback_to(99)
+        table.maintenance.rollback_to(99, dry_run=False)
     except Exception:  # noqa: BLE001 - a failed action is a row too
         pass
     ours = _norm(Ledger(catalog).read())

@@ -174,11 +174,11 @@ def test_pypaimon_postpone_table_compacted_by_us(pypaimon_peer: Peer, rust_peer:
     # postpone rows (ceil(rows / 40): a 97 rows, b 61, c 20).
     t = _table(wh)
     with pytest.raises(InvalidArgumentError, match="does not support specifying partitions"):
-        t.compact(partitions="dt=a")
+        t.maintenance.compact(partitions="dt=a")
     assert _table(wh).latest_snapshot().id == 4  # type: ignore[union-attr]
-    dry = t.compact(dry_run=True)
+    dry = t.maintenance.compact(dry_run=True)
     assert dry.snapshot_id is None and {p["partition"]: p["num_buckets"] for p in dry.plan} == {"dt=a": 3, "dt=b": 2, "dt=c": 1}
-    result = t.compact()
+    result = t.maintenance.compact()
     assert result.snapshot_id == 5 and result.rows_read == 97 + 61 + 20 and result.files_read == 7
     snap = _table(wh).latest_snapshot()
     assert snap is not None and snap.commit_kind == CommitKind.COMPACT
@@ -262,7 +262,7 @@ def test_concurrent_compactions_conflict_and_appends_survive(pypaimon_peer: Peer
     assert c.commit(plan_c, c.removal_messages(plan_c) + written_c, 1).snapshot_id == 6
     assert _layout(wh)[1] == 1  # snapshot 5's postpone file is still there
     assert _ours(wh) == model == _state(peer.read(wh, "db.t"))
-    assert _table(wh).compact().snapshot_id == 7
+    assert _table(wh).maintenance.compact().snapshot_id == 7
     assert _ours(wh) == pending == _state(peer.read(wh, "db.t"))
     assert _layout(wh) == ({"dt=a": {2}, "dt=b": {2}}, 0)
 
@@ -328,7 +328,7 @@ def test_we_write_bucket_postpone_as_java_and_peers_read_after_compaction(
     assert sorted(e.file.row_count for e in entries) == [2, 5, 10, 11]  # unmerged: ("a", 3) twice
     assert _ours(wh) == {} == _state(peer.read(wh, "db.t"))
     assert _merge_on_read(wh) == model
-    assert _table(wh).compact().snapshot_id == 4
+    assert _table(wh).maintenance.compact().snapshot_id == 4
     assert _ours(wh) == model == _state(peer.read(wh, "db.t")) == _state(rust_peer.read(wh, "db.t"))
 
 
@@ -360,10 +360,10 @@ def test_merge_engines_and_lookup_tables(pypaimon_peer: Peer, rust_peer: Peer, t
         peer.create_table(wh, "db.t", schema, primary_keys=["id", "dt"], partition_keys=["dt"], options={"bucket": "-2", **options})
         peer.write(wh, "db.t", rows([1, 2, 3], ["a1", None, "a3"], [10, 20, 30]))
         peer.write(wh, "db.t", rows([1, 2, 2], [None, "a2", "a2b"], [5, 1, 25]))
-        _table(wh).compact()
+        _table(wh).maintenance.compact()
         peer.write(wh, "db.t", rows([3, 4], ["a3b", "a4"], [1, 2]))
         merged = _table(wh).copy({"postpone.merge-on-read": "true"}).to_arrow()
-        assert _table(wh).compact().snapshot_id is not None, name
+        assert _table(wh).maintenance.compact().snapshot_id is not None, name
         readers = {
             "ours": _table(wh).to_arrow(),
             "merge-on-read before": merged,
@@ -412,7 +412,7 @@ def test_batch_write_fixed_bucket_and_rescale(pypaimon_peer: Peer, rust_peer: Pe
     assert _ours(wh) == model == _state(peer.read(wh, "db.t")) == _state(rust_peer.read(wh, "db.t"))
     # pypaimon's rows into bucket-postpone, then our compaction into the 16 buckets
     _upsert(peer, wh, model, [("a", k) for k in range(0, 120, 3)], "p4")
-    assert _table(wh).compact().snapshot_id is not None
+    assert _table(wh).maintenance.compact().snapshot_id is not None
     assert _layout(wh) == ({"dt=a": {16}, "dt=b": {1}}, 0)
     assert _ours(wh) == model == _state(peer.read(wh, "db.t")) == _state(rust_peer.read(wh, "db.t"))
     # INSERT OVERWRITE of dt=b replaces its rows, the pending bucket-postpone ones too (as Java's
@@ -438,14 +438,14 @@ def test_rescale_and_compaction_racing_lose_no_row(pypaimon_peer: Peer, warehous
     peer.create_table(wh, "db.t", SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"], options=OPTIONS)
     model: Model = {}
     _upsert(peer, wh, model, [("a", k) for k in range(40)], "p1")
-    assert _table(wh).compact().snapshot_id == 2  # dt=a: 1 bucket
+    assert _table(wh).maintenance.compact().snapshot_id == 2  # dt=a: 1 bucket
     _upsert(peer, wh, model, [("a", k) for k in range(30, 60)], "p3")  # pending in bucket-postpone
     s = 3
 
     # A rescale that read S = 3 ...
     rescale = PostponeFixedBucketCommit(_table(wh), "rescaler", None)
     # ... and a compaction that commits first (snapshot 4): the rescale's OVERWRITE must fail.
-    assert _table(wh).compact().snapshot_id == 4
+    assert _table(wh).maintenance.compact().snapshot_id == 4
     after_compaction = _all_files(wh)
     with pytest.raises(CommitConflictError, match="commit.strict-mode.last-safe-snapshot"):
         rescale._rescale({_partition(wh, "a"): 4}, s)
@@ -462,7 +462,7 @@ def test_rescale_and_compaction_racing_lose_no_row(pypaimon_peer: Peer, warehous
     with pytest.raises(CommitConflictError, match="commit.strict-mode.last-safe-snapshot"):
         c.commit(plan, c.removal_messages(plan) + written, 1)
     assert not any(os.path.exists(t) for t in _written_paths(wh, written))
-    assert _table(wh).compact().snapshot_id == 7  # the next compaction merges into the 4 buckets
+    assert _table(wh).maintenance.compact().snapshot_id == 7  # the next compaction merges into the 4 buckets
     assert _layout(wh) == ({"dt=a": {4}}, 0)
     assert _ours(wh) == model == _state(peer.read(wh, "db.t"))
 
@@ -498,7 +498,7 @@ def test_postpone_files_of_older_schemas(pypaimon_peer: Peer, rust_peer: Peer, w
         return sorted((r["id"], r["v"], r["w"]) for r in t.to_pylist())
 
     assert rows(_table(wh).copy({"postpone.merge-on-read": "true"}).to_arrow()) == want
-    assert _table(wh).compact().snapshot_id == 3
+    assert _table(wh).maintenance.compact().snapshot_id == 3
     assert rows(_table(wh).to_arrow()) == rows(peer.read(wh, "db.t")) == rows(rust_peer.read(wh, "db.t")) == want
 
 
@@ -512,7 +512,7 @@ def test_rescale_procedure_of_a_postpone_table(pypaimon_peer: Peer, rust_peer: P
     peer.create_table(wh, "db.t", SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"], options=OPTIONS)
     model: Model = {}
     _upsert(peer, wh, model, [(d, k) for d in "ab" for k in range(30)], "p1")
-    _table(wh).compact()
+    _table(wh).maintenance.compact()
     assert _layout(wh) == ({"dt=a": {1}, "dt=b": {1}}, 0)
     pending = dict(model)
     _upsert(peer, wh, pending, [("a", k) for k in range(20, 40)], "p3")
@@ -523,6 +523,6 @@ def test_rescale_procedure_of_a_postpone_table(pypaimon_peer: Peer, rust_peer: P
     assert _table(wh).schema.options["bucket"] == "-2"
     assert _layout(wh) == ({"dt=a": {4}, "dt=b": {1}}, 1)  # the pending file stays
     assert _ours(wh) == model == _state(peer.read(wh, "db.t"))
-    _table(wh).compact()
+    _table(wh).maintenance.compact()
     assert _layout(wh) == ({"dt=a": {4}, "dt=b": {1}}, 0)
     assert _ours(wh) == pending == _state(peer.read(wh, "db.t")) == _state(rust_peer.read(wh, "db.t"))

@@ -89,7 +89,7 @@ def peer_mapping(peer: Peer, wh: str, options: dict[str, Any] | None = None) -> 
 
 
 def ours(t: FileStoreTable, options: dict[str, str] | None = None) -> dict[int, tuple[Any, ...]]:
-    return mapping((t.copy(options) if options else t).system_table("row_tracking"))
+    return mapping((t.copy(options) if options else t.inspect).system_table("row_tracking"))
 
 
 def new_table(pypaimon_peer: Peer, wh: str, partitioned: bool, **options: str) -> FileStoreTable:
@@ -124,8 +124,8 @@ def test_compact_tag_expire_rollback_keep_row_ids(
     assert sorted(at[5]) == list(range(5 * ROWS))
     assert {v[4] for v in at[5].values()} == {1, 2, 3, 4, 5}  # each row's writing snapshot
 
-    t.create_tag("before", 2)
-    t.compact()
+    t.maintenance.create_tag("before", 2)
+    t.maintenance.compact()
     compacted = t.latest_snapshot()
     assert compacted is not None and compacted.id == 6 and compacted.next_row_id == 5 * ROWS  # no new ids
     after = t.new_file_store_scan().live_entries(compacted)
@@ -135,7 +135,7 @@ def test_compact_tag_expire_rollback_keep_row_ids(
     assert check_physical_ids(t) == (2 if partitioned else 1)
     assert peer_mapping(pypaimon_peer, wh) == at[5] == ours(t)
     assert rust_peer.read(wh, "db.t").num_rows == 5 * ROWS
-    t.create_tag("compacted", 6)
+    t.maintenance.create_tag("compacted", 6)
 
     new_ids = list(range(5 * ROWS, 5 * ROWS + 10))
     pypaimon_peer.write(wh, "db.t", batch(5 * ROWS, 10, dt="d0" if partitioned else None))  # snapshot 7
@@ -143,14 +143,14 @@ def test_compact_tag_expire_rollback_keep_row_ids(
     assert sorted(set(seven) - set(at[5])) == new_ids and {seven[i][4] for i in new_ids} == {7}
     assert ours(t) == seven
 
-    t.compact()  # snapshot 8: partitioned, d0's range of commit 5 and snapshot 7's follow on
+    t.maintenance.compact()  # snapshot 8: partitioned, d0's range of commit 5 and snapshot 7's follow on
     eight = t.latest_snapshot()
     assert eight is not None and eight.id == 8
     ranges = sorted((e.file.first_row_id, e.file.row_count) for e in t.new_file_store_scan().live_entries(eight))
     assert ranges == ([(0, 2 * ROWS), (2 * ROWS, 2 * ROWS), (4 * ROWS, ROWS + 10)] if partitioned else [(0, 5 * ROWS + 10)])
     assert peer_mapping(pypaimon_peer, wh) == seven == ours(t)
 
-    t.expire_snapshots(retain_max=2, retain_min=1)
+    t.maintenance.expire_snapshots(retain_max=2, retain_min=1)
     assert t.snapshot_manager.earliest_snapshot_id() == 7
     for options, want in (
         ({"scan.tag-name": "before"}, at[2]),
@@ -162,7 +162,7 @@ def test_compact_tag_expire_rollback_keep_row_ids(
         assert rust_peer.read(wh, "db.t", options=options).num_rows == len(want), options
 
     # Java's rollback_to: later snapshots go, next_row_id is the tag's again
-    t.rollback_to("compacted")
+    t.maintenance.rollback_to("compacted", dry_run=False)
     back = t.latest_snapshot()
     assert back is not None and back.id == 6 and back.next_row_id == 5 * ROWS
     assert peer_mapping(pypaimon_peer, wh) == at[5] == ours(t)
@@ -182,7 +182,7 @@ def test_compaction_keeps_ids_of_non_contiguous_files(pypaimon_peer: Peer, wareh
     pypaimon_peer.write(wh, "db.t", batch(3005, 5))
     pypaimon_peer.write(wh, "db.t", batch(3010, 5))
     want = peer_mapping(pypaimon_peer, wh)
-    t.compact(options={"target-file-size": "20 kb", "source.split.open-file-cost": "1"})  # one task: 3 small files
+    t.maintenance.compact(options={"target-file-size": "20 kb", "source.split.open-file-cost": "1"})  # one task: 3 small files
     latest = t.latest_snapshot()
     assert latest is not None and latest.id == 5
     live = t.new_file_store_scan().live_entries(latest)
@@ -231,7 +231,7 @@ def test_data_evolution_compaction_keeps_row_ids(pypaimon_peer: Peer, warehouse:
     live = t.new_file_store_scan().live_entries(t.latest_snapshot())
     assert any(e.file.write_cols == ("s",) for e in live)
     assert ours(t) == want  # partial-column files merged by row id (tests/interop/test_data_evolution_read.py)
-    t.compact()
+    t.maintenance.compact()
     compacted = t.latest_snapshot()
     assert compacted is not None and compacted.id == 5 and compacted.next_row_id == 3 * ROWS
     live = t.new_file_store_scan().live_entries(compacted)
@@ -273,7 +273,7 @@ def test_row_tracking_table_of_a_plain_table_is_refused(warehouse: str) -> None:
     t = cat.create_table("db.t", SCHEMA)
     t.write_arrow(batch(0, 3))
     with pytest.raises(InvalidArgumentError, match="does not support row tracking"):
-        t.system_table("$row_tracking")
+        t.inspect.system_table("$row_tracking")
 
 
 def commit_deletion_vector(t: FileStoreTable, name: str, positions: list[int]) -> None:
@@ -300,7 +300,7 @@ def test_deletion_vectors_keep_ids_and_leave_the_file(pypaimon_peer: Peer, rust_
     want = peer_mapping(pypaimon_peer, wh)
     assert sorted(want) == [i for i in range(4 * ROWS) if i not in (ROWS + 1, ROWS + 3)]
     assert ours(t) == want
-    t.compact()
+    t.maintenance.compact()
     live = t.new_file_store_scan().live_entries(t.latest_snapshot())
     assert sorted((e.file.first_row_id, e.file.file_source) for e in live) == [
         (0, FileSource.APPEND),

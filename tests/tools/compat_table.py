@@ -62,21 +62,21 @@ def _write(table: FileStoreTable) -> None:
 
 
 def _compact(table: FileStoreTable) -> None:
-    table.compact()
+    table.maintenance.compact()
 
 
 def _expire(table: FileStoreTable) -> None:
-    table.expire_snapshots(retain_max=1, retain_min=1)
+    table.maintenance.expire_snapshots(retain_max=1, retain_min=1)
 
 
 def _rollback(table: FileStoreTable) -> None:
     latest = table.latest_snapshot()
     assert latest is not None
-    table.rollback_to(latest.id - 1)
+    table.maintenance.rollback_to(latest.id - 1, dry_run=False)
 
 
 def _orphan_clean(table: FileStoreTable) -> None:
-    table.remove_orphan_files()
+    table.maintenance.remove_orphan_files(dry_run=False)
 
 
 #: Operation -> what it does to the table (``read`` only reads).

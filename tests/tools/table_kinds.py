@@ -250,8 +250,8 @@ def _build_ours(catalog: FileSystemCatalog, spec: TableKindSpec) -> None:
     table = catalog.create_table(ident, schema, primary_keys=pks, partition_keys=parts, options=dict(spec.options))
     for i, commit in enumerate(COMMITS):
         if spec.extra == "branch" and i == 1:
-            table.create_tag("t1")
-            table.create_branch("b1", "t1")
+            table.maintenance.create_tag("t1")
+            table.maintenance.create_branch("b1", "t1")
             table = catalog.get_table(identifier(spec))
         table.write_arrow(pa.table(commit, schema=schema))
 

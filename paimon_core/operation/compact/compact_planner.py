@@ -196,7 +196,7 @@ class CompactPlanner:
             raise InvalidArgumentError(
                 f"Table {self.store.name} has postpone buckets (bucket = -2): its compaction assigns the buckets "
                 "through the table's writer (paimon_core.table.postpone_bucket_compact.PostponeBucketCompact, which "
-                "table.compact() and spark_jobs compact run)"
+                "table.maintenance.compact() and spark_jobs compact run)"
             )
         flt = self._scan_filter(request)  # validates the request, even on an empty table
         latest = self.store.latest_snapshot()

@@ -222,13 +222,13 @@ class TableCompact:
         """Postpone-bucket tables (``bucket = -2``): their compaction assigns the buckets by replaying
         the rows through the table's writer, a table-level job
         (:class:`paimon_core.table.postpone_bucket_compact.PostponeBucketCompact`, which
-        ``table.compact()`` and ``spark_jobs compact`` run). Arguments it refuses are named first."""
+        ``table.maintenance.compact()`` and ``spark_jobs compact`` run). Arguments it refuses are named first."""
         from paimon_core.postpone.postpone_utils import check_postpone_compact_request
 
         check_postpone_compact_request(self.store.name, request, streaming=only is not None)
         raise InvalidArgumentError(
             f"Table {self.store.name} has postpone buckets (bucket = -2): its compaction assigns the buckets through "
-            "the table's writer; run table.compact() or spark_jobs compact "
+            "the table's writer; run table.maintenance.compact() or spark_jobs compact "
             "(paimon_core.table.postpone_bucket_compact.PostponeBucketCompact)"
         )
 

@@ -55,6 +55,7 @@ class PaimonCompactDatabaseOperator(PaimonSparkJobOperator):
         "compact_dry_run",
         "execution",
     )
+    actions = ("compact_database",)
     template_fields_renderers: ClassVar[dict[str, str]] = {
         **PaimonSparkJobOperator.template_fields_renderers,
         "table_options": "json",

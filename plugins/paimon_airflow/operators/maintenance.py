@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from airflow.sdk import Context
 
     from paimon_core import FileStoreTable
+    from paimon_core.tag.tag_result import TagResult
     from paimon_core.utils.time_util import Duration, TimePoint
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "PaimonResetConsumerOperator",
     "PaimonRollbackOperator",
     "PaimonTableOperator",
+    "resolve_dry_run",
 ]
 
 #: Orphan cleanup refuses a cutoff closer to now than this (a file younger than the longest
@@ -79,6 +81,17 @@ def _bool(value: bool | str, name: str) -> bool:
     raise PaimonTerminalFailure(f"{name} must be true or false, got {value!r}")
 
 
+def resolve_dry_run(value: bool | str | None, action: str) -> bool:
+    """A task's ``dry_run``: the given flag (also a rendered template), or with ``None`` the
+    action's own default (:func:`paimon_core.table.maintenance.dry_run_defaults`: True for the
+    calls that drop something on request, False for retention and the rest)."""
+    if value is None or (isinstance(value, str) and value.strip() == "None"):
+        from paimon_core.table.maintenance import dry_run_defaults
+
+        return dry_run_defaults().get(action, False)
+    return _bool(value, "dry_run")
+
+
 def _bool_or_false(value: bool | str) -> bool:
     try:
         return _bool(value, "flag")
@@ -92,6 +105,16 @@ def _snapshot_dict(snapshot: Any) -> dict[str, Any]:
         "commit_time_millis": snapshot.time_millis,
         "commit_kind": str(getattr(snapshot, "commit_kind", "")) or None,
         "record_count": snapshot.total_record_count,
+    }
+
+
+def _tag_dict(tag: TagResult) -> dict[str, Any]:
+    """The keys :func:`_snapshot_dict` gives, from a tag call's result."""
+    return {
+        "snapshot_id": tag.snapshot_id,
+        "commit_time_millis": tag.commit_time_millis,
+        "commit_kind": tag.commit_kind,
+        "record_count": tag.record_count,
     }
 
 
@@ -109,6 +132,9 @@ class PaimonTableOperator(PaimonLineageMixin, BaseOperator):
     template_fields: Sequence[str] = ("table", "paimon_conn_id")
     ui_color = "#c9e4f6"
     action: ClassVar[str] = "maintenance"
+    #: The maintenance actions this operator can run (default: ``action`` alone); its ``dry_run``
+    #: default agrees with each one's (tests/unit/test_dry_run_defaults.py).
+    actions: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self, *, table: str, paimon_conn_id: str = PaimonHook.default_conn_name, **kwargs: Any
@@ -126,7 +152,7 @@ class PaimonTableOperator(PaimonLineageMixin, BaseOperator):
     def ledger_dry_run(self) -> bool:
         """Whether this task is a dry run (its ledger row's status is ``dry_run``)."""
         try:
-            return _bool(getattr(self, "is_dry_run", False), "dry_run")
+            return resolve_dry_run(getattr(self, "is_dry_run", False), self.ledger_action)
         except PaimonTerminalFailure:
             return False
 
@@ -194,7 +220,7 @@ class PaimonExpireSnapshotsOperator(PaimonTableOperator):
         self.is_dry_run = dry_run
 
     def run(self, table: FileStoreTable, context: Context) -> Mapping[str, Any]:
-        return table.expire_snapshots(
+        return table.maintenance.expire_snapshots(
             retain_max=_int_or_none(self.retain_max, "retain_max"),
             retain_min=_int_or_none(self.retain_min, "retain_min"),
             older_than=_time_or_none(self.older_than),
@@ -213,7 +239,7 @@ class PaimonExpireChangelogsOperator(PaimonExpireSnapshotsOperator):
         self.delete_all = delete_all
 
     def run(self, table: FileStoreTable, context: Context) -> Mapping[str, Any]:
-        return table.expire_changelogs(
+        return table.maintenance.expire_changelogs(
             retain_max=_int_or_none(self.retain_max, "retain_max"),
             retain_min=_int_or_none(self.retain_min, "retain_min"),
             older_than=_time_or_none(self.older_than),
@@ -302,13 +328,13 @@ class PaimonCreateTagOperator(PaimonTableOperator):
         from paimon_core.exceptions import TagAlreadyExistsError
 
         try:
-            tag = table.create_tag(name, snapshot_id, time_retained=time_retained)
+            tag = table.maintenance.create_tag(name, snapshot_id, time_retained=time_retained)
         except TagAlreadyExistsError:  # created by someone else since try_get
             raced = table.tag_manager.try_get(name)
             if raced is None or not self.ignore_if_exists:
                 raise
             return self._exists(table, name, raced)
-        return {"tag_name": name, "created": True, **_snapshot_dict(tag)}
+        return {"tag_name": name, "created": True, **_tag_dict(tag)}
 
     def _exists(self, table: FileStoreTable, name: str, existing: Any) -> dict[str, Any]:
         if not self.ignore_if_exists:
@@ -330,7 +356,7 @@ class PaimonDeleteTagOperator(PaimonTableOperator):
         *,
         tag_names: str | Sequence[str],
         ignore_missing: bool = True,
-        dry_run: bool | str = False,
+        dry_run: bool | str = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -354,7 +380,7 @@ class PaimonDeleteTagOperator(PaimonTableOperator):
                     "missing_tags": missing,
                     "dry_run": _bool(self.is_dry_run, "dry_run"),
                 }
-        out = table.delete_tag(names, dry_run=_bool(self.is_dry_run, "dry_run")).to_dict()
+        out = table.maintenance.delete_tag(names, dry_run=_bool(self.is_dry_run, "dry_run")).to_dict()
         out["missing_tags"] = missing
         return out
 
@@ -373,7 +399,7 @@ class PaimonExpireTagsOperator(PaimonTableOperator):
         self.is_dry_run = dry_run
 
     def run(self, table: FileStoreTable, context: Context) -> Mapping[str, Any]:
-        return table.expire_tags(
+        return table.maintenance.expire_tags(
             older_than=_time_or_none(self.older_than), dry_run=_bool(self.is_dry_run, "dry_run")
         ).to_dict()
 
@@ -382,8 +408,9 @@ class PaimonRollbackOperator(PaimonTableOperator):
     """Roll the table back to a snapshot id, a tag or a time (metadata only; later snapshots go).
 
     Exactly one of ``snapshot_id``, ``tag`` or ``timestamp`` (Paimon ``rollback_to`` /
-    ``rollback_to_timestamp``). Run with ``dry_run=True`` first to see what would be removed. A
-    retry after a landed rollback finds the target already latest.
+    ``rollback_to_timestamp``). ``dry_run`` defaults to the call's own default: True for these
+    two (they delete the later snapshots; pass ``dry_run=False`` to roll back), False for
+    ``as_latest``. A retry after a landed rollback finds the target already latest.
 
     ``as_latest`` (templated): Paimon ``rollback_to_as_latest`` instead: a new OVERWRITE snapshot
     with the target's content, nothing deleted (a ``timestamp`` picks the newest snapshot at or
@@ -400,6 +427,7 @@ class PaimonRollbackOperator(PaimonTableOperator):
         "is_dry_run",
     )
     action = "rollback"
+    actions = ("rollback_to", "rollback_to_timestamp", "rollback_to_as_latest")
 
     @property
     def ledger_action(self) -> str:
@@ -415,7 +443,7 @@ class PaimonRollbackOperator(PaimonTableOperator):
         tag: str | None = None,
         timestamp: TimePoint | None = None,
         as_latest: bool | str = False,
-        dry_run: bool | str = False,
+        dry_run: bool | str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -435,11 +463,13 @@ class PaimonRollbackOperator(PaimonTableOperator):
         if _bool(self.as_latest, "as_latest"):
             from paimon_airflow.operators.table_procedures import rollback_as_latest
 
-            return rollback_as_latest(table, snapshot_id, tag, timestamp, dry_run=_bool(self.is_dry_run, "dry_run"))
+            dry_run = resolve_dry_run(self.is_dry_run, "rollback_to_as_latest")
+            return rollback_as_latest(table, snapshot_id, tag, timestamp, dry_run=dry_run)
         if timestamp is not None:
-            return table.rollback_to_timestamp(timestamp, dry_run=_bool(self.is_dry_run, "dry_run")).to_dict()
+            dry_run = resolve_dry_run(self.is_dry_run, "rollback_to_timestamp")
+            return table.maintenance.rollback_to_timestamp(timestamp, dry_run=dry_run).to_dict()
         target: int | str = snapshot_id if snapshot_id is not None else str(tag)
-        return table.rollback_to(target, dry_run=_bool(self.is_dry_run, "dry_run")).to_dict()
+        return table.maintenance.rollback_to(target, dry_run=resolve_dry_run(self.is_dry_run, "rollback_to")).to_dict()
 
 
 class PaimonResetConsumerOperator(PaimonTableOperator):
@@ -485,7 +515,7 @@ class PaimonResetConsumerOperator(PaimonTableOperator):
                 "latest_snapshot_id": sm.latest_snapshot_id(),
                 "dry_run": True,
             }
-        out = table.reset_consumer(self.consumer_id, next_id).to_dict()
+        out = table.maintenance.reset_consumer(self.consumer_id, next_id).to_dict()
         out["dry_run"] = False
         return out
 
@@ -544,7 +574,7 @@ class PaimonRemoveOrphanFilesOperator(PaimonTableOperator):
 
     def run(self, table: FileStoreTable, context: Context) -> Mapping[str, Any]:
         cutoff = self.cutoff_millis(context, table.clock.now_millis())
-        out = table.remove_orphan_files(
+        out = table.maintenance.remove_orphan_files(
             older_than=cutoff, dry_run=_bool(self.is_dry_run, "dry_run")
         ).to_dict()
         out.setdefault("older_than_millis", cutoff)

@@ -25,7 +25,7 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.sdk import BaseOperator
 from airflow.sdk.exceptions import AirflowException
@@ -61,6 +61,8 @@ class PaimonMaintenanceBatchOperator(BaseOperator):
 
     template_fields: Sequence[str] = ("batch", "is_dry_run", "paimon_conn_id")
     ui_color = "#c9e4f6"
+    #: Runs a maintenance pass's plan (many actions): ``dry_run`` is the pass's, default apply.
+    actions: ClassVar[tuple[str, ...]] = ("maintenance_pass",)
 
     def __init__(
         self,

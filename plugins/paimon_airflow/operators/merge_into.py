@@ -55,6 +55,7 @@ class PaimonMergeIntoOperator(PaimonSparkJobOperator):
     (``updated_rows``, ``deleted_rows``, ``inserted_rows``, ``snapshot_id`` ...)."""
 
     template_fields: Sequence[str] = (*PaimonSparkJobOperator.template_fields, *MERGE_ARGUMENTS, "merge_dry_run")
+    actions = ("merge_into",)
     run_id_flag = "--run-id"
 
     def __init__(

@@ -96,7 +96,7 @@ class PaimonExpirePartitionsOperator(PaimonTableOperator):
             if self.skip_when_off:
                 raise AirflowSkipException(f"{table.name} is not partitioned")
             raise PaimonTerminalFailure(f"expire_partitions: {table.name} is not partitioned")
-        return table.expire_partitions(
+        return table.maintenance.expire_partitions(
             expiration,
             timestamp_formatter=_str_or_none(self.timestamp_formatter),
             timestamp_pattern=_str_or_none(self.timestamp_pattern),
@@ -122,4 +122,4 @@ class PaimonMarkPartitionDoneOperator(PaimonTableOperator):
         self.partitions = partitions
 
     def run(self, table: FileStoreTable, context: Context) -> Mapping[str, Any]:
-        return table.mark_partition_done(str(self.partitions)).to_dict()
+        return table.maintenance.mark_partition_done(str(self.partitions)).to_dict()

@@ -169,6 +169,9 @@ class PaimonSparkJobOperator(PaimonLineageMixin, BaseOperator):
     ui_color = "#fde7c8"
     #: Flag that makes a retry of a landed commit a no-op (the job's idempotency key), or None.
     run_id_flag: ClassVar[str | None] = None
+    #: The maintenance actions a subclass with ``dry_run`` runs; its ``dry_run`` default agrees
+    #: with each one's (tests/unit/test_dry_run_defaults.py). Empty here: ``job`` decides.
+    actions: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self,
@@ -521,6 +524,7 @@ class PaimonCompactOperator(PaimonSparkJobOperator):
         "compact_dry_run",
         "mode",
     )
+    actions = ("compact",)
 
     def __init__(
         self,
@@ -680,17 +684,19 @@ class PaimonRemoveOrphanFilesSparkOperator(PaimonSparkJobOperator):
 
     An ``older_than`` closer to now than ``min_age`` (default 1 day: longer than any write or
     compaction takes) is refused before anything starts; without one the job's default cutoff
-    (now - 1 day) applies.
+    (now - 1 day) applies. ``dry_run`` defaults to True (lists the orphans): pass
+    ``dry_run=False`` to delete; the job is always told which (``--dry-run true|false``).
     """
 
     template_fields: Sequence[str] = (*PaimonSparkJobOperator.template_fields, "older_than")
+    actions = ("remove_orphan_files",)
 
     def __init__(
         self,
         *,
         table: str,
         older_than: str | None = None,
-        dry_run: bool = False,
+        dry_run: bool = True,
         parallelism: int | None = None,
         min_age: dt.timedelta = dt.timedelta(days=1),
         job_args: Sequence[str] | None = None,
@@ -714,8 +720,7 @@ class PaimonRemoveOrphanFilesSparkOperator(PaimonSparkJobOperator):
                     f"{self.min_age} ago; files that young may belong to a commit in flight"
                 )
             argv += ["--older-than", str(cutoff)]
-        if self.orphan_dry_run:
-            argv.append("--dry-run")
+        argv += ["--dry-run", "true" if self.orphan_dry_run else "false"]
         if self.parallelism:
             argv += ["--parallelism", str(self.parallelism)]
         return argv

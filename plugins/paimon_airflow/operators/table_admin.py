@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from paimon_airflow.operators.maintenance import PaimonTableOperator, _bool, _int_or_none
+from paimon_airflow.operators.maintenance import PaimonTableOperator, _int_or_none, resolve_dry_run
 from paimon_airflow.utils.errors import PaimonTerminalFailure
 
 if TYPE_CHECKING:
@@ -53,7 +53,8 @@ class PaimonTableAdminOperator(PaimonTableOperator):
     :param watermark: ``rollback_to_watermark``: a Java long, epoch millis (templated).
     :param source_branch: ``merge_branch``: the branch merged (templated).
     :param target_branch: ``merge_branch``: the branch merged into, default ``main`` (templated).
-    :param dry_run: check and report, change nothing (templated; default True).
+    :param dry_run: check and report, change nothing (templated; default: the procedure's own
+        default, True for all but ``merge_branch``, see :mod:`paimon_core.table.maintenance`).
     """
 
     template_fields: Sequence[str] = (
@@ -66,6 +67,7 @@ class PaimonTableAdminOperator(PaimonTableOperator):
         "is_dry_run",
     )
     action = "table_admin"
+    actions = ADMIN_PROCEDURES
 
     def __init__(
         self,
@@ -75,7 +77,7 @@ class PaimonTableAdminOperator(PaimonTableOperator):
         watermark: int | str | None = None,
         source_branch: str | None = None,
         target_branch: str | None = None,
-        dry_run: bool | str = True,
+        dry_run: bool | str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -99,19 +101,19 @@ class PaimonTableAdminOperator(PaimonTableOperator):
 
     def run(self, table: FileStoreTable, context: Context) -> Mapping[str, Any]:
         procedure = str(self.procedure).strip()
-        dry_run = _bool(self.is_dry_run, "dry_run")
+        dry_run = resolve_dry_run(self.is_dry_run, procedure)
         if procedure == "remove_unexisting_manifests":
-            return table.remove_unexisting_manifests(dry_run=dry_run).to_dict()
+            return table.maintenance.remove_unexisting_manifests(dry_run=dry_run).to_dict()
         if procedure == "drop_partition":
-            return table.drop_partition(self._required(self.partitions, "partitions"), dry_run=dry_run).to_dict()
+            return table.maintenance.drop_partition(self._required(self.partitions, "partitions"), dry_run=dry_run).to_dict()
         if procedure == "rollback_to_watermark":
             watermark = _int_or_none(self._required(self.watermark, "watermark"), "watermark")
             assert watermark is not None
-            return table.rollback_to_watermark(watermark, dry_run=dry_run).to_dict()
+            return table.maintenance.rollback_to_watermark(watermark, dry_run=dry_run).to_dict()
         if procedure == "merge_branch":
-            return table.merge_branch(
+            return table.maintenance.merge_branch(
                 self._required(self.source_branch, "source_branch"), _text(self.target_branch), dry_run=dry_run
             ).to_dict()
         if procedure == "purge_files":
-            return table.purge_files(dry_run=dry_run).to_dict()
+            return table.maintenance.purge_files(dry_run=dry_run).to_dict()
         raise PaimonTerminalFailure(f"procedure must be one of {', '.join(ADMIN_PROCEDURES)}, got {procedure!r}")

@@ -23,6 +23,7 @@ from paimon_airflow.operators.maintenance import (
     _bool,
     _int_or_none,
     _snapshot_dict,
+    _tag_dict,
     _time_or_none,
 )
 from paimon_airflow.utils.errors import PaimonTerminalFailure
@@ -88,6 +89,7 @@ class PaimonManageTagsOperator(PaimonTableOperator):
         "is_dry_run",
     )
     action = "manage_tags"
+    actions = tuple(_TAG_PROCEDURES.values())
 
     @property
     def ledger_action(self) -> str:
@@ -131,7 +133,7 @@ class PaimonManageTagsOperator(PaimonTableOperator):
         if act == "expire":
             return {
                 **out,
-                **table.expire_tags(older_than=_time_or_none(self.older_than), dry_run=dry_run).to_dict(),
+                **table.maintenance.expire_tags(older_than=_time_or_none(self.older_than), dry_run=dry_run).to_dict(),
             }
         if act == "trigger_automatic_creation":
             return {**out, **self._trigger(table, dry_run)}
@@ -147,13 +149,13 @@ class PaimonManageTagsOperator(PaimonTableOperator):
                 first = later_or_equal_time_millis(table.store, to_epoch_millis(ts, name="timestamp"))
                 if first is not None and first.id == existing.id:
                     return {**out, "tag": name, "done_before": True, **_snapshot_dict(existing)}
-            tag = table.create_tag_from_timestamp(name, ts, time_retained=retained, dry_run=dry_run)
-            return {**out, "tag": name, **_snapshot_dict(tag)}
+            tag = table.maintenance.create_tag_from_timestamp(name, ts, time_retained=retained, dry_run=dry_run)
+            return {**out, "tag": name, **_tag_dict(tag)}
         if act == "replace":
             previous = table.tag_manager.get(name).id
             snapshot_id = _int_or_none(self.snapshot_id, "snapshot_id")
-            tag = table.replace_tag(name, snapshot_id, time_retained=retained, dry_run=dry_run)
-            return {**out, "tag": name, "previous_snapshot_id": previous, **_snapshot_dict(tag)}
+            tag = table.maintenance.replace_tag(name, snapshot_id, time_retained=retained, dry_run=dry_run)
+            return {**out, "tag": name, "previous_snapshot_id": previous, **_tag_dict(tag)}
         target = self._required(self.target_tag, "target_tag")
         if not table.tag_manager.exists(name) and table.tag_manager.exists(target):  # renamed by a failed try
             return {
@@ -163,8 +165,8 @@ class PaimonManageTagsOperator(PaimonTableOperator):
                 "done_before": True,
                 **_snapshot_dict(table.tag_manager.get(target)),
             }
-        tag = table.rename_tag(name, target, dry_run=dry_run)
-        return {**out, "tag": name, "target_tag": target, **_snapshot_dict(tag)}
+        tag = table.maintenance.rename_tag(name, target, dry_run=dry_run)
+        return {**out, "tag": name, "target_tag": target, **_tag_dict(tag)}
 
     def _trigger(self, table: FileStoreTable, dry_run: bool) -> dict[str, Any]:
         now = _time_or_none(self.timestamp)
@@ -176,13 +178,14 @@ class PaimonManageTagsOperator(PaimonTableOperator):
                 "latest_snapshot_id": table.snapshot_manager.latest_snapshot_id(),
                 "now": now,
             }
-        return table.trigger_tag_automatic_creation(now=now).to_dict()
+        return table.maintenance.trigger_tag_automatic_creation(now=now).to_dict()
 
 
 class PaimonClearConsumersOperator(PaimonTableOperator):
     """Delete the consumers whose ids fully match ``including_consumers`` (default all) and not
     ``excluding_consumers`` (Paimon ``sys.clear_consumers``); bad regexes fail without retries.
-    A cleared consumer no longer holds snapshots back from expiry: stop its reader first."""
+    A cleared consumer no longer holds snapshots back from expiry: stop its reader first.
+    ``dry_run`` defaults to True (lists the consumers; pass ``dry_run=False`` to delete them)."""
 
     template_fields: Sequence[str] = (
         *PaimonTableOperator.template_fields,
@@ -197,7 +200,7 @@ class PaimonClearConsumersOperator(PaimonTableOperator):
         *,
         including_consumers: str | None = None,
         excluding_consumers: str | None = None,
-        dry_run: bool | str = False,
+        dry_run: bool | str = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -206,7 +209,7 @@ class PaimonClearConsumersOperator(PaimonTableOperator):
         self.is_dry_run = dry_run
 
     def run(self, table: FileStoreTable, context: Context) -> Mapping[str, Any]:
-        return table.clear_consumers(
+        return table.maintenance.clear_consumers(
             _text(self.including_consumers) or ".*",
             _text(self.excluding_consumers),
             dry_run=_bool(self.is_dry_run, "dry_run"),
@@ -234,7 +237,7 @@ class PaimonRemoveUnexistingFilesOperator(PaimonTableOperator):
         self.is_dry_run = dry_run
 
     def run(self, table: FileStoreTable, context: Context) -> Mapping[str, Any]:
-        return table.remove_unexisting_files(
+        return table.maintenance.remove_unexisting_files(
             dry_run=_bool(self.is_dry_run, "dry_run"),
             parallelism=_int_or_none(self.parallelism, "parallelism"),
         ).to_dict()
@@ -285,5 +288,5 @@ def rollback_as_latest(
     return {
         "as_latest": True,
         "done_before": False,
-        **table.rollback_to_as_latest(target, dry_run=dry_run).to_dict(),
+        **table.maintenance.rollback_to_as_latest(target, dry_run=dry_run).to_dict(),
     }

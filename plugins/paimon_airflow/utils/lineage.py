@@ -169,6 +169,9 @@ class PaimonLineageMixin:
 
     def _lineage_dry_run(self) -> bool:
         """Whether the operator is configured not to write (before its result says so)."""
+        resolved = getattr(self, "ledger_dry_run", None)  # in-process operators: None -> the action's default
+        if isinstance(resolved, bool):
+            return resolved
         for name in ("is_dry_run", "compact_dry_run", "orphan_dry_run"):
             value = getattr(self, name, None)
             if value is not None:

@@ -67,7 +67,7 @@ def _table(wh: str, commits: int = 3, *, pk: bool = True) -> FileStoreTable:
     )
     for i in range(1, commits + 1):
         t.write_arrow(_rows([i * 10, i * 10 + 1], f"m{i}"))
-        t.create_tag(f"t{i}", i)
+        t.maintenance.create_tag(f"t{i}", i)
     return t
 
 
@@ -91,7 +91,7 @@ def _data_files(table_dir: str) -> set[str]:
 def test_create_from_tag_copies_tag_snapshot_and_schemas_in_javas_layout(wh: str) -> None:
     t = _table(wh)
     FileSystemCatalog(wh).alter_table("db.t", [AddColumn("extra", IntType())])  # schema-1, after t2
-    res = t.create_branch("b", "t2")
+    res = t.maintenance.create_branch("b", "t2")
     assert res.to_dict() == {
         "table": "db.t", "branch": "b", "tag": "t2", "snapshot_id": 2, "schema_id": 0, "created": True,
     }  # fmt: skip
@@ -123,7 +123,7 @@ def test_create_from_tag_copies_tag_snapshot_and_schemas_in_javas_layout(wh: str
 def test_create_from_a_tag_whose_snapshot_expired_writes_it_from_the_tag(wh: str) -> None:
     t = _table(wh)
     os.remove(os.path.join(t.path, "snapshot", "snapshot-1"))  # as if expired; the tag keeps it
-    t.create_branch("b", "t1")
+    t.maintenance.create_branch("b", "t1")
     snap = Snapshot.from_json(Path(t.path, "branch/branch-b/snapshot/snapshot-1").read_bytes())
     assert snap.id == 1 and snap.tag_create_time is None  # the tag trimmed back to a snapshot
     assert _ids(t.switch_to_branch("b")) == [10, 11]
@@ -132,7 +132,7 @@ def test_create_from_a_tag_whose_snapshot_expired_writes_it_from_the_tag(wh: str
 def test_empty_branch_has_every_schema_up_to_the_latest_and_starts_at_snapshot_1(wh: str) -> None:
     t = _table(wh, 2)
     FileSystemCatalog(wh).alter_table("db.t", [AddColumn("extra", IntType())])
-    res = t.create_branch("e")
+    res = t.maintenance.create_branch("e")
     assert (res.tag, res.snapshot_id, res.schema_id) == (None, None, 1)
     root = Path(t.path, "branch/branch-e")
     assert sorted(p.name for p in root.rglob("*") if p.is_file()) == ["schema-0", "schema-1"]
@@ -148,11 +148,11 @@ def test_empty_branch_has_every_schema_up_to_the_latest_and_starts_at_snapshot_1
 
 def test_ignore_if_exists_and_existing_branch(wh: str) -> None:
     t = _table(wh, 1)
-    t.create_branch("b", "t1")
+    t.maintenance.create_branch("b", "t1")
     before = _tree(t.path)
     with pytest.raises(BranchAlreadyExistsError, match="'b' already exists"):
-        t.create_branch("b")
-    assert not t.create_branch("b", ignore_if_exists=True).created
+        t.maintenance.create_branch("b")
+    assert not t.maintenance.create_branch("b", ignore_if_exists=True).created
     assert _tree(t.path) == before
 
 
@@ -176,16 +176,16 @@ def test_bad_branch_names_fail_clearly_and_change_nothing(wh: str, name: str, ne
     t = _table(wh, 1)
     before = _tree(os.path.dirname(t.path))
     with pytest.raises(InvalidArgumentError, match=needle):
-        t.create_branch(name, "t1")
+        t.maintenance.create_branch(name, "t1")
     with pytest.raises(InvalidArgumentError):
-        t.create_branch(name)
+        t.maintenance.create_branch(name)
     assert _tree(os.path.dirname(t.path)) == before
 
 
 def test_unknown_tag_fails_and_leaves_no_branch(wh: str) -> None:
     t = _table(wh, 1)
     with pytest.raises(TagNotFoundError, match="nope"):
-        t.create_branch("b", "nope")
+        t.maintenance.create_branch("b", "nope")
     assert not Path(t.path, "branch").exists() and t.branches() == []
 
 
@@ -194,7 +194,7 @@ def test_unknown_tag_fails_and_leaves_no_branch(wh: str) -> None:
 
 def test_writes_go_to_the_branch_and_main_is_unchanged(wh: str) -> None:
     t = _table(wh, 2)
-    t.create_branch("b", "t1")
+    t.maintenance.create_branch("b", "t1")
     main_before = _tree(os.path.join(t.path, "snapshot"))
     b = FileSystemCatalog(wh).get_table("db.t$branch_b")
     r = b.write_arrow(_rows([10, 99], "b"))
@@ -215,7 +215,7 @@ def test_writes_go_to_the_branch_and_main_is_unchanged(wh: str) -> None:
 
 def test_branch_handles_by_option_switch_and_pickle(wh: str) -> None:
     t = _table(wh, 2)
-    t.create_branch("b", "t1")
+    t.maintenance.create_branch("b", "t1")
     t.switch_to_branch("b").write_arrow(_rows([7], "b"))
     by_option = t.copy({"branch": "b"})
     by_switch = t.switch_to_branch("b")
@@ -236,16 +236,16 @@ def test_branch_handles_by_option_switch_and_pickle(wh: str) -> None:
 
 def test_tags_and_consumers_of_a_branch_live_in_the_branch(wh: str) -> None:
     t = _table(wh, 1)
-    t.create_branch("b", "t1")
+    t.maintenance.create_branch("b", "t1")
     b = t.switch_to_branch("b")
     b.write_arrow(_rows([5], "b"))
-    b.create_tag("bt", 2)
-    b.reset_consumer("c1", 2)
+    b.maintenance.create_tag("bt", 2)
+    b.maintenance.reset_consumer("c1", 2)
     root = Path(t.path, "branch/branch-b")
     assert (root / "tag/tag-bt").is_file() and (root / "consumer/consumer-c1").is_file()
     assert t.tag_manager.list_names() == ["t1"] and not Path(t.path, "consumer").exists()
-    assert b.system_table("tags").column("tag_name").to_pylist() == ["bt", "t1"]
-    rows = t.system_table("branches").to_pylist()
+    assert b.inspect.system_table("tags").column("tag_name").to_pylist() == ["bt", "t1"]
+    rows = t.inspect.system_table("branches").to_pylist()
     assert [r["branch_name"] for r in rows] == ["b"] and rows[0]["create_time"] is not None
 
 
@@ -254,7 +254,7 @@ def test_tags_and_consumers_of_a_branch_live_in_the_branch(wh: str) -> None:
 
 def test_fast_forward_replaces_main_from_the_branchs_earliest_snapshot(wh: str) -> None:
     t = _table(wh, 4)  # main: snapshots 1-4, tags t1-t4
-    t.create_branch("b", "t2")
+    t.maintenance.create_branch("b", "t2")
     b = t.switch_to_branch("b")
     b.write_arrow(_rows([20, 50], "b3"))  # branch snapshot 3
     b.write_arrow(_rows([51], "b4"))  # branch snapshot 4
@@ -263,12 +263,12 @@ def test_fast_forward_replaces_main_from_the_branchs_earliest_snapshot(wh: str) 
     last = b.latest_snapshot().id  # type: ignore[union-attr]  # 5, or 6 with a compaction
     snap1 = Path(t.path, "snapshot/snapshot-1").read_bytes()
     before = _tree(t.path)
-    plan = t.fast_forward("b", dry_run=True)
+    plan = t.maintenance.fast_forward("b", dry_run=True)
     assert _tree(t.path) == before  # a dry run changes nothing
     assert (plan.from_snapshot_id, plan.latest_snapshot_id) == (2, last)
     assert plan.removed_snapshots == (2, 3, 4) and plan.copied_snapshots == tuple(range(2, last + 1))
     assert plan.removed_tags == ("t2", "t3", "t4") and plan.copied_tags == ("t2",)
-    res = t.fast_forward("b")
+    res = t.maintenance.fast_forward("b", dry_run=False)
     assert res.to_dict() == {**plan.to_dict(), "dry_run": False}
     main = FileSystemCatalog(wh).get_table("db.t")
     assert _values(main) == branch_rows and main.latest_snapshot().id == last  # type: ignore[union-attr]
@@ -291,28 +291,28 @@ def test_fast_forward_replaces_main_from_the_branchs_earliest_snapshot(wh: str) 
 
 def test_fast_forward_bad_inputs_change_nothing(wh: str) -> None:
     t = _table(wh, 2)
-    t.create_branch("e")  # no snapshot
-    t.create_branch("b", "t1")
+    t.maintenance.create_branch("e")  # no snapshot
+    t.maintenance.create_branch("b", "t1")
     before = _tree(t.path)
     with pytest.raises(InvalidArgumentError, match="do not use in fast-forward"):
-        t.fast_forward("main")
+        t.maintenance.fast_forward("main", dry_run=False)
     with pytest.raises(BranchNotFoundError, match="nope"):
-        t.fast_forward("nope")
+        t.maintenance.fast_forward("nope", dry_run=False)
     with pytest.raises(SnapshotNotFoundError, match="does not have snapshot"):
-        t.fast_forward("e")
+        t.maintenance.fast_forward("e", dry_run=False)
     with pytest.raises(InvalidArgumentError, match="current branch"):
-        t.switch_to_branch("b").fast_forward("b")
+        t.switch_to_branch("b").maintenance.fast_forward("b", dry_run=False)
     with pytest.raises(InvalidArgumentError):
-        t.fast_forward("../b")
+        t.maintenance.fast_forward("../b", dry_run=False)
     assert _tree(t.path) == before
 
 
 def test_fast_forward_a_branch_into_another_branch(wh: str) -> None:
     t = _table(wh, 2)
-    t.create_branch("dev", "t2")
-    t.create_branch("feature", "t2")
+    t.maintenance.create_branch("dev", "t2")
+    t.maintenance.create_branch("feature", "t2")
     t.switch_to_branch("feature").write_arrow(_rows([70], "f"))
-    t.switch_to_branch("dev").fast_forward("feature")
+    t.switch_to_branch("dev").maintenance.fast_forward("feature", dry_run=False)
     assert _ids(FileSystemCatalog(wh).get_table("db.t$branch_dev")) == [10, 11, 20, 21, 70]
     assert _ids(FileSystemCatalog(wh).get_table("db.t")) == [10, 11, 20, 21]
 
@@ -322,17 +322,17 @@ def test_fast_forward_a_branch_into_another_branch(wh: str) -> None:
 
 def test_delete_branch_removes_only_its_metadata(wh: str) -> None:
     t = _table(wh, 2)
-    t.create_branch("b", "t1")
-    t.create_branch("c")
+    t.maintenance.create_branch("b", "t1")
+    t.maintenance.create_branch("c")
     t.switch_to_branch("b").write_arrow(_rows([5], "b"))
     data_before = _data_files(t.path)
     manifests_before = set(os.listdir(os.path.join(t.path, "manifest")))
-    plan = t.delete_branch("b, c", dry_run=True)
+    plan = t.maintenance.delete_branch("b, c", dry_run=True)
     assert plan.to_dict() == {
         "table": "db.t", "dry_run": True, "deleted_branches": ["b", "c"], "deleted_snapshots": 2, "deleted_tags": 1,
     }  # fmt: skip
     assert t.branches() == ["b", "c"]
-    res = t.delete_branch("b,c")
+    res = t.maintenance.delete_branch("b,c", dry_run=False)
     assert res.deleted_branches == ("b", "c") and not res.dry_run
     assert t.branches() == [] and os.listdir(os.path.join(t.path, "branch")) == []
     assert _data_files(t.path) == data_before  # shared and branch-only data files both stay
@@ -342,18 +342,18 @@ def test_delete_branch_removes_only_its_metadata(wh: str) -> None:
 
 def test_delete_branch_bad_inputs_change_nothing(wh: str) -> None:
     t = _table(wh, 1)
-    t.create_branch("b", "t1")
+    t.maintenance.create_branch("b", "t1")
     before = _tree(t.path)
     with pytest.raises(BranchNotFoundError, match="nope"):
-        t.delete_branch("b,nope")  # one missing: none deleted
+        t.maintenance.delete_branch("b,nope", dry_run=False)  # one missing: none deleted
     with pytest.raises(BranchNotFoundError):
-        t.delete_branch("main")
+        t.maintenance.delete_branch("main", dry_run=False)
     with pytest.raises(InvalidArgumentError):
-        t.delete_branch("b,")
+        t.maintenance.delete_branch("b,", dry_run=False)
     with pytest.raises(InvalidArgumentError, match="handle on it"):
-        t.switch_to_branch("b").delete_branch("b")
+        t.switch_to_branch("b").maintenance.delete_branch("b", dry_run=False)
     with pytest.raises(InvalidArgumentError, match="scan.fallback-branch"):
-        t.copy({"scan.fallback-branch": "b"}).delete_branch("b")
+        t.copy({"scan.fallback-branch": "b"}).maintenance.delete_branch("b", dry_run=False)
     assert _tree(t.path) == before
 
 
@@ -362,14 +362,14 @@ def test_delete_branch_bad_inputs_change_nothing(wh: str) -> None:
 
 def test_orphan_clean_keeps_files_of_live_branches_and_drops_them_once_deleted(wh: str) -> None:
     t = _table(wh, 2, pk=False)
-    t.create_branch("b", "t1")
+    t.maintenance.create_branch("b", "t1")
     before = _data_files(t.path)
     t.switch_to_branch("b").write_arrow(_rows([100, 101], "b"))
     branch_only = _data_files(t.path) - before
     assert len(branch_only) == 1
-    t.delete_tag("t1")  # main's tag goes; the branch keeps its own copy
+    t.maintenance.delete_tag("t1", dry_run=False)  # main's tag goes; the branch keeps its own copy
     t.write_arrow(_rows([200], "m3"), overwrite=True)
-    res = _cleaner(wh).remove_orphan_files(older_than=LATER - 86_400_000)
+    res = _cleaner(wh).maintenance.remove_orphan_files(older_than=LATER - 86_400_000, dry_run=False)
     assert res.deleted_file_count == 0, res.deleted_paths  # all referenced by main or branch b
     assert branch_only <= _data_files(t.path)
     assert _values(FileSystemCatalog(wh).get_table("db.t$branch_b")) == {
@@ -378,8 +378,8 @@ def test_orphan_clean_keeps_files_of_live_branches_and_drops_them_once_deleted(w
         100: "b",
         101: "b",
     }
-    t.delete_branch("b")
-    res = _cleaner(wh).remove_orphan_files(older_than=LATER - 86_400_000)
+    t.maintenance.delete_branch("b", dry_run=False)
+    res = _cleaner(wh).maintenance.remove_orphan_files(older_than=LATER - 86_400_000, dry_run=False)
     deleted = {os.path.relpath(p, t.path) for p in res.deleted_paths if "/bucket-" in p}
     assert deleted == branch_only  # only what the deleted branch alone referenced
     assert _data_files(t.path) == before | (_data_files(t.path) - before - branch_only)
@@ -393,8 +393,8 @@ def test_orphan_clean_keeps_files_of_live_branches_and_drops_them_once_deleted(w
 @pytest.mark.interop
 def test_pypaimon_reads_and_writes_our_branch(wh: str, pypaimon: Any) -> None:
     t = _table(wh, 2)
-    t.create_branch("b", "t1")
-    t.create_branch("e")
+    t.maintenance.create_branch("b", "t1")
+    t.maintenance.create_branch("e")
     t.switch_to_branch("b").write_arrow(_rows([10, 99], "b"))
     theirs = pypaimon.read(wh, "db.t$branch_b").sort_by("id")
     assert theirs.to_pydict() == {"id": [10, 11, 99], "v": ["b", "m1", "b"]}
@@ -403,7 +403,7 @@ def test_pypaimon_reads_and_writes_our_branch(wh: str, pypaimon: Any) -> None:
     # pypaimon commits into our branch layout; we read its commit
     pypaimon.write(wh, "db.t$branch_b", _rows([11, 98], "p"))
     assert _values(FileSystemCatalog(wh).get_table("db.t$branch_b")) == {10: "b", 11: "p", 98: "p", 99: "b"}
-    t.fast_forward("b")
+    t.maintenance.fast_forward("b", dry_run=False)
     assert sorted(pypaimon.read(wh, "db.t").column("id").to_pylist()) == [10, 11, 98, 99]
 
 
@@ -411,15 +411,15 @@ def test_pypaimon_reads_and_writes_our_branch(wh: str, pypaimon: Any) -> None:
 
 
 def _expire_all_but_latest(t: FileStoreTable) -> tuple[int, ...]:
-    return t.expire_snapshots(retain_min=1, retain_max=1, older_than=LATER).expired_snapshot_ids
+    return t.maintenance.expire_snapshots(retain_min=1, retain_max=1, older_than=LATER).expired_snapshot_ids
 
 
 def test_main_expiry_keeps_what_a_branch_reads(wh: str) -> None:
     t = _table(wh, 2, pk=False)
-    t.create_branch("b", "t1")
+    t.maintenance.create_branch("b", "t1")
     t.switch_to_branch("b").write_arrow(_rows([5], "b"))
-    t.delete_tag("t1")
-    t.delete_tag("t2")
+    t.maintenance.delete_tag("t1", dry_run=False)
+    t.maintenance.delete_tag("t2", dry_run=False)
     t.write_arrow(_rows([9], "m"), overwrite=True)  # main drops every file of snapshots 1-2
     assert _expire_all_but_latest(t) == (1, 2)
     # main's expiry found snapshot 1's manifests and data files unused in main, but branch b reads them
@@ -427,16 +427,16 @@ def test_main_expiry_keeps_what_a_branch_reads(wh: str) -> None:
     assert _values(b) == {10: "m1", 11: "m1", 5: "b"}
     assert _values(FileSystemCatalog(wh).get_table("db.t")) == {9: "m"}
     # once the branch is gone, orphan clean takes what only it kept
-    t.delete_branch("b")
-    assert _cleaner(wh).remove_orphan_files(older_than=LATER - 86_400_000).deleted_file_count > 0
+    t.maintenance.delete_branch("b", dry_run=False)
+    assert _cleaner(wh).maintenance.remove_orphan_files(older_than=LATER - 86_400_000, dry_run=False).deleted_file_count > 0
     assert _values(FileSystemCatalog(wh).get_table("db.t")) == {9: "m"}
 
 
 def test_branch_expiry_keeps_what_main_reads(wh: str) -> None:
     t = _table(wh, 2, pk=False)
-    t.create_branch("b", "t1")
+    t.maintenance.create_branch("b", "t1")
     b = t.switch_to_branch("b")
-    b.delete_tag("t1")  # the branch's copy of the tag: nothing protects snapshot 1 in the branch
+    b.maintenance.delete_tag("t1", dry_run=False)  # the branch's copy of the tag: nothing protects snapshot 1 in the branch
     b.write_arrow(_rows([5], "b"), overwrite=True)  # the branch drops main's files
     b.write_arrow(_rows([6], "b"))
     assert _expire_all_but_latest(b) == (1, 2)
@@ -448,11 +448,11 @@ def test_branch_expiry_keeps_what_main_reads(wh: str) -> None:
 
 def test_tag_deletion_keeps_what_a_branch_reads(wh: str) -> None:
     t = _table(wh, 3, pk=False)
-    t.create_branch("b", "t1")
-    t.delete_tag("t2")
-    t.delete_tag("t3")
+    t.maintenance.create_branch("b", "t1")
+    t.maintenance.delete_tag("t2", dry_run=False)
+    t.maintenance.delete_tag("t3", dry_run=False)
     t.write_arrow(_rows([9], "m"), overwrite=True)
     _expire_all_but_latest(t)  # snapshots 1-3 go; tag t1 (and branch b) keep snapshot 1's files
-    res = t.delete_tag("t1")  # t1's files are used by no main snapshot or tag any more...
+    res = t.maintenance.delete_tag("t1", dry_run=False)  # t1's files are used by no main snapshot or tag any more...
     assert res.deleted_data_files == 0 and res.deleted_manifest_files == 0  # ...but branch b reads them
     assert _values(FileSystemCatalog(wh).get_table("db.t$branch_b")) == {10: "m1", 11: "m1"}

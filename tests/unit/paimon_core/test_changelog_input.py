@@ -41,10 +41,10 @@ def test_input_rows_become_the_changelog(catalog: FileSystemCatalog) -> None:
     assert _changes(t, 1) == [("+I", 1, "a"), ("+I", 2, "b"), ("+I", 2, "b2")]
     assert _changes(t, 2) == [("+U", 1, "a2"), ("-D", 2, "b2")]
     assert t.to_arrow().to_pylist() == [{"k": 1, "v": "a2"}]
-    files = t.system_table("files")  # data files only; changelog files sit beside them with their prefix
+    files = t.inspect.system_table("files")  # data files only; changelog files sit beside them with their prefix
     assert all("/changelog-" not in p for p in files["file_path"].to_pylist())
     # compaction leaves the changelog alone and makes no changelog of its own (input producer)
-    result = t.compact()
+    result = t.maintenance.compact()
     compact = t.snapshot_manager.snapshot(result.snapshot_id)  # type: ignore[arg-type]
     assert compact.changelog_manifest_list is None and t.to_arrow().to_pylist() == [{"k": 1, "v": "a2"}]
     assert StreamTableScan(t, options={"scan.mode": "from-snapshot", "scan.snapshot-id": "1"}).plan_delta(compact) is None
@@ -59,6 +59,6 @@ def test_changelog_files_are_expired_and_not_orphans(catalog: FileSystemCatalog)
     for i in range(4):
         _write(t, [(i, f"v{i}")])
     assert unreferenced_files(t) == set()  # every changelog file is referenced by its snapshot
-    t.expire_snapshots(retain_max=1, retain_min=1, older_than="2999-01-01T00:00:00")
+    t.maintenance.expire_snapshots(retain_max=1, retain_min=1, older_than="2999-01-01T00:00:00")
     assert unreferenced_files(t) == set()  # expired snapshots' changelog files are gone with them
     assert sorted(r["k"] for r in t.to_arrow().to_pylist()) == [0, 1, 2, 3]

@@ -159,7 +159,7 @@ def test_commit_whose_files_were_cleaned_publishes_nothing(tmp_path: Path, optio
     write = builder.new_write()
     write.write_arrow(_rows([2, 3]).cast(schema))
     messages = write.prepare_commit()
-    cleaned = table.remove_orphan_files(older_than=clock.now_millis() - HOUR, force=True)  # too short a cutoff
+    cleaned = table.maintenance.remove_orphan_files(older_than=clock.now_millis() - HOUR, force=True, dry_run=False)  # too short a cutoff
     assert cleaned.deleted_file_count >= 1
     with pytest.raises(CommitFilesMissingError) as info:
         builder.new_commit().commit(messages)

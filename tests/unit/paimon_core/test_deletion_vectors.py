@@ -404,7 +404,7 @@ def test_append_table_drops_deleted_positions(catalog: FileSystemCatalog) -> Non
     everything = sorted(list(range(0, 300, 3)) + list(range(1, 300, 3)) + list(range(1000, 1050)))
     assert _read_ids(t) == [i for i in everything if i not in deleted]
     assert _read_ids(t, **{"scan.snapshot-id": "2"}) == everything  # time travel: before the delete
-    t.create_tag("before", 2)
+    t.maintenance.create_tag("before", 2)
     assert _read_ids(t, **{"scan.tag-name": "before"}) == everything
 
     plan = t.new_read_builder().new_scan().plan()

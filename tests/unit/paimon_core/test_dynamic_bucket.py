@@ -201,7 +201,7 @@ def test_postpone_bucket_tables_batch_write_into_real_buckets_or_bucket_postpone
     entries = t.new_file_store_scan().live_entries(t.latest_snapshot())
     assert sorted((e.bucket, e.total_buckets) for e in entries) == [(-2, -2), (0, 1)]
     assert t.to_arrow().num_rows == 1  # Java's rule: only real buckets are read
-    t.compact()
+    t.maintenance.compact()
     assert t.to_arrow().num_rows == 2
 
 

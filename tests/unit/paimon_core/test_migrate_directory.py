@@ -93,7 +93,7 @@ def test_migrate_in_place_read_by_us_and_pypaimon(tmp_path: Path, pypaimon: Any)
 
     # compaction rewrites the migrated files into ordinary Paimon files; every row stays
     table.write_arrow(_rows(30))
-    table.compact(compact_strategy="full")
+    table.maintenance.compact(compact_strategy="full")
     assert _sorted(catalog.get_table("db.t").to_arrow()) == _sorted(pa.concat_tables([_rows(), _rows(30)]))
 
 

@@ -239,10 +239,10 @@ def test_stored_bad_expiry_option_fails_write_commit_and_expire_clearly(
     with pytest.raises(InvalidOptionError, match=match):
         t.new_stream_write_builder("u").new_commit()
     with pytest.raises(InvalidOptionError, match=match):
-        t.expire_snapshots()
-    assert t.compact(dry_run=True).tasks == 1  # planning reads no expiry option
+        t.maintenance.expire_snapshots()
+    assert t.maintenance.compact(dry_run=True).tasks == 1  # planning reads no expiry option
     with pytest.raises(InvalidOptionError, match=match):
-        t.compact()
+        t.maintenance.compact()
     assert t.latest_snapshot().id == 1  # type: ignore[union-attr]
     assert t.to_arrow().num_rows == 3  # reads do not need these options
     # write-only tables do not expire after commits: their writes go on
@@ -346,6 +346,6 @@ def test_boundary_values_are_accepted_and_writes_work(
         for i in range(3):
             table.write_arrow(_rows(4 + i))
         if pk:
-            table.compact()
+            table.maintenance.compact()
         got = table.to_arrow()
         assert got.num_rows == (6 if pk else before + 4 + 5 + 6), opts

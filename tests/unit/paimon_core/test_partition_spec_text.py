@@ -84,11 +84,11 @@ def test_compaction_partitions_parse_text_by_type(cat: FileSystemCatalog) -> Non
     for q in (1, 2):
         for _ in range(3):
             t.write_arrow(pa.table({"id": pa.array([1], pa.int32()), "q": pa.array([q], pa.int32()), "b": [True]}))
-    assert t.compact(partitions="q=2,b=true", dry_run=True).tasks == 1
-    assert t.compact(partitions="q=3,b=true", dry_run=True).tasks == 0
-    assert t.compact(partitions=[{"q": "1", "b": "true"}, {"q": "2", "b": "true"}], dry_run=True).tasks == 2
+    assert t.maintenance.compact(partitions="q=2,b=true", dry_run=True).tasks == 1
+    assert t.maintenance.compact(partitions="q=3,b=true", dry_run=True).tasks == 0
+    assert t.maintenance.compact(partitions=[{"q": "1", "b": "true"}, {"q": "2", "b": "true"}], dry_run=True).tasks == 2
     with pytest.raises(InvalidArgumentError, match="Partition value q='x'"):
-        t.compact(partitions="q=x", dry_run=True)
+        t.maintenance.compact(partitions="q=x", dry_run=True)
 
 
 def test_cli_overwrite_partition_on_int_column(tmp_path: Path) -> None:

@@ -147,9 +147,9 @@ def test_primary_key_plan_with_deletion_vectors(tmp_path: Path, options: dict[st
     for k in range(4):
         _write(table, _rows(k * 7, 20))  # overlapping keys: updates, and deletion vectors when enabled
     if options:
-        table.compact(compact_strategy="full")
+        table.maintenance.compact(compact_strategy="full")
         _write(table, _rows(3, 5))
-        table.compact(compact_strategy="minor")
+        table.maintenance.compact(compact_strategy="minor")
     got, want = _plan(table), _old_plan(table)
     assert got == want
     assert [s.deletion_files for s in got] == [s.deletion_files for s in want]

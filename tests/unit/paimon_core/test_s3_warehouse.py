@@ -230,7 +230,7 @@ def test_catalog_tables_time_travel_overwrite_and_maintenance(wh: str, s3_option
     for k in range(3):
         clock.advance(1000)
         assert table.write_arrow(_rows(k * 10, 10)).snapshot_id == k + 1
-    table.create_tag("v2", 2)
+    table.maintenance.create_tag("v2", 2)
     assert _ids(table.to_arrow()) == list(range(30))
     assert _ids(table.copy({SCAN_SNAPSHOT_ID: "1"}).to_arrow()) == list(range(10))
     assert _ids(table.copy({"scan.tag-name": "v2"}).to_arrow()) == list(range(20))
@@ -239,7 +239,7 @@ def test_catalog_tables_time_travel_overwrite_and_maintenance(wh: str, s3_option
     assert result.commit_kind == "OVERWRITE"
     assert _ids(table.to_arrow()) == [*range(1, 30, 2), 100]
 
-    expired = table.expire_snapshots(retain_max=2, retain_min=1)
+    expired = table.maintenance.expire_snapshots(retain_max=2, retain_min=1)
     assert expired.expired_snapshot_ids == (1, 2)
     assert [s.id for s in table.snapshot_manager.snapshots()] == [3, 4]
     assert _ids(catalog.get_table("db.t").to_arrow()) == [*range(1, 30, 2), 100]
@@ -249,7 +249,7 @@ def test_catalog_tables_time_travel_overwrite_and_maintenance(wh: str, s3_option
     orphan = f"{bucket_dir}/data-{uuid.uuid4()}-0.parquet"
     table.file_io.write_bytes(orphan, b"not referenced")
     clock.advance(2 * 86_400_000)  # S3 stamps real mtimes; move our clock past the 1-day cutoff
-    cleaned = table.remove_orphan_files()
+    cleaned = table.maintenance.remove_orphan_files(dry_run=False)
     assert cleaned.deleted_paths == (orphan,)
     assert not table.file_io.exists(orphan)
     assert _ids(table.to_arrow()) == [*range(1, 30, 2), 100]
@@ -290,7 +290,7 @@ def test_orphan_clean_moves_a_landed_commits_files_back_on_s3(
         return out
 
     monkeypatch.setattr(OrphanFilesClean, "referenced_names", read_then_commit)
-    cleaned = table.remove_orphan_files()
+    cleaned = table.maintenance.remove_orphan_files(dry_run=False)
     assert landed == [2] and cleaned.deleted_paths == (orphan,)
     assert _ids(table.to_arrow()) == [0, 1, 2, 3, 100, 101, 102, 103]
     assert not table.file_io.fs.find(f"{table.path}/_orphan_trash".split("://", 1)[1])  # type: ignore[attr-defined]

@@ -175,7 +175,7 @@ def _map(text: str) -> dict[str, str]:
 def test_columns_are_javas_in_order_with_types_and_nullability(catalog: FileSystemCatalog, name: str) -> None:
     t = _pk_table(catalog)
     t.write_arrow(sample_rows(8))
-    for result in (t.system_table(name), t.system_table("$" + name), read_system_table(t, name.upper())):
+    for result in (t.inspect.system_table(name), t.inspect.system_table("$" + name), read_system_table(t, name.upper())):
         got = [(f.name, f.type, f.nullable) for f in result.schema]
         assert got == JAVA_COLUMNS[name]
 
@@ -183,7 +183,7 @@ def test_columns_are_javas_in_order_with_types_and_nullability(catalog: FileSyst
 @pytest.mark.parametrize("name", SYSTEM_TABLES)
 def test_empty_table_gives_empty_system_tables_with_the_schema(catalog: FileSystemCatalog, name: str) -> None:
     t = _pk_table(catalog)
-    result = t.system_table(name)
+    result = t.inspect.system_table(name)
     assert [f.name for f in result.schema] == [c[0] for c in JAVA_COLUMNS[name]]
     expected_rows = {"schemas": 1, "options": 1}.get(name, 0)  # the schema (with option bucket) exists
     assert result.num_rows == expected_rows
@@ -193,7 +193,7 @@ def test_empty_table_gives_empty_system_tables_with_the_schema(catalog: FileSyst
 def test_unknown_name_lists_the_valid_ones(catalog: FileSystemCatalog, bad: str) -> None:
     t = _pk_table(catalog)
     with pytest.raises(InvalidArgumentError) as err:
-        t.system_table(bad)
+        t.inspect.system_table(bad)
     assert all(n in str(err.value) for n in SYSTEM_TABLES)
 
 
@@ -217,7 +217,7 @@ def test_snapshots_rows_are_the_snapshot_files(
     t.write_arrow(sample_rows(5, start=100))
     clock.advance(60_000)
     t.write_arrow(sample_rows(3, start=200), overwrite=True)
-    out = t.system_table("snapshots")
+    out = t.inspect.system_table("snapshots")
     snaps = list(t.snapshot_manager.snapshots())
     assert out.column("snapshot_id").to_pylist() == [1, 2, 3] == [s.id for s in snaps]
     assert out.column("commit_kind").to_pylist() == ["APPEND", "APPEND", "OVERWRITE"]
@@ -240,7 +240,7 @@ def test_commit_time_is_the_local_wall_clock_as_in_java(
     monkeypatch.setenv("TZ", "Asia/Shanghai")  # UTC+8, no DST
     time.tzset()
     try:
-        got = t.system_table("snapshots").column("commit_time").to_pylist()
+        got = t.inspect.system_table("snapshots").column("commit_time").to_pylist()
         assert got == [_at(T0 + 8 * 3_600_000)]
         assert local_wall_millis(T0) == T0 + 8 * 3_600_000
     finally:
@@ -254,7 +254,7 @@ def test_schemas_list_every_version_as_flat_json(
     t = _pk_table(clocked, **{"snapshot.num-retained.max": "10"})  # not below the min (10), as Java checks
     clock.advance(1000)
     clocked.alter_table("db.t", [AddColumn("extra", IntType())])
-    out = t.system_table("schemas").to_pylist()
+    out = t.inspect.system_table("schemas").to_pylist()
     assert [r["schema_id"] for r in out] == [0, 1]
     assert [f["name"] for f in json.loads(out[1]["fields"])] == ["id", "dt", "v", "s", "extra"]
     assert json.loads(out[0]["fields"])[0] == {"id": 0, "name": "id", "type": "BIGINT NOT NULL"}
@@ -267,7 +267,7 @@ def test_schemas_list_every_version_as_flat_json(
 def test_options_are_the_latest_schemas(catalog: FileSystemCatalog) -> None:
     t = _pk_table(catalog, **{"file.format": "parquet"})
     catalog.alter_table("db.t", [SetOption("snapshot.num-retained.min", "3")])
-    out = dict(zip(*[t.system_table("options").column(c).to_pylist() for c in ("key", "value")], strict=True))
+    out = dict(zip(*[t.inspect.system_table("options").column(c).to_pylist() for c in ("key", "value")], strict=True))
     assert out == {"bucket": "2", "file.format": "parquet", "snapshot.num-retained.min": "3"}
 
 
@@ -282,7 +282,7 @@ def test_files_rows_are_the_live_files(local_warehouse: str) -> None:
     t = _pk_table(catalog)
     t.write_arrow(sample_rows(40))
     t.write_arrow(sample_rows(10, start=35))
-    out = t.system_table("files")
+    out = t.inspect.system_table("files")
     live = t.new_file_store_scan().live_entries(t.latest_snapshot())
     assert out.num_rows == len(live) > 4
     assert sorted(Path(p).name for p in out.column("file_path").to_pylist()) == sorted(
@@ -318,7 +318,7 @@ def test_files_value_stats_equal_the_data_in_each_file(local_warehouse: str) -> 
         }
     )
     t.write_arrow(data)
-    out = t.system_table("files").to_pylist()
+    out = t.inspect.system_table("files").to_pylist()
     assert {r["partition"] for r in out} == {
         "{2024-01-01, 3}",
         "{2024-01-02, 3}",
@@ -337,7 +337,7 @@ def test_files_value_stats_equal_the_data_in_each_file(local_warehouse: str) -> 
         assert mins["s"] == pc.min(rows.column("s")).as_py() and maxs["s"] == pc.max(rows.column("s")).as_py()
         # DATE stats print Java's internal value: the day number.
         assert mins["dt"] == str((rows.column("dt")[0].as_py() - dt.date(1970, 1, 1)).days)
-    parts = t.system_table("partitions").column("partition").to_pylist()
+    parts = t.inspect.system_table("partitions").column("partition").to_pylist()
     assert parts == [
         "dt=2024-01-01/h=3",
         "dt=2024-01-01/h=__DEFAULT_PARTITION__",
@@ -351,7 +351,7 @@ def test_files_after_schema_evolution_show_new_columns_as_all_null(catalog: File
     t.write_arrow(pa.table({"id": pa.array([1, 2, 3], pa.int64()), "s": ["a", "b", "c"]}))
     t = catalog.alter_table("db.a", [AddColumn("n", IntType())])
     t.write_arrow(pa.table({"id": pa.array([7], pa.int64()), "s": ["z"], "n": pa.array([5], pa.int32())}))
-    rows = {r["schema_id"]: r for r in t.system_table("files").to_pylist()}
+    rows = {r["schema_id"]: r for r in t.inspect.system_table("files").to_pylist()}
     old, new = rows[0], rows[1]
     assert _map(old["null_value_counts"]) == {"id": "0", "n": "3", "s": "0"}  # absent column: all null
     assert _map(old["min_value_stats"]) == {"id": "1", "n": "null", "s": "a"}
@@ -363,10 +363,10 @@ def test_files_follow_the_handles_time_travel(catalog: FileSystemCatalog) -> Non
     t.write_arrow(sample_rows(8))
     first = {e.file.file_name for e in t.new_file_store_scan().live_entries(t.latest_snapshot())}
     t.write_arrow(sample_rows(8, start=100))
-    t.create_tag("v1", 1)
-    latest = t.system_table("files").num_rows
+    t.maintenance.create_tag("v1", 1)
+    latest = t.inspect.system_table("files").num_rows
     for options in ({"scan.snapshot-id": "1"}, {"scan.tag-name": "v1"}):
-        names = {Path(p).name for p in t.copy(options).system_table("files").column("file_path").to_pylist()}
+        names = {Path(p).name for p in t.copy(options).inspect.system_table("files").column("file_path").to_pylist()}
         assert names == first
     assert latest > len(first)
 
@@ -401,14 +401,14 @@ def test_manifests_are_the_snapshots_manifest_lists(catalog: FileSystemCatalog) 
     assert snap is not None
     scan = t.new_file_store_scan()
     metas = scan.data_manifests(snap)
-    out = t.system_table("manifests")
+    out = t.inspect.system_table("manifests")
     assert out.column("file_name").to_pylist() == [m.file_name for m in metas]
     assert out.column("file_size").to_pylist() == [m.file_size for m in metas]
     added = pc.sum(out.column("num_added_files")).as_py() - pc.sum(out.column("num_deleted_files")).as_py()
     assert added == len(scan.live_entries(snap))
     assert set(out.column("min_partition_stats").to_pylist()) == {"{2024-01-01}"}
     assert set(out.column("max_partition_stats").to_pylist()) == {"{2024-01-04}"}
-    one = t.copy({"scan.snapshot-id": "1"}).system_table("manifests").column("file_name").to_pylist()
+    one = t.copy({"scan.snapshot-id": "1"}).inspect.system_table("manifests").column("file_name").to_pylist()
     first = t.snapshot_manager.snapshot(1)
     assert one == [m.file_name for m in scan.data_manifests(first)]
 
@@ -417,8 +417,8 @@ def test_partitions_aggregate_the_live_files(catalog: FileSystemCatalog) -> None
     t = catalog.create_table("db.a", sample_rows(1).schema, partition_keys=["dt"])
     t.write_arrow(sample_rows(10))
     t.write_arrow(sample_rows(7, start=10))
-    out = t.system_table("partitions").to_pylist()
-    files = t.system_table("files")
+    out = t.inspect.system_table("partitions").to_pylist()
+    files = t.inspect.system_table("files")
     data = t.to_arrow()
     assert [r["partition"] for r in out] == [f"dt=2024-01-0{i}" for i in range(1, 5)]
     for r in out:
@@ -436,10 +436,10 @@ def test_partitions_aggregate_the_live_files(catalog: FileSystemCatalog) -> None
 def test_partitions_of_an_unpartitioned_table(catalog: FileSystemCatalog) -> None:
     t = catalog.create_table("db.a", sample_rows(1).schema)
     t.write_arrow(sample_rows(9))
-    (row,) = t.system_table("partitions").to_pylist()
+    (row,) = t.inspect.system_table("partitions").to_pylist()
     assert row["partition"] == "" and row["record_count"] == 9 and row["file_count"] == 1
-    assert t.system_table("files").column("partition").to_pylist() == ["{}"]
-    assert t.system_table("manifests").column("min_partition_stats").to_pylist() == ["{}"]
+    assert t.inspect.system_table("files").column("partition").to_pylist() == ["{}"]
+    assert t.inspect.system_table("manifests").column("min_partition_stats").to_pylist() == ["{}"]
 
 
 def test_partitions_count_deletion_vector_rows(catalog: FileSystemCatalog) -> None:
@@ -457,7 +457,7 @@ def test_partitions_count_deletion_vector_rows(catalog: FileSystemCatalog) -> No
     counts = dict(
         zip(
             *[
-                t.system_table("partitions").column(c).to_pylist()
+                t.inspect.system_table("partitions").column(c).to_pylist()
                 for c in ("partition", "deleted_record_count")
             ],
             strict=True,
@@ -476,14 +476,14 @@ def test_tags_rows(clocked: FileSystemCatalog, clock: ManualClock, utc: None) ->
     t.write_arrow(sample_rows(6))
     clock.advance(5000)
     t.write_arrow(sample_rows(4, start=50))
-    t.create_tag("b-tag", 2)
-    t.create_tag("a-tag", 1)
+    t.maintenance.create_tag("b-tag", 2)
+    t.maintenance.create_tag("a-tag", 1)
     # A tag file as Java writes one with a retention.
     tag = t.snapshot_manager.snapshot(1).copy(
         tag_create_time=[2024, 3, 4, 5, 6, 7, 8_000_000], tag_time_retained="86400.5"
     )
     t.file_io.write_bytes(t.paths.tag_path("java"), tag.to_json().encode())
-    rows = t.system_table("tags").to_pylist()
+    rows = t.inspect.system_table("tags").to_pylist()
     assert [r["tag_name"] for r in rows] == ["a-tag", "b-tag", "java"]
     assert [r["snapshot_id"] for r in rows] == [1, 2, 1]
     assert [r["record_count"] for r in rows] == [6, 10, 6]
@@ -491,7 +491,7 @@ def test_tags_rows(clocked: FileSystemCatalog, clock: ManualClock, utc: None) ->
     assert rows[2]["create_time"] == dt.datetime(2024, 3, 4, 5, 6, 7, 8000)
     assert rows[2]["time_retained"] == "PT24H0.5S"
     t.file_io.delete(t.paths.tag_path("b-tag"))
-    assert t.system_table("tags").column("tag_name").to_pylist() == ["a-tag", "java"]
+    assert t.inspect.system_table("tags").column("tag_name").to_pylist() == ["a-tag", "java"]
 
 
 @pytest.mark.parametrize(
@@ -518,13 +518,13 @@ def test_consumers_rows(catalog: FileSystemCatalog) -> None:
     t.write_arrow(sample_rows(3))
     t.consumer_manager.reset_consumer("zeta", Consumer(1))
     t.consumer_manager.reset_consumer("alpha", Consumer(4))
-    out = t.system_table("consumers")
+    out = t.inspect.system_table("consumers")
     assert out.to_pylist() == [
         {"consumer_id": "alpha", "next_snapshot_id": 4},
         {"consumer_id": "zeta", "next_snapshot_id": 1},
     ]
     t.consumer_manager.delete_consumer("zeta")
-    assert t.system_table("consumers").column("consumer_id").to_pylist() == ["alpha"]
+    assert t.inspect.system_table("consumers").column("consumer_id").to_pylist() == ["alpha"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -568,15 +568,15 @@ def test_same_as_pypaimon(tmp_path: Path, require_peers: None, utc: None) -> Non
     t = _pk_table(catalog)
     t.write_arrow(sample_rows(20))
     t.write_arrow(sample_rows(10, start=5))
-    t.create_tag("t1", 1)
-    t.create_branch("b1", "t1")
+    t.maintenance.create_tag("t1", 1)
+    t.maintenance.create_branch("b1", "t1")
     t.consumer_manager.reset_consumer("c1", Consumer(2))
     out_dir = tmp_path / "peer"
     out_dir.mkdir()
     run_peer_script(_PEER_SCRIPT, wh, "db.t", str(out_dir), *SYSTEM_TABLES)
     for name in SYSTEM_TABLES:
         theirs = pq.read_table(out_dir / f"{name}.parquet")
-        ours = t.system_table(name)
+        ours = t.inspect.system_table(name)
         assert theirs.num_rows == ours.num_rows > 0, name
         assert set(theirs.column_names) <= set(ours.column_names), name
         key = ours.column_names[0] if name != "files" else "file_path"

@@ -65,7 +65,7 @@ def test_projection_and_limit(catalog: FileSystemCatalog) -> None:
 def test_time_travel_snapshot_tag_timestamp(catalog: FileSystemCatalog) -> None:
     t = catalog.create_table("db.tt", sample_rows(1).schema)
     t.write_arrow(sample_rows(10))
-    t.create_tag("first")
+    t.maintenance.create_tag("first")
     t.write_arrow(sample_rows(10, start=10))
     s1 = t.snapshot_manager.snapshot(1)
     assert t.copy({"scan.snapshot-id": "1"}).to_arrow().num_rows == 10
@@ -172,7 +172,7 @@ def test_incremental_between_tags_and_timestamps(catalog: FileSystemCatalog) -> 
     t = catalog.create_table("db.inc", sample_rows(1).schema)
     for k in range(4):
         t.write_arrow(sample_rows(5, start=k * 5))
-        t.create_tag(f"t{k + 1}")
+        t.maintenance.create_tag(f"t{k + 1}")
     snaps = list(t.snapshot_manager.snapshots())
     got = t.copy({"incremental-between": "t1,t3"}).to_arrow()
     assert sorted(got.column("id").to_pylist()) == list(range(5, 15))

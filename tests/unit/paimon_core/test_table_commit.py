@@ -56,7 +56,7 @@ def _prepared_then_compacted(t: FileStoreTable) -> Sequence[CommitMessage]:
     messages = w.prepare_commit()
     assert any(m.compact_after for m in messages), "the writer did not compact: the test proves nothing"
     other = FileSystemCatalog(t.path.rsplit("/", 2)[0]).get_table("db.pk")
-    other.compact()
+    other.maintenance.compact()
     return messages
 
 

@@ -66,7 +66,7 @@ def test_sorted_runs_per_bucket_grow_with_commits_and_compaction_pays_the_debt(
     assert h.health_score == round(100 - 40 * 3 / 7 - 30)
     assert h.snapshot_commit_kind == "APPEND"
 
-    t.compact()
+    t.maintenance.compact()
     after = table_health(t)
     assert after.snapshot_commit_kind == CommitKind.COMPACT.value and after.snapshot_id == 5
     assert [(b.bucket, b.sorted_runs, b.level0_file_count, b.file_count) for b in after.buckets] == [
@@ -104,10 +104,10 @@ def test_append_table_small_files_consumers_tags_and_retention(catalog: FileSyst
     assert h.data_file_count == 4 and h.small_file_count == 1 and h.small_file_ratio == 0.25
     assert h.penalties.small_files == 0.0  # the bucket's only small file is not excess
 
-    t.create_tag("daily", 2)
+    t.maintenance.create_tag("daily", 2)
     t.consumer_manager.reset_consumer("reader", _consumer(3))
     t.consumer_manager.reset_consumer("lost", _consumer(1))
-    t.expire_snapshots(retain_max=2, retain_min=1)
+    t.maintenance.expire_snapshots(retain_max=2, retain_min=1)
     h = table_health(t)
     lags = {c.consumer_id: (c.next_snapshot, c.lag_snapshots, c.behind_earliest) for c in h.consumers}
     # consumers hold back expiry: "lost" (next 1) keeps snapshot 1 alive, so nobody is behind
@@ -121,7 +121,7 @@ def test_retention_penalties(catalog: FileSystemCatalog) -> None:
     )
     for i in range(3):
         t.write_arrow(_rows([i], i))
-    t.expire_snapshots(retain_max=2, retain_min=1)
+    t.maintenance.expire_snapshots(retain_max=2, retain_min=1)
     t.consumer_manager.reset_consumer("lost", _consumer(1))  # snapshot 1 is gone already
     earliest = t.snapshot_manager.earliest_snapshot()
     assert earliest is not None

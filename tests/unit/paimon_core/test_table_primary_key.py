@@ -115,7 +115,7 @@ def test_first_row_skips_level0_like_java(catalog: FileSystemCatalog) -> None:
     t = _pk(catalog, **{"merge-engine": "first-row", "write-only": "true"})
     t.write_arrow(_rows([1, 2], 0.0))
     assert t.to_arrow().num_rows == 0  # visible only after compaction, as in Java
-    t.compact()
+    t.maintenance.compact()
     assert t.to_arrow().num_rows == 2
     # a writer that compacts (write-only = false, the default) forces level 0 up at once
     # (ForceUpLevel0Compaction, as Java's first-row writers): the rows are visible after its commit

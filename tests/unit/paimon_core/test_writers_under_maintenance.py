@@ -51,7 +51,7 @@ def _read(table: FileStoreTable) -> list[tuple[int, str, int]]:
 
 
 def _expire_all_but_latest(table: FileStoreTable) -> None:
-    table.expire_snapshots(retain_min=1, retain_max=1, older_than=int(time.time() * 1000) + 60_000)
+    table.maintenance.expire_snapshots(retain_min=1, retain_max=1, older_than=int(time.time() * 1000) + 60_000)
 
 
 def test_dynamic_writer_restores_index_from_newer_snapshot_when_its_snapshot_expired(tmp_path: Path) -> None:

@@ -36,7 +36,7 @@ def _table(tmp_path: Path, options: dict[str, str]) -> FileStoreTable:
 def _compacted(tmp_path: Path, options: dict[str, str]) -> tuple[list[int], pa.Table]:
     t = _table(tmp_path, options)
     before = t.to_arrow().sort_by("id")
-    t.compact()
+    t.maintenance.compact()
     t = FileSystemCatalog(str(tmp_path / "wh")).get_table("db.t")
     live = t.new_file_store_scan().live_entries(t.latest_snapshot())
     assert len(live) == 1, "one output file"

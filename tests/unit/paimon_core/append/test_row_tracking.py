@@ -79,7 +79,7 @@ def test_our_commit_assigns_row_ids(tmp_path: Path) -> None:
     files = sorted((e.file.first_row_id, e.file.row_count, e.file.min_sequence_number, e.file.max_sequence_number)
                    for e in t.new_file_store_scan().live_entries(latest))  # fmt: skip
     assert files == [(0, 7, 1, 1), (7, 3, 2, 2)]
-    rows = t.system_table("row_tracking").to_pylist()
+    rows = t.inspect.system_table("row_tracking").to_pylist()
     assert sorted((r["_ROW_ID"], r["id"], r["_SEQUENCE_NUMBER"]) for r in rows) == [
         *((i, i, 1) for i in range(7)),
         *((7 + i, i, 2) for i in range(3)),

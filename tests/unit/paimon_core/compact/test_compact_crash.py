@@ -31,7 +31,7 @@ _KILLER = textwrap.dedent(
         wh, fail_at=kill_at, ops=("open_output", "write_bytes", "try_write_atomic", "delete"), error=kill
     )
     t = FileSystemCatalog(wh, file_io=file_io).get_table(table)
-    t.compact(parallelism=1)
+    t.maintenance.compact(parallelism=1)
     print(file_io.count)
     """
 )
@@ -80,8 +80,8 @@ def test_kill_at_every_write_leaves_a_readable_table(tmp_path: Path) -> None:
             t = FileSystemCatalog(wh).get_table("db.t")
             assert _rows(t) == want, at  # whatever landed, the rows are the same
             assert latest is not None and t.latest_snapshot().id in (latest.id, latest.id + 1)  # type: ignore[union-attr]
-            t.compact()  # a re-run finishes (or finds nothing left to do)
+            t.maintenance.compact()  # a re-run finishes (or finds nothing left to do)
             assert _rows(t) == want
             time.sleep(0.02)  # leftovers are older than the cutoff below
-            t.remove_orphan_files(older_than=t.clock.now_millis() - 1, force=True)
+            t.maintenance.remove_orphan_files(older_than=t.clock.now_millis() - 1, force=True, dry_run=False)
             assert unreferenced_files(t) == set(), at

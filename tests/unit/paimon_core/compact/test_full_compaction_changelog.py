@@ -209,7 +209,7 @@ def test_multi_bucket_changelog_and_files(catalog: FileSystemCatalog) -> None:
     changelog_files = [e.file for e in scan.read_entries(scan.read_list(compact.changelog_manifest_list))]
     assert changelog_files and all(f.file_name.startswith("changelog-") for f in changelog_files)
     assert unreferenced_files(t) == set()  # every changelog file is referenced, nothing left behind
-    t.expire_snapshots(retain_max=1, retain_min=1, older_than="2999-01-01T00:00:00")
+    t.maintenance.expire_snapshots(retain_max=1, retain_min=1, older_than="2999-01-01T00:00:00")
     assert unreferenced_files(t) == set()
 
 
@@ -223,14 +223,14 @@ def test_dedicated_full_compaction_produces_the_changelog(catalog: FileSystemCat
     _write(t, [(1, 1, "a"), (2, 2, "b")], [INSERT] * 2)
     snaps = _write(t, [(1, 10, "a"), (2, None, None), (3, 3, "c")], [INSERT, DELETE, INSERT])
     assert [s.commit_kind for s in snaps] == [CommitKind.APPEND]  # write-only: no compaction, no changelog
-    result = t.compact(compact_strategy="full")
+    result = t.maintenance.compact(compact_strategy="full")
     assert result.snapshot_id is not None
     got = _changes(t, t.snapshot_manager.snapshot(result.snapshot_id))
     assert got == [("+I", 1, 10, "a"), ("+I", 3, 3, "c")]  # first full compaction: everything is new
     _write(t, [(1, 11, "a"), (4, 4, "d")], [INSERT] * 2)
-    result = t.compact(compact_strategy="minor")  # 2 runs, below the trigger: nothing
+    result = t.maintenance.compact(compact_strategy="minor")  # 2 runs, below the trigger: nothing
     assert result.snapshot_id is None
-    result = t.compact(compact_strategy="full")
+    result = t.maintenance.compact(compact_strategy="full")
     got = _changes(t, t.snapshot_manager.snapshot(result.snapshot_id))  # type: ignore[arg-type]
     assert got == [("-U", 1, 10, "a"), ("+U", 1, 11, "a"), ("+I", 4, 4, "d")]
 

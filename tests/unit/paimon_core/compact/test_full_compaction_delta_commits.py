@@ -68,7 +68,7 @@ def test_any_full_compaction_restarts_the_count(catalog: FileSystemCatalog) -> N
     t = catalog.create_table("db.dc", SCHEMA, primary_keys=["k"], options=OPTIONS)
     _write(catalog, {1: "a"})
     _write(catalog, {2: "b"})
-    assert t.compact(compact_strategy="full").snapshot_id is not None  # the dedicated job
+    assert t.maintenance.compact(compact_strategy="full").snapshot_id is not None  # the dedicated job
     kinds = [[s.commit_kind for s in _write(catalog, {i: "x"})] for i in range(3, 9)]
     assert [len(k) == 2 for k in kinds] == [False, False, True, False, False, True]
 

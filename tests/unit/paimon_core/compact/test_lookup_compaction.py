@@ -109,7 +109,7 @@ def test_dv_table_randomized_rounds_against_a_model(catalog: FileSystemCatalog, 
         latest = t.latest_snapshot()
         assert latest is not None
         history = {i: _state(t, i) for i in range(max(1, latest.id - 3), latest.id + 1)}
-        result = t.compact(compact_strategy="full" if r % 4 == 3 else "minor")
+        result = t.maintenance.compact(compact_strategy="full" if r % 4 == 3 else "minor")
         assert result.snapshot_id is not None
         snap = t.snapshot_manager.snapshot(result.snapshot_id)
         assert snap.commit_kind == CommitKind.COMPACT
@@ -119,16 +119,16 @@ def test_dv_table_randomized_rounds_against_a_model(catalog: FileSystemCatalog, 
         assert all(e.file.level > 0 for e in entries)
         assert sum(e.file.row_count for e in entries) - _dv_cardinality(t) == len(model)
     # at the end some vectors exist: minor compactions marked rows of files above the output level
-    full = t.compact(compact_strategy="full")
+    full = t.maintenance.compact(compact_strategy="full")
     assert _state(t) == model and (full.snapshot_id is None or _dv_cardinality(t) == 0)
 
 
 def test_minor_compaction_marks_superseded_rows_in_higher_levels(catalog: FileSystemCatalog) -> None:
     t = _table(catalog, **{"deletion-vectors.enabled": "true"})
     _write(t, [(k, k, "a") for k in range(100)])
-    t.compact(compact_strategy="full")  # 100 rows on the max level
+    t.maintenance.compact(compact_strategy="full")  # 100 rows on the max level
     _write(t, [(k, -k, "b") for k in range(0, 100, 10)], deletes=[5, 6])
-    result = t.compact(compact_strategy="minor")
+    result = t.maintenance.compact(compact_strategy="minor")
     assert result.snapshot_id is not None
     entries = t.new_file_store_scan().live_entries(t.latest_snapshot())
     assert sorted(e.file.level for e in entries) == [4, 5]  # L0 went to level 4, not rewriting level 5
@@ -139,7 +139,7 @@ def test_minor_compaction_marks_superseded_rows_in_higher_levels(catalog: FileSy
     want = {k: (k, "a") for k in range(100) if k not in (5, 6)} | {k: (-k, "b") for k in range(0, 100, 10)}
     assert _state(t) == want
     # a full compaction rewrites everything: the vector goes with its file
-    t.compact(compact_strategy="full")
+    t.maintenance.compact(compact_strategy="full")
     assert _state(t) == want and not _index(t).deletion_files
 
 
@@ -165,7 +165,7 @@ def test_lookup_changelog_of_each_compaction_matches_the_model(catalog: FileSyst
             _apply(model, upserts, deletes)
             touched |= {u[0] for u in upserts} | set(deletes)
             assert _changelog(t, t.latest_snapshot().id) == []  # type: ignore[union-attr]  # writes make none
-        result = t.compact(compact_strategy="full" if r == 4 else "minor")
+        result = t.maintenance.compact(compact_strategy="full" if r == 4 else "minor")
         assert result.snapshot_id is not None
         got = _changelog(t, result.snapshot_id)
         assert got == _expected_changelog(before, model, touched, dedup=dedup), f"round {r}"
@@ -175,11 +175,11 @@ def test_lookup_changelog_of_each_compaction_matches_the_model(catalog: FileSyst
 def test_first_row_lookup_changelog(catalog: FileSystemCatalog) -> None:
     t = _table(catalog, **{"changelog-producer": "lookup", "merge-engine": "first-row"})
     _write(t, [(1, 1, "a"), (2, 2, "a")])
-    first = t.compact(compact_strategy="minor")
+    first = t.maintenance.compact(compact_strategy="minor")
     assert first.snapshot_id is not None
     assert _changelog(t, first.snapshot_id) == [("+I", 1, 1, "a"), ("+I", 2, 2, "a")]
     _write(t, [(2, 20, "b"), (3, 3, "b")])
-    second = t.compact(compact_strategy="minor")
+    second = t.maintenance.compact(compact_strategy="minor")
     assert second.snapshot_id is not None
     assert _changelog(t, second.snapshot_id) == [("+I", 3, 3, "b")]  # key 2 is kept as first written
     assert _state(t) == {1: (1, "a"), 2: (2, "a"), 3: (3, "b")}
@@ -198,7 +198,7 @@ def test_aggregation_with_deletion_vectors_merges_the_looked_up_value(catalog: F
         _write(t, [(k, r + 1, f"r{r}") for k in keys])
         for k in keys:
             model[k] = model.get(k, 0) + r + 1
-        t.compact(compact_strategy="full" if r == 3 else "minor")
+        t.maintenance.compact(compact_strategy="full" if r == 3 else "minor")
         assert {k: v for k, (v, _) in _state(t).items()} == model
 
 
@@ -211,7 +211,7 @@ def test_lookup_producer_without_deletion_vectors_refuses_aggregation(catalog: F
     _write(t, [(1, 1, "a")])
     latest = t.latest_snapshot()
     with pytest.raises(InvalidOptionError, match="deduplicate and first-row"):
-        t.copy({"deletion-vectors.enabled": "false"}).compact()
+        t.copy({"deletion-vectors.enabled": "false"}).maintenance.compact()
     assert t.latest_snapshot() == latest
 
 
@@ -227,10 +227,10 @@ def test_racing_compactions_of_one_bucket_cannot_lose_vectors(catalog: FileSyste
 
     t = _table(catalog, **{"deletion-vectors.enabled": "true"})
     _write(t, [(k, k, "a") for k in range(5000)])  # large enough for minor compactions to leave it alone
-    t.compact(compact_strategy="full")
+    t.maintenance.compact(compact_strategy="full")
     if existing_vectors:
         _write(t, [(k, -k, "z") for k in (50, 51)])
-        t.compact(compact_strategy="minor")  # level 4 + vectors on the max level
+        t.maintenance.compact(compact_strategy="minor")  # level 4 + vectors on the max level
     _write(t, [(k, -k, "b") for k in range(20)])
     (first,) = CompactPlanner(t.store, clock=t.clock).plan(CompactRequest(strategy="minor")).tasks
     _write(t, [(k, -k, "c") for k in range(20, 40)])
@@ -269,7 +269,7 @@ def test_string_and_composite_keys(catalog: FileSystemCatalog) -> None:
         t.write_arrow(pa.table({"a": [k[0] for k in rows], "b": [k[1] for k in rows], "v": [r] * len(rows)}, schema=schema))
         before = dict(model)
         model.update(dict.fromkeys(rows, r))
-        res = t.compact(compact_strategy="full" if r == 2 else "minor")
+        res = t.maintenance.compact(compact_strategy="full" if r == 2 else "minor")
         assert res.snapshot_id is not None
         got = t.to_arrow()
         assert {(a, b): v for a, b, v in zip(got["a"].to_pylist(), got["b"].to_pylist(), got["v"].to_pylist(), strict=True)} == model
@@ -285,7 +285,7 @@ def test_a_failing_compaction_leaves_no_file_behind(catalog: FileSystemCatalog, 
 
     t = _table(catalog, **{"deletion-vectors.enabled": "true", "changelog-producer": "lookup"})
     _write(t, [(k, k, "a") for k in range(50)])
-    t.compact(compact_strategy="full")
+    t.maintenance.compact(compact_strategy="full")
     _write(t, [(k, -k, "b") for k in range(10)])
 
     def failing(self: BucketedDvMaintainer) -> object:  # after the data and changelog files are written
@@ -295,7 +295,7 @@ def test_a_failing_compaction_leaves_no_file_behind(catalog: FileSystemCatalog, 
     monkeypatch.setattr(BucketedDvMaintainer, "write_index", failing)
     latest = t.latest_snapshot()
     with pytest.raises(OSError, match="disk gone"):
-        t.compact(compact_strategy="minor")
+        t.maintenance.compact(compact_strategy="minor")
     assert t.latest_snapshot() == latest
     assert unreferenced_files(t) == set()
 
@@ -342,9 +342,9 @@ def test_serialized_vectors_read_back(bitmap64: bool) -> None:
 def test_bitmap64_table(catalog: FileSystemCatalog) -> None:
     t = _table(catalog, **{"deletion-vectors.enabled": "true", "deletion-vectors.bitmap64": "true"})
     _write(t, [(k, k, "a") for k in range(3000)])
-    t.compact(compact_strategy="full")
+    t.maintenance.compact(compact_strategy="full")
     _write(t, [(k, -k, "b") for k in range(0, 3000, 7)])
-    t.compact(compact_strategy="minor")
+    t.maintenance.compact(compact_strategy="minor")
     (d,) = _index(t).deletion_files.values()
     assert read_deletion_vector(t.file_io, d).bitmap64
     assert _state(t) == {k: ((-k, "b") if k % 7 == 0 else (k, "a")) for k in range(3000)}

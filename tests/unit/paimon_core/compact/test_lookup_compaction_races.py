@@ -87,9 +87,9 @@ def test_first_row_lookup_never_marks_the_kept_row_deleted(catalog: FileSystemCa
     t = _table(catalog, **{"merge-engine": "first-row", "changelog-producer": "lookup"})
     dv = t.copy({"deletion-vectors.enabled": "true"})
     _write(t, [(k, k * 100) for k in range(100)])
-    dv.compact(compact_strategy="full")
+    dv.maintenance.compact(compact_strategy="full")
     _write(t, [(1, 111), (500, 1)])
-    dv.compact(compact_strategy="minor")
+    dv.maintenance.compact(compact_strategy="minor")
     assert not _vectors(t)
     assert _rows(t) == {k: [k * 100] for k in range(100)} | {500: [1]}
 
@@ -100,12 +100,12 @@ def test_first_row_lookup_never_marks_the_kept_row_deleted(catalog: FileSystemCa
 def test_dynamic_bucket_table_vectors_stay_in_their_bucket(catalog: FileSystemCatalog) -> None:
     t = _table(catalog, **{"bucket": "-1", "dynamic-bucket.target-row-num": "1000", "deletion-vectors.enabled": "true"})
     _write(t, [(k, k) for k in range(3000)])
-    t.compact(compact_strategy="full")
+    t.maintenance.compact(compact_strategy="full")
     bucket_of = {e.file.file_name: e.bucket for e in t.new_file_store_scan().live_entries(t.latest_snapshot())}
     assert len(set(bucket_of.values())) == 3
     for rows in ([(k, -k) for k in (0, 1000, 2000)], [(1, 11)], [(2, 22), (1002, 22)]):
         _write(t, rows)
-        t.compact(compact_strategy="minor")
+        t.maintenance.compact(compact_strategy="minor")
         got = _rows(t)
         assert len(got) == 3000 and all(len(v) == 1 for v in got.values())
         for e in _vectors(t):  # an index file names only data files of its own bucket
@@ -131,9 +131,9 @@ def test_index_conflicts_are_keyed_by_partition_and_data_file() -> None:
 def _two_levels(catalog: FileSystemCatalog, **options: str) -> FileStoreTable:
     t = _table(catalog, **{"deletion-vectors.enabled": "true", **options})
     _write(t, [(k, k) for k in range(5000)])
-    t.compact(compact_strategy="full")  # F on the max level
+    t.maintenance.compact(compact_strategy="full")  # F on the max level
     _write(t, [(k, k) for k in range(5000, 5050)])
-    t.compact(compact_strategy="minor")  # H one level below
+    t.maintenance.compact(compact_strategy="minor")  # H one level below
     return t
 
 
@@ -202,7 +202,7 @@ def test_row_deduplicate_with_nested_columns(catalog: FileSystemCatalog, produce
         w = b.new_write()
         w.write_arrow(pa.Table.from_pylist(rows, schema=NESTED))
         b.new_commit().commit(w.prepare_commit())
-        sid = t.compact(compact_strategy="full").snapshot_id
+        sid = t.maintenance.compact(compact_strategy="full").snapshot_id
         assert sid is not None
         return sid
 
@@ -220,7 +220,7 @@ def test_unknown_row_deduplicate_ignore_field_is_named(catalog: FileSystemCatalo
                            "changelog-producer.row-deduplicate-ignore-fields": "v, nope"})
     _write(t, [(1, 1)])
     with pytest.raises(InvalidOptionError, match="nope"):
-        t.compact(compact_strategy="full")
+        t.maintenance.compact(compact_strategy="full")
 
 
 # --- 5. a lookup reads only the files whose key range holds a looked-up key -----------------------
@@ -272,14 +272,14 @@ def test_lookup_reads_only_overlapping_files(catalog: FileSystemCatalog, reads: 
 def test_abandoned_compaction_leaves_no_index_file(catalog: FileSystemCatalog, in_data_dir: str) -> None:
     t = _table(catalog, **{"deletion-vectors.enabled": "true", "index-file-in-data-file-dir": in_data_dir})
     _write(t, [(k, k) for k in range(5000)])
-    t.compact(compact_strategy="full")
+    t.maintenance.compact(compact_strategy="full")
     _write(t, [(7, -7)])
     base = local_executor(1)
 
     def racing(store: FileStore, tasks: Sequence[CompactTask]) -> list[CommitMessage]:
         out = base(store, tasks)
         assert any(m.compact_new_index_files for m in out)
-        t.compact(compact_strategy="minor")  # another compaction of the same level-0 file lands first
+        t.maintenance.compact(compact_strategy="minor")  # another compaction of the same level-0 file lands first
         return out
 
     with pytest.raises(CommitConflictError):

@@ -4,7 +4,7 @@ the store (issue 26).
 Its compaction assigns the buckets by replaying rows through the table's writer, a table-level job
 (:class:`~paimon_core.table.postpone_bucket_compact.PostponeBucketCompact`). The store-level
 :class:`~paimon_core.operation.compact.table_compact.TableCompact` refuses such a table, naming
-the job, and changes nothing; ``table.compact()`` and ``compact_database`` run the table-level job
+the job, and changes nothing; ``table.maintenance.compact()`` and ``compact_database`` run the table-level job
 (before, ``TableCompact`` handed the table over itself); a streaming compaction is refused when it
 is made, as Java refuses it.
 """
@@ -45,7 +45,7 @@ def _buckets(t: FileStoreTable) -> set[int]:
 def test_table_compact_refuses_a_postpone_table_and_changes_nothing(catalog: FileSystemCatalog) -> None:
     t = _postpone_table(catalog)
     before = t.latest_snapshot()
-    with pytest.raises(InvalidArgumentError, match="postpone buckets .*table.compact\\(\\)"):
+    with pytest.raises(InvalidArgumentError, match="postpone buckets .*table.maintenance.compact\\(\\)"):
         TableCompact(t.store).run(CompactRequest())
     with pytest.raises(InvalidArgumentError, match="does not take buckets"):  # its arguments are named first
         TableCompact(t.store).run(CompactRequest(buckets=frozenset([0])))
@@ -57,7 +57,7 @@ def test_table_compact_refuses_a_postpone_table_and_changes_nothing(catalog: Fil
 def test_table_compact_api_runs_the_postpone_compaction(catalog: FileSystemCatalog) -> None:
     t = _postpone_table(catalog)
     assert t.to_arrow().num_rows == 0  # batch reads skip bucket-postpone until it is compacted
-    compact = getattr(t, "maintenance", t).compact  # table.compact() (table.maintenance.compact() later)
+    compact = getattr(t, "maintenance", t).compact  # table.maintenance.compact() (table.maintenance.compact() later)
     assert compact(dry_run=True).plan  # the plan of the table-level job
     with pytest.raises(InvalidArgumentError, match="does not take partitions"):
         compact(partitions="id=1")

@@ -154,7 +154,7 @@ def test_bad_arguments_are_refused(local_warehouse: str) -> None:
         StreamingCompaction(t.store, discovery_interval_ms=0)
     with pytest.raises(InvalidArgumentError, match="max_rounds"):
         StreamingCompaction(t.store, max_rounds=0)
-    t.compact(commit_user="batch-user")  # a batch identifier (Long.MAX_VALUE) for this user
+    t.maintenance.compact(commit_user="batch-user")  # a batch identifier (Long.MAX_VALUE) for this user
     with pytest.raises(InvalidArgumentError, match="its own commit user"):
         StreamingCompaction(t.store, commit_user="batch-user", max_rounds=1).run()
 
@@ -172,7 +172,7 @@ def test_a_conflicting_round_waits_the_discovery_interval_before_retrying(local_
 
     def interfering(store: FileStore, tasks: Sequence[CompactTask]) -> list[CommitMessage]:
         out = base(store, tasks)
-        t.compact(compact_strategy="full")  # removes what the round read: its commit conflicts
+        t.maintenance.compact(compact_strategy="full")  # removes what the round read: its commit conflicts
         for k in range(9, 12):  # and the buckets need compacting again
             _write(t, k)
         return out

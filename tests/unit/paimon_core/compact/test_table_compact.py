@@ -65,13 +65,13 @@ def _fill(t: FileStoreTable, commits: int = 6) -> None:
 def test_full_compaction_keeps_every_snapshot_and_writes_one_compact_snapshot(catalog: FileSystemCatalog) -> None:
     t = _pk(catalog)
     _fill(t)
-    t.create_tag("before")
+    t.maintenance.create_tag("before")
     history = _history(t)
-    plan = t.compact(dry_run=True)
+    plan = t.maintenance.compact(dry_run=True)
     assert plan.snapshot_id is None and plan.tasks == 4 and t.latest_snapshot().id == max(history)  # type: ignore[union-attr]
     assert {p["output_level"] for p in plan.plan} == {5} and all(p["input_levels"] == [0] for p in plan.plan)
 
-    result = t.compact()
+    result = t.maintenance.compact()
     assert result.snapshot_id == max(history) + 1 and result.snapshot_ids == (result.snapshot_id,)
     snap = t.latest_snapshot()
     assert snap is not None and snap.commit_kind == CommitKind.COMPACT and snap.delta_record_count < 0
@@ -87,7 +87,7 @@ def test_full_compaction_keeps_every_snapshot_and_writes_one_compact_snapshot(ca
     assert [b["sorted_runs_after"] for b in result.buckets] == [1, 1, 1, 1]
     assert all(b["sorted_runs_before"] > 1 for b in result.buckets)
     # nothing left to do
-    again = t.compact()
+    again = t.maintenance.compact()
     assert again.snapshot_id is None and again.tasks == 0
 
 
@@ -95,10 +95,10 @@ def test_minor_compaction_follows_the_universal_strategy(catalog: FileSystemCata
     t = _pk(catalog, bucket="1", **{"num-sorted-run.compaction-trigger": "3"})
     for i in range(2):
         t.write_arrow(_rows(range(i, i + 10), i))
-    assert t.compact(compact_strategy="minor").tasks == 0  # 2 runs < trigger 3
+    assert t.maintenance.compact(compact_strategy="minor").tasks == 0  # 2 runs < trigger 3
     t.write_arrow(_rows(range(5, 20), 7))
     want = _state(t)
-    result = t.compact(compact_strategy="minor")
+    result = t.maintenance.compact(compact_strategy="minor")
     assert result.tasks == 1 and _state(t) == want
     levels = [lvl for _, _, lvl in _files(t)]
     assert levels == [3]  # num-levels = trigger + 1: everything picked goes to the max level (3)
@@ -107,10 +107,10 @@ def test_minor_compaction_follows_the_universal_strategy(catalog: FileSystemCata
 def test_retry_with_the_same_commit_user_and_identifier_is_a_no_op(catalog: FileSystemCatalog) -> None:
     t = _pk(catalog)
     _fill(t, commits=3)
-    first = t.compact(commit_user="airflow-run-1", commit_identifier=7)
+    first = t.maintenance.compact(commit_user="airflow-run-1", commit_identifier=7)
     assert first.snapshot_id is not None
     files = _files(t)
-    second = t.compact(commit_user="airflow-run-1", commit_identifier=7)
+    second = t.maintenance.compact(commit_user="airflow-run-1", commit_identifier=7)
     assert second.already_committed and second.snapshot_id is None and second.tasks == 0
     assert _files(t) == files and t.latest_snapshot().id == first.snapshot_id  # type: ignore[union-attr]
 
@@ -144,7 +144,7 @@ def test_two_compactions_at_once_end_in_one_retry_and_the_same_rows(catalog: Fil
     def executor(store: FileStore, tasks: Sequence[CompactTask]) -> list[CommitMessage]:
         out = run(store, tasks)
         if not raced:  # another job compacts partition dt=b first
-            raced.append(t.compact(partitions="dt=b").snapshot_id or 0)
+            raced.append(t.maintenance.compact(partitions="dt=b").snapshot_id or 0)
         return out
 
     result = TableCompact(t.store, executor=executor).run(CompactRequest())
@@ -165,7 +165,7 @@ def test_conflicts_beyond_the_bound_fail_cleanly(catalog: FileSystemCatalog) -> 
     def executor(store: FileStore, tasks: Sequence[CompactTask]) -> list[CommitMessage]:
         out = run(store, tasks)
         rounds.append(len(tasks))
-        t.compact()  # another job compacts the buckets under us ...
+        t.maintenance.compact()  # another job compacts the buckets under us ...
         t.write_arrow(_rows([7, 8], 70 + len(rounds)))  # ... and a writer adds more, every round
         return out
 
@@ -197,7 +197,7 @@ def test_every_merge_engine_reads_the_same_after_compaction(
         _delete(t, [3, 4])
     # first-row tables read only compacted files (Java's batchScanSkipLevel0): compare the merge result
     want = _state(t.copy({})) if engine != "first-row" else None
-    t.compact()
+    t.maintenance.compact()
     got = _state(t)
     if want is not None:
         assert got == want
@@ -211,7 +211,7 @@ def test_unaware_append_small_files_are_merged(catalog: FileSystemCatalog) -> No
     for i in range(12):
         t.write_arrow(pa.table({"id": list(range(i * 100, i * 100 + 100)), "dt": ["x", "y"] * 50}, schema=schema))
     want = sorted(t.to_arrow()["id"].to_pylist())
-    result = t.compact()
+    result = t.maintenance.compact()
     assert result.tasks == 2 and result.files_read == 24 and result.files_written == 2
     assert sorted(t.to_arrow()["id"].to_pylist()) == want
     snap = t.latest_snapshot()
@@ -223,26 +223,26 @@ def test_bad_arguments_name_the_problem_and_change_nothing(catalog: FileSystemCa
     _fill(t, commits=2)
     latest = t.latest_snapshot()
     with pytest.raises(InvalidArgumentError, match="partition columns"):
-        t.compact(where="id > 3")
+        t.maintenance.compact(where="id > 3")
     with pytest.raises(InvalidArgumentError, match="non-partition column"):
-        t.compact(partitions="id=3")
+        t.maintenance.compact(partitions="id=3")
     with pytest.raises(InvalidArgumentError, match="compact_strategy"):
-        t.compact(compact_strategy="major")
+        t.maintenance.compact(compact_strategy="major")
     with pytest.raises(InvalidArgumentError, match="cannot be used together"):
-        t.compact(partitions="dt=a", where="dt = 'a'")
+        t.maintenance.compact(partitions="dt=a", where="dt = 'a'")
     dyn = catalog.create_table("db.d", SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"])
     with pytest.raises(InvalidArgumentError, match="fixed-bucket"):
-        dyn.compact(buckets=[0])
+        dyn.maintenance.compact(buckets=[0])
     assert t.latest_snapshot() == latest
 
 
 def test_partition_filters_and_idle_time(catalog: FileSystemCatalog) -> None:
     t = _pk(catalog)
     _fill(t, commits=2)
-    assert {p["partition"] for p in t.compact(partitions="dt=b", dry_run=True).plan} == {"dt=b"}
-    assert {p["partition"] for p in t.compact(where="dt <> 'b'", dry_run=True).plan} == {"dt=a"}
-    assert {p["bucket"] for p in t.compact(buckets=[1], dry_run=True).plan} == {1}
-    assert t.compact(partition_idle_time="1 d", dry_run=True).plan == ()  # everything was just written
+    assert {p["partition"] for p in t.maintenance.compact(partitions="dt=b", dry_run=True).plan} == {"dt=b"}
+    assert {p["partition"] for p in t.maintenance.compact(where="dt <> 'b'", dry_run=True).plan} == {"dt=a"}
+    assert {p["bucket"] for p in t.maintenance.compact(buckets=[1], dry_run=True).plan} == {1}
+    assert t.maintenance.compact(partition_idle_time="1 d", dry_run=True).plan == ()  # everything was just written
 
 
 def test_partition_idle_time_compares_creation_times_as_epoch_millis(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -259,9 +259,9 @@ def test_partition_idle_time_compares_creation_times_as_epoch_millis(tmp_path) -
     t.write_arrow(_rows(range(10), 1))
     t.write_arrow(_rows(range(10), 2))
     clock.advance(2 * 3_600_000)  # two hours later, nothing new
-    planned = {p["partition"] for p in t.compact(partition_idle_time="1 h", dry_run=True).plan}
+    planned = {p["partition"] for p in t.maintenance.compact(partition_idle_time="1 h", dry_run=True).plan}
     assert planned == {"dt=a"}  # idle for 2 h: due
-    assert t.compact(partition_idle_time="3 h", dry_run=True).plan == ()  # not idle for 3 h yet
+    assert t.maintenance.compact(partition_idle_time="3 h", dry_run=True).plan == ()  # not idle for 3 h yet
 
 
 def test_append_table_with_deletion_vectors_compacts_files_with_many_deletes(catalog: FileSystemCatalog) -> None:
@@ -277,9 +277,9 @@ def test_append_table_with_deletion_vectors_compacts_files_with_many_deletes(cat
     entries = sorted(t.new_file_store_scan().live_entries(t.latest_snapshot()), key=lambda e: e.file.min_sequence_number)
     commit_index(t, entries[0], {entries[0].file.file_name: list(range(50))})  # half of the first file deleted
     before = ids(t)
-    plan = t.compact(dry_run=True).plan
+    plan = t.maintenance.compact(dry_run=True).plan
     assert plan and entries[0].file.file_name not in {e.file.file_name for e in entries[1:]}
-    result = t.compact()
+    result = t.maintenance.compact()
     assert ids(t) == before and result.files_read >= 1
     live = {e.file.file_name for e in t.new_file_store_scan().live_entries(t.latest_snapshot())}
     assert entries[0].file.file_name not in live

@@ -58,7 +58,7 @@ def test_a_concurrent_compaction_does_not_fail_the_write(catalog: FileSystemCata
     w.write_arrow(pa.table({"id": list(range(100, 110)), "v": [100] * 10}, schema=SCHEMA))
     messages = w.prepare_commit()  # the writer compacts its bucket here
     assert any(m.compact_after for m in messages)
-    t.compact()  # a dedicated job compacts the same bucket first
+    t.maintenance.compact()  # a dedicated job compacts the same bucket first
     result = b.new_commit().commit(messages)
     assert result.snapshot_id is not None and result.maintenance_error is not None
     assert "inline compaction not committed" in result.maintenance_error

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 
 from paimon_core import FileSystemCatalog
 from paimon_core.ledger import ledger_disabled
-from tests.unit.paimon_core.ledger.helpers import old_file, rows, small_table
+from tests.unit.paimon_core.ledger.helpers import interleaved_de_table, old_file, rows, small_table
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ def _now() -> int:
 
 
 def _tag(name: str, snapshot: int | None = None) -> Callable[[FileSystemCatalog], object]:
-    return lambda c: c.get_table("db.t").create_tag(name, snapshot)
+    return lambda c: c.get_table("db.t").maintenance.create_tag(name, snapshot)
 
 
 def _consumer(c: FileSystemCatalog) -> None:
@@ -56,8 +56,8 @@ def _orphan(c: FileSystemCatalog) -> None:
 
 def _branch_from_tag(c: FileSystemCatalog) -> None:
     t = c.get_table("db.t")
-    t.create_tag("b0", 2)
-    t.create_branch("b", "b0")
+    t.maintenance.create_tag("b0", 2)
+    t.maintenance.create_branch("b", "b0")
 
 
 def _old_partition(c: FileSystemCatalog) -> None:
@@ -98,8 +98,8 @@ def _watermarks(c: FileSystemCatalog) -> None:
 
 def _branch_at_1(c: FileSystemCatalog) -> None:
     t = c.get_table("db.t")
-    t.create_tag("b0", 1)
-    t.create_branch("b", "b0")
+    t.maintenance.create_tag("b0", 1)
+    t.maintenance.create_branch("b", "b0")
 
 
 SCENARIOS: dict[str, JobScenario] = {
@@ -111,24 +111,26 @@ SCENARIOS: dict[str, JobScenario] = {
     "compact_manifest": JobScenario(lambda w: ["--dry-run"], "dry_run"),
     "expire_snapshots": JobScenario(lambda w: ["--retain-max", "2", "--retain-min", "1"], "success"),
     "remove_orphan_files": JobScenario(
-        lambda w: ["--mode", "local", "--older-than", str(_now() - 86_400_000)], "success", setup=_orphan
+        lambda w: ["--mode", "local", "--older-than", str(_now() - 86_400_000), "--dry-run", "false"],
+        "success",
+        setup=_orphan,
     ),
-    "remove_unexisting_files": JobScenario(lambda w: [], "no_op"),
+    "remove_unexisting_files": JobScenario(lambda w: ["--dry-run", "false"], "no_op"),
     "expire_changelogs": JobScenario(lambda w: [], "no_op"),
     "create_tag": JobScenario(lambda w: ["--tag", "t1"], "success"),
     "create_tag_from_timestamp": JobScenario(lambda w: ["--tag", "t0", "--timestamp", "0"], "success"),
     "replace_tag": JobScenario(lambda w: ["--tag", "t1", "--snapshot", "1"], "success", setup=_tag("t1")),
     "rename_tag": JobScenario(lambda w: ["--tag", "t1", "--target_tag", "t2"], "success", setup=_tag("t1")),
-    "delete_tag": JobScenario(lambda w: ["--tag", "t1"], "success", setup=_tag("t1", 1)),
+    "delete_tag": JobScenario(lambda w: ["--tag", "t1", "--dry-run", "false"], "success", setup=_tag("t1", 1)),
     "expire_tags": JobScenario(lambda w: [], "no_op"),
     "trigger_tag_automatic_creation": JobScenario(lambda w: [], "no_op"),
-    "rollback_to": JobScenario(lambda w: ["--snapshot", "1"], "success"),
+    "rollback_to": JobScenario(lambda w: ["--snapshot", "1", "--dry-run", "false"], "success"),
     "rollback_to_timestamp": JobScenario(lambda w: ["--timestamp", str(_now()), "--dry-run"], "dry_run"),
     "rollback_to_as_latest": JobScenario(lambda w: ["--snapshot_id", "1"], "success"),
     "reset_consumer": JobScenario(
         lambda w: ["--consumer_id", "c1", "--next_snapshot_id", "2"], "success", setup=_consumer
     ),
-    "clear_consumers": JobScenario(lambda w: [], "success", setup=_consumer),
+    "clear_consumers": JobScenario(lambda w: ["--dry-run", "false"], "success", setup=_consumer),
     "merge_into": JobScenario(
         lambda w: (
             ["--target_alias", "t", "--source_table", "db.src", "--merge_condition", "t.id = src.id"]
@@ -153,11 +155,13 @@ SCENARIOS: dict[str, JobScenario] = {
     "mark_partition_done": JobScenario(lambda w: ["--partitions", "dt=2024-01-01"], "success"),
     "create_branch": JobScenario(lambda w: ["--branch", "b"], "success"),
     "delete_branch": JobScenario(
-        lambda w: ["--branch", "b"], "success", setup=lambda c: c.get_table("db.t").create_branch("b")
+        lambda w: ["--branch", "b", "--dry-run", "false"],
+        "success",
+        setup=lambda c: c.get_table("db.t").maintenance.create_branch("b"),
     ),
     "fast_forward": JobScenario(lambda w: ["--branch", "b", "--dry-run"], "dry_run", setup=_branch_from_tag),
     "rename_branch": JobScenario(
-        lambda w: ["--from_branch", "b", "--to_branch", "b2"], "success", setup=lambda c: c.get_table("db.t").create_branch("b")
+        lambda w: ["--from_branch", "b", "--to_branch", "b2"], "success", setup=lambda c: c.get_table("db.t").maintenance.create_branch("b")
     ),
     "merge_branch": JobScenario(lambda w: ["--source_branch", "b"], "no_op", setup=_branch_at_1),
     "purge_files": JobScenario(lambda w: ["--dry-run"], "dry_run"),
@@ -166,10 +170,15 @@ SCENARIOS: dict[str, JobScenario] = {
     "create_tag_from_watermark": JobScenario(
         lambda w: ["--tag", "w", "--watermark", "1500"], "success", setup=_watermarks
     ),
-    "rollback_to_watermark": JobScenario(lambda w: ["--watermark", "1500"], "success", setup=_watermarks),
-    "drop_partition": JobScenario(lambda w: ["--partitions", "dt=2024-01-01"], "success"),
-    "remove_unexisting_manifests": JobScenario(lambda w: [], "no_op"),
+    "rollback_to_watermark": JobScenario(
+        lambda w: ["--watermark", "1500", "--dry-run", "false"], "success", setup=_watermarks
+    ),
+    "drop_partition": JobScenario(lambda w: ["--partitions", "dt=2024-01-01", "--dry-run", "false"], "success"),
+    "remove_unexisting_manifests": JobScenario(lambda w: ["--dry-run", "false"], "no_op"),
     "rewrite_file_index": JobScenario(lambda w: [], "no_op"),
+    "reassign_row_id": JobScenario(
+        lambda w: ["--partitions", "dt=2024-01-01"], "success", table="db.de", setup=lambda c: interleaved_de_table(c, "db.de")
+    ),
     "migrate_database": JobScenario(
         lambda w: ["--source_database", str(Path(w).parent / "landing.db")],
         "success",

@@ -1,6 +1,7 @@
 """Every maintenance method of the table facade records exactly one ledger row with the right
-action and status. The methods are found on the facade's mixins, not listed here: a method added
-later fails this test until it records (``@recorded``) and has a scenario below."""
+action and status. The methods are found on ``table.maintenance`` (:class:`MaintenanceTable`), not
+listed here: a method added later fails this test until it records (``@recorded``) and has a
+scenario below."""
 
 from __future__ import annotations
 
@@ -14,25 +15,25 @@ from typing import Any
 import pytest
 
 from paimon_core import FileStoreTable, FileSystemCatalog
-from paimon_core.table.branches import TableBranches
 from paimon_core.ledger import ACTIONS, Ledger, ledger_disabled
 from paimon_core.ledger.metrics import metrics_of
 from paimon_core.ledger.recorder import result_dict
-from paimon_core.table.maintenance import TableMaintenance
-from tests.unit.paimon_core.ledger.helpers import ledger_rows, old_file, rows, small_table
-
-#: Facade members that are not maintenance actions (readers and handles).
-NOT_ACTIONS = {"system_table", "branch_manager", "branches", "switch_to_branch", "branch"}
+from paimon_core.table.maintenance import MaintenanceTable
+from tests.unit.paimon_core.ledger.helpers import (
+    interleaved_de_table,
+    ledger_rows,
+    old_file,
+    rows,
+    small_table,
+)
 
 
 def facade_methods() -> list[str]:
-    names: list[str] = []
-    for mixin in (TableMaintenance, TableBranches):
-        for name, member in vars(mixin).items():
-            if name.startswith("_") or name in NOT_ACTIONS or not inspect.isfunction(member):
-                continue
-            names.append(name)
-    return sorted(names)
+    return sorted(
+        name
+        for name, member in vars(MaintenanceTable).items()
+        if not name.startswith("_") and inspect.isfunction(member)
+    )
 
 
 @dataclass(frozen=True)
@@ -53,8 +54,15 @@ def _consumer(t: FileStoreTable) -> None:
 
 
 def _branch_at_1(t: FileStoreTable) -> None:
-    t.create_tag("b0", 1)
-    t.create_branch("b", "b0")
+    t.maintenance.create_tag("b0", 1)
+    t.maintenance.create_branch("b", "b0")
+
+
+def _data_evolution(t: FileStoreTable) -> None:
+    """db.t again, as a data-evolution table whose partitions' row ids interleave."""
+    catalog = FileSystemCatalog(os.path.dirname(os.path.dirname(t.path)))
+    catalog.drop_table(t.name)
+    interleaved_de_table(catalog, t.name)
 
 
 def _watermarks(t: FileStoreTable) -> None:
@@ -66,8 +74,8 @@ def _watermarks(t: FileStoreTable) -> None:
 
 
 def _branch_from_tag(t: FileStoreTable) -> None:
-    t.create_tag("b0", 2)
-    t.create_branch("b", "b0")
+    t.maintenance.create_tag("b0", 2)
+    t.maintenance.create_branch("b", "b0")
 
 
 def _old_partition(t: FileStoreTable) -> None:
@@ -75,51 +83,52 @@ def _old_partition(t: FileStoreTable) -> None:
 
 
 SCENARIOS: dict[str, Scenario] = {
-    "expire_snapshots": Scenario(lambda t: t.expire_snapshots(retain_max=2, retain_min=1), "success"),
-    "expire_changelogs": Scenario(lambda t: t.expire_changelogs(), "no_op"),
+    "expire_snapshots": Scenario(lambda t: t.maintenance.expire_snapshots(retain_max=2, retain_min=1), "success"),
+    "expire_changelogs": Scenario(lambda t: t.maintenance.expire_changelogs(), "no_op"),
     "remove_orphan_files": Scenario(
-        lambda t: t.remove_orphan_files(older_than=int(time.time() * 1000) - 86_400_000), "success", _orphan
+        lambda t: t.maintenance.remove_orphan_files(older_than=int(time.time() * 1000) - 86_400_000, dry_run=False), "success", _orphan
     ),
-    "remove_unexisting_files": Scenario(lambda t: t.remove_unexisting_files(), "no_op"),
-    "compact": Scenario(lambda t: t.compact(), "success"),
-    "compact_manifest": Scenario(lambda t: t.compact_manifest(dry_run=True), "dry_run"),
+    "remove_unexisting_files": Scenario(lambda t: t.maintenance.remove_unexisting_files(dry_run=False), "no_op"),
+    "compact": Scenario(lambda t: t.maintenance.compact(), "success"),
+    "compact_manifest": Scenario(lambda t: t.maintenance.compact_manifest(dry_run=True), "dry_run"),
     "expire_partitions": Scenario(
-        lambda t: t.expire_partitions("30 d", timestamp_formatter="yyyy-MM-dd"), "success", _old_partition
+        lambda t: t.maintenance.expire_partitions("30 d", timestamp_formatter="yyyy-MM-dd"), "success", _old_partition
     ),
-    "mark_partition_done": Scenario(lambda t: t.mark_partition_done("dt=2024-01-01"), "success"),
-    "create_tag": Scenario(lambda t: t.create_tag("t1"), "success"),
-    "create_tag_from_timestamp": Scenario(lambda t: t.create_tag_from_timestamp("t0", 0), "success"),
-    "replace_tag": Scenario(lambda t: t.replace_tag("t1", 1), "success", lambda t: t.create_tag("t1")),
-    "rename_tag": Scenario(lambda t: t.rename_tag("t1", "t2"), "success", lambda t: t.create_tag("t1")),
-    "delete_tag": Scenario(lambda t: t.delete_tag("t1"), "success", lambda t: t.create_tag("t1", 1)),
-    "expire_tags": Scenario(lambda t: t.expire_tags(), "no_op"),
-    "trigger_tag_automatic_creation": Scenario(lambda t: t.trigger_tag_automatic_creation(), "no_op"),
-    "rollback_to": Scenario(lambda t: t.rollback_to(1), "success"),
+    "mark_partition_done": Scenario(lambda t: t.maintenance.mark_partition_done("dt=2024-01-01"), "success"),
+    "create_tag": Scenario(lambda t: t.maintenance.create_tag("t1"), "success"),
+    "create_tag_from_timestamp": Scenario(lambda t: t.maintenance.create_tag_from_timestamp("t0", 0), "success"),
+    "replace_tag": Scenario(lambda t: t.maintenance.replace_tag("t1", 1), "success", lambda t: t.maintenance.create_tag("t1")),
+    "rename_tag": Scenario(lambda t: t.maintenance.rename_tag("t1", "t2"), "success", lambda t: t.maintenance.create_tag("t1")),
+    "delete_tag": Scenario(lambda t: t.maintenance.delete_tag("t1", dry_run=False), "success", lambda t: t.maintenance.create_tag("t1", 1)),
+    "expire_tags": Scenario(lambda t: t.maintenance.expire_tags(), "no_op"),
+    "trigger_tag_automatic_creation": Scenario(lambda t: t.maintenance.trigger_tag_automatic_creation(), "no_op"),
+    "rollback_to": Scenario(lambda t: t.maintenance.rollback_to(1, dry_run=False), "success"),
     "rollback_to_timestamp": Scenario(
-        lambda t: t.rollback_to_timestamp(int(time.time() * 1000), dry_run=True), "dry_run"
+        lambda t: t.maintenance.rollback_to_timestamp(int(time.time() * 1000), dry_run=True), "dry_run"
     ),
-    "rollback_to_as_latest": Scenario(lambda t: t.rollback_to_as_latest(1), "success"),
-    "reset_consumer": Scenario(lambda t: t.reset_consumer("c1", 2), "success", _consumer),
-    "clear_consumers": Scenario(lambda t: t.clear_consumers(), "success", _consumer),
-    "create_branch": Scenario(lambda t: t.create_branch("b"), "success"),
-    "delete_branch": Scenario(lambda t: t.delete_branch("b"), "success", lambda t: t.create_branch("b")),
-    "fast_forward": Scenario(lambda t: t.fast_forward("b", dry_run=True), "dry_run", _branch_from_tag),
-    "rename_branch": Scenario(lambda t: t.rename_branch("b", "b2"), "success", lambda t: t.create_branch("b")),
-    "merge_branch": Scenario(lambda t: t.merge_branch("b"), "no_op", _branch_at_1),
-    "purge_files": Scenario(lambda t: t.purge_files(dry_run=True), "dry_run"),
-    "repair_earliest_snapshot": Scenario(lambda t: t.repair_earliest_snapshot(1), "no_op"),
-    "create_tag_from_watermark": Scenario(lambda t: t.create_tag_from_watermark("w", 1500), "success", _watermarks),
-    "rollback_to_watermark": Scenario(lambda t: t.rollback_to_watermark(1500), "success", _watermarks),
-    "drop_partition": Scenario(lambda t: t.drop_partition("dt=2024-01-01"), "success"),
-    "remove_unexisting_manifests": Scenario(lambda t: t.remove_unexisting_manifests(), "no_op"),
-    "rewrite_file_index": Scenario(lambda t: t.rewrite_file_index(), "no_op"),
+    "rollback_to_as_latest": Scenario(lambda t: t.maintenance.rollback_to_as_latest(1), "success"),
+    "reset_consumer": Scenario(lambda t: t.maintenance.reset_consumer("c1", 2), "success", _consumer),
+    "clear_consumers": Scenario(lambda t: t.maintenance.clear_consumers(dry_run=False), "success", _consumer),
+    "create_branch": Scenario(lambda t: t.maintenance.create_branch("b"), "success"),
+    "delete_branch": Scenario(lambda t: t.maintenance.delete_branch("b", dry_run=False), "success", lambda t: t.maintenance.create_branch("b")),
+    "fast_forward": Scenario(lambda t: t.maintenance.fast_forward("b", dry_run=True), "dry_run", _branch_from_tag),
+    "rename_branch": Scenario(lambda t: t.maintenance.rename_branch("b", "b2"), "success", lambda t: t.maintenance.create_branch("b")),
+    "merge_branch": Scenario(lambda t: t.maintenance.merge_branch("b"), "no_op", _branch_at_1),
+    "purge_files": Scenario(lambda t: t.maintenance.purge_files(dry_run=True), "dry_run"),
+    "repair_earliest_snapshot": Scenario(lambda t: t.maintenance.repair_earliest_snapshot(1), "no_op"),
+    "create_tag_from_watermark": Scenario(lambda t: t.maintenance.create_tag_from_watermark("w", 1500), "success", _watermarks),
+    "rollback_to_watermark": Scenario(lambda t: t.maintenance.rollback_to_watermark(1500, dry_run=False), "success", _watermarks),
+    "drop_partition": Scenario(lambda t: t.maintenance.drop_partition("dt=2024-01-01", dry_run=False), "success"),
+    "remove_unexisting_manifests": Scenario(lambda t: t.maintenance.remove_unexisting_manifests(dry_run=False), "no_op"),
+    "rewrite_file_index": Scenario(lambda t: t.maintenance.rewrite_file_index(), "no_op"),
+    "reassign_row_id": Scenario(lambda t: t.maintenance.reassign_row_id(), "success", _data_evolution),
 }
 
 
 def test_every_facade_method_is_recorded_and_has_a_scenario() -> None:
     methods = facade_methods()
     assert len(methods) >= 23
-    undecorated = [m for m in methods if getattr(getattr(FileStoreTable, m), "__ledger_action__", None) != m]
+    undecorated = [m for m in methods if getattr(getattr(MaintenanceTable, m), "__ledger_action__", None) != m]
     assert undecorated == [], "decorate with @recorded(<action>) (paimon_core.ledger.recorder)"
     assert sorted(SCENARIOS) == methods, "add a Scenario for each new maintenance method"
     assert set(methods) <= set(ACTIONS)

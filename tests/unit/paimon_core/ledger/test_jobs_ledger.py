@@ -61,7 +61,7 @@ def test_job_writes_exactly_one_row(job: str, tmp_path: Path, capsys: pytest.Cap
 def test_a_failed_job_records_its_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     wh = str(tmp_path / "wh")
     small_table(FileSystemCatalog(wh))
-    rc, out = run_job(["rollback_to", "--warehouse", wh, "--table", "db.t", "--snapshot", "99"], capsys)
+    rc, out = run_job(["rollback_to", "--warehouse", wh, "--table", "db.t", "--snapshot", "99", "--dry-run", "false"], capsys)
     assert rc == EXIT_TERMINAL and out["error_type"] == "SnapshotNotFoundError"
     rc, _ = run_job(["create_tag", "--warehouse", wh, "--table", "db.missing", "--tag", "x"], capsys)
     assert rc == EXIT_TERMINAL

@@ -37,7 +37,7 @@ class AirflowSkipException(Exception):  # what Airflow's skip looks like, withou
 def test_no_ledger_no_rows_and_no_table_created(local_warehouse: str) -> None:
     catalog = FileSystemCatalog(local_warehouse)
     table = small_table(catalog)
-    assert table.expire_snapshots(retain_max=1, retain_min=1).expired_snapshot_ids == (1, 2)
+    assert table.maintenance.expire_snapshots(retain_max=1, retain_min=1).expired_snapshot_ids == (1, 2)
     assert not catalog.database_exists("paimon_maintenance")
 
 
@@ -46,8 +46,8 @@ def test_facade_call_records_one_row_checked_against_its_result(local_warehouse:
     table = small_table(catalog, commits=6)  # compaction.min.file-num is 5
     Ledger(catalog).ensure()
     before = int(time.time() * 1000)
-    result = table.compact()
-    expired = table.expire_snapshots(retain_max=1, retain_min=1)
+    result = table.maintenance.compact()
+    expired = table.maintenance.expire_snapshots(retain_max=1, retain_min=1)
     [compact, expire] = ledger_rows(catalog)
     assert (
         compact["action"] == "compact" and compact["status"] == "success" and compact["table_name"] == "db.t"
@@ -91,10 +91,10 @@ def test_statuses_no_op_dry_run_failed_skipped(local_warehouse: str) -> None:
     catalog = FileSystemCatalog(local_warehouse)
     table = small_table(catalog)
     Ledger(catalog).ensure()
-    table.expire_snapshots()  # retention keeps everything: no_op
-    table.expire_snapshots(retain_max=1, retain_min=1, dry_run=True)
+    table.maintenance.expire_snapshots()  # retention keeps everything: no_op
+    table.maintenance.expire_snapshots(retain_max=1, retain_min=1, dry_run=True)
     with pytest.raises(SnapshotNotFoundError) as info:
-        table.rollback_to(99)
+        table.maintenance.rollback_to(99, dry_run=False)
     with pytest.raises(AirflowSkipException), record_action(table, "create_tag"):
         raise AirflowSkipException("tag period 'none'")
     got = [(r["action"], r["status"], r["error"]) for r in ledger_rows(catalog)]
@@ -112,8 +112,8 @@ def test_nested_calls_record_once_with_the_outer_action(local_warehouse: str) ->
     table = small_table(catalog)
     Ledger(catalog).ensure()
     with record_action(table, "expire_snapshots", entry_point="spark_job") as rec:
-        table.expire_snapshots(retain_max=2, retain_min=1)  # the job's facade call
-        table.create_tag("t1")
+        table.maintenance.expire_snapshots(retain_max=2, retain_min=1)  # the job's facade call
+        table.maintenance.create_tag("t1")
         rec.add_cpu(1.5)
         assert current_recording() is rec
     assert current_recording() is None
@@ -135,11 +135,11 @@ def test_airflow_ids_from_context_and_environment(
         "PAIMON_LEDGER_CONTEXT",
         json.dumps({"dag_id": "env_dag", "run_id": "r1", "task_id": "t", "map_index": 2, "try_number": 3}),
     )
-    table.create_tag("from_env")
+    table.maintenance.create_tag("from_env")
     with ledger_context(dag_id="ctx_dag", task_id="tt", map_index=-1, entry_point="airflow"):
-        table.create_tag("from_ctx")
+        table.maintenance.create_tag("from_ctx")
     monkeypatch.delenv("PAIMON_LEDGER_CONTEXT")
-    table.create_tag("plain")
+    table.maintenance.create_tag("plain")
     ids = [
         (r["dag_id"], r["run_id"], r["task_id"], r["map_index"], r["try_number"], r["entry_point"])
         for r in ledger_rows(catalog)
@@ -158,9 +158,9 @@ def test_disabled_records_nothing(local_warehouse: str, monkeypatch: pytest.Monk
     table = small_table(catalog)
     Ledger(catalog).ensure()
     with ledger_disabled():
-        table.create_tag("a")
+        table.maintenance.create_tag("a")
     monkeypatch.setenv("PAIMON_LEDGER", "off")
-    table.create_tag("b")
+    table.maintenance.create_tag("b")
     assert ledger_rows(catalog) == []
 
 
@@ -170,8 +170,8 @@ def test_deferred_ledger_writes_a_batch_in_one_commit(local_warehouse: str) -> N
     Ledger(catalog).ensure()
     with deferred_ledger():
         for t in tables:
-            t.expire_snapshots(retain_max=1, retain_min=1)
-            t.create_tag("x")
+            t.maintenance.expire_snapshots(retain_max=1, retain_min=1)
+            t.maintenance.create_tag("x")
         assert ledger_snapshot_ids(catalog) == []  # nothing written yet
     assert ledger_snapshot_ids(catalog) == [1]
     assert [(r["table_name"], r["action"]) for r in ledger_rows(catalog)] == [
@@ -186,10 +186,10 @@ def test_a_failing_ledger_never_touches_the_action_and_its_row_lands_later(tmp_p
     control = small_table(FileSystemCatalog(str(tmp_path / "control")), commits=6)
     Ledger(catalog).ensure()
     with io.fail():
-        result = table.compact()
+        result = table.maintenance.compact()
         with pytest.raises(SnapshotNotFoundError):
-            table.rollback_to(99)  # the action's own error, unchanged
-    want = control.compact()
+            table.maintenance.rollback_to(99, dry_run=False)  # the action's own error, unchanged
+    want = control.maintenance.compact()
     assert io.failed_writes > 0
     assert (result.snapshot_id, result.files_read, result.files_written, result.rows_written) == (
         want.snapshot_id,
@@ -203,7 +203,7 @@ def test_a_failing_ledger_never_touches_the_action_and_its_row_lands_later(tmp_p
     assert ledger_rows(catalog) == []
     spool = Spool(catalog.warehouse)
     assert len(spool.pending()) == 2  # one file per failed write
-    table.create_tag("after")  # the next successful write flushes the spool with its own row
+    table.maintenance.create_tag("after")  # the next successful write flushes the spool with its own row
     assert [(r["action"], r["status"]) for r in ledger_rows(catalog)] == [
         ("compact", "success"),
         ("rollback_to", "failed"),
@@ -217,11 +217,11 @@ def test_a_corrupt_ledger_snapshot_spools_and_a_spooled_row_is_written_once(loca
     table = small_table(catalog)
     ledger = Ledger(catalog)
     ledger.ensure()
-    table.create_tag("first")
+    table.maintenance.create_tag("first")
     snap = Path(local_warehouse) / "paimon_maintenance.db" / "ledger" / "snapshot" / "snapshot-1"
     good = snap.read_bytes()
     snap.write_bytes(b"{not json")
-    result = table.expire_snapshots(retain_max=1, retain_min=1)
+    result = table.maintenance.expire_snapshots(retain_max=1, retain_min=1)
     assert result.expired_snapshot_ids == (1, 2)
     assert len(Spool(catalog.warehouse).pending()) == 1
     snap.write_bytes(good)
@@ -231,7 +231,7 @@ def test_a_corrupt_ledger_snapshot_spools_and_a_spooled_row_is_written_once(loca
     ledger.append([spooled])
     with ledger_disabled():
         table.write_arrow(rows(100, 1))
-    table.create_tag("second")
+    table.maintenance.create_tag("second")
     got = [(r["action"], r["record_id"]) for r in ledger_rows(catalog)]
     assert [a for a, _ in got] == ["create_tag", "expire_snapshots", "create_tag"]
     assert sum(1 for _, rid in got if rid == spooled.record_id) == 1
@@ -244,7 +244,7 @@ def test_ledger_on_another_table_of_the_same_catalog_is_found_by_path(tmp_path: 
     small_table(catalog, "other.b")
     Ledger(catalog).ensure()
     for name in ("db.a", "other.b", LEDGER_TABLE):
-        FileSystemCatalog(str(tmp_path / "wh")).get_table(name).expire_snapshots()
+        FileSystemCatalog(str(tmp_path / "wh")).get_table(name).maintenance.expire_snapshots()
     assert [r["table_name"] for r in ledger_rows(catalog)] == ["db.a", "other.b", LEDGER_TABLE]
 
 
@@ -263,7 +263,7 @@ def test_writes_and_their_automatic_maintenance_record_nothing(local_warehouse: 
     assert result.expired_snapshots == 1 and result.created_tags  # the writer's own expiry and tags ran
     with deferred_ledger():  # and the ledger's own writes (expiring its snapshots) record nothing either
         for _ in range(3):
-            table.create_tag(f"x{_}")
+            table.maintenance.create_tag(f"x{_}")
     assert [r["action"] for r in ledger_rows(catalog)] == ["create_tag"] * 3
 
 
@@ -272,11 +272,11 @@ def test_a_ledger_that_cannot_be_created_spools_the_row(tmp_path: Path) -> None:
     catalog = FileSystemCatalog(str(tmp_path / "wh"), file_io=io)
     table = small_table(catalog)
     with io.fail(), record_action(table, "expire_snapshots", entry_point="spark_job", ensure=True) as rec:
-        rec.set_result(table.expire_snapshots(retain_max=1, retain_min=1))
+        rec.set_result(table.maintenance.expire_snapshots(retain_max=1, retain_min=1))
     assert not Ledger(catalog).exists(refresh=True)
     assert len(Spool(catalog.warehouse).pending()) == 1
     with record_action(table, "create_tag", entry_point="spark_job", ensure=True) as rec:
-        rec.set_result(table.create_tag("t"))
+        rec.set_result(table.maintenance.create_tag("t"))
     assert [(r["action"], r["status"]) for r in ledger_rows(catalog)] == [
         ("expire_snapshots", "success"),
         ("create_tag", "success"),

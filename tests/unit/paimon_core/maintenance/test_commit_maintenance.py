@@ -61,7 +61,7 @@ def test_write_only_turns_maintenance_off(tmp_path: Path) -> None:
     for i in range(4):
         assert _write(t, i).expired_snapshots == 0
     assert len(t.snapshot_manager.list_snapshot_ids()) == 4
-    assert t.expire_snapshots().expired_snapshot_ids == (1, 2, 3)  # the dedicated job still works
+    assert t.maintenance.expire_snapshots().expired_snapshot_ids == (1, 2, 3)  # the dedicated job still works
 
 
 def test_automatic_daily_tags_on_commit(tmp_path: Path) -> None:

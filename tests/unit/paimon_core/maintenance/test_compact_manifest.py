@@ -20,7 +20,7 @@ def _table(wh: str) -> FileStoreTable:
     t = cat.create_table("db.t", SCHEMA, primary_keys=["id"], options={"bucket": "2", "write-only": "true"})
     for k in range(6):
         t.write_arrow(pa.table({"id": list(range(k * 10, k * 10 + 20)), "v": [k] * 20}, schema=SCHEMA))
-    t.compact()  # DELETE entries for every file written so far
+    t.maintenance.compact()  # DELETE entries for every file written so far
     t.write_arrow(pa.table({"id": [1000], "v": [1]}, schema=SCHEMA))
     return t
 
@@ -39,11 +39,11 @@ def test_merges_manifests_into_a_compact_snapshot(local_warehouse: str) -> None:
     metas = t.new_file_store_scan().data_manifests(before)
     assert any(m.num_deleted_files for m in metas)
 
-    dry = t.compact_manifest(dry_run=True)
+    dry = t.maintenance.compact_manifest(dry_run=True)
     assert dry.dry_run and dry.snapshot_id is None and t.latest_snapshot() == before
     assert dry.manifests_before == len(metas) and dry.delete_entries_before > 0 and dry.manifests_after is None
 
-    result = t.compact_manifest()
+    result = t.maintenance.compact_manifest()
     snap = t.latest_snapshot()
     assert snap is not None and result.snapshot_id == snap.id == before.id + 1
     assert snap.commit_kind == CommitKind.COMPACT and snap.delta_record_count == 0
@@ -59,7 +59,7 @@ def test_merges_manifests_into_a_compact_snapshot(local_warehouse: str) -> None:
     assert all(_rows(t, i) == rows for i, rows in history.items())  # old snapshots keep their manifests
     assert unreferenced_files(t) == set()
 
-    again = t.compact_manifest()  # already compact: nothing committed, nothing left behind
+    again = t.maintenance.compact_manifest()  # already compact: nothing committed, nothing left behind
     assert again.snapshot_id is None and t.latest_snapshot() == snap and unreferenced_files(t) == set()
 
 

@@ -107,8 +107,8 @@ def _maintenance(warehouse: str, seconds: float) -> Outcome:
         for table in tables:
             now = int(time.time() * 1000)
             try:
-                table.expire_snapshots(retain_min=1, retain_max=1 + rounds % 2, older_than=now)
-                deleted += table.remove_orphan_files(older_than=now - ORPHAN_AGE_S * 1000, force=True).deleted_file_count
+                table.maintenance.expire_snapshots(retain_min=1, retain_max=1 + rounds % 2, older_than=now)
+                deleted += table.maintenance.remove_orphan_files(older_than=now - ORPHAN_AGE_S * 1000, force=True, dry_run=False).deleted_file_count
             except PaimonError as e:
                 typed[type(e).__name__] += 1
             except Exception as e:  # noqa: BLE001

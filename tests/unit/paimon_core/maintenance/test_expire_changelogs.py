@@ -45,7 +45,7 @@ def test_snapshot_expiry_writes_changelogs_and_changelog_expiry_removes_them(war
     latest = read(t)
     clock.advance(2 * HOUR)  # old for snapshots, young for changelogs
     data_before = {f for f in list_all_files(t.file_io, t.path) if f.startswith("bucket-")}
-    res = t.expire_snapshots(retain_min=2)
+    res = t.maintenance.expire_snapshots(retain_min=2)
     assert res.expired_snapshot_ids == tuple(range(1, 7)) and res.written_changelogs == 6
     # Without a changelog producer the appended files are the changelog: all kept.
     assert res.deleted_data_files == 0
@@ -55,12 +55,12 @@ def test_snapshot_expiry_writes_changelogs_and_changelog_expiry_removes_them(war
     assert cm.try_changelog(3).id == 3 and read(t) == latest  # type: ignore[union-attr]
     assert unreferenced_files(t) == set()
 
-    assert t.expire_changelogs(retain_min=2).expired_changelog_ids == ()  # too young
+    assert t.maintenance.expire_changelogs(retain_min=2).expired_changelog_ids == ()  # too young
     clock.advance(11 * 24 * HOUR)
     before = list_all_files(t.file_io, t.path)
-    dry = t.expire_changelogs(retain_min=2, dry_run=True)
+    dry = t.maintenance.expire_changelogs(retain_min=2, dry_run=True)
     assert list_all_files(t.file_io, t.path) == before
-    res = t.expire_changelogs(retain_min=2)
+    res = t.maintenance.expire_changelogs(retain_min=2)
     assert isinstance(res, ExpireChangelogsResult)
     # The latest changelog (6) stays as the range's retained end, as in Java.
     assert res.expired_changelog_ids == dry.expired_changelog_ids == (1, 2, 3, 4, 5)
@@ -68,7 +68,7 @@ def test_snapshot_expiry_writes_changelogs_and_changelog_expiry_removes_them(war
     assert _changelog_ids(t) == [6] and cm.earliest_id() == 6
     assert read(t) == latest and unreferenced_files(t) == set()
 
-    res = t.expire_changelogs(delete_all=True)
+    res = t.maintenance.expire_changelogs(delete_all=True)
     assert res.expired_changelog_ids == (6,) and _changelog_ids(t) == []
     assert not t.file_io.exists(f"{t.paths.changelog_dir}/LATEST")
     assert read(t) == latest and unreferenced_files(t) == set()
@@ -79,10 +79,10 @@ def test_tags_protect_files_from_changelog_expiry(local_warehouse: str) -> None:
     t.tag_manager.create_from_snapshot_id("t2", t.snapshot_manager, 2)
     tagged = read(t, tag="t2")
     clock.advance(2 * HOUR)
-    t.expire_snapshots(retain_min=2)
+    t.maintenance.expire_snapshots(retain_min=2)
     clock.advance(11 * 24 * HOUR)
-    t.expire_changelogs(retain_min=2)
-    t.expire_changelogs(delete_all=True)
+    t.maintenance.expire_changelogs(retain_min=2)
+    t.maintenance.expire_changelogs(delete_all=True)
     assert read(t, tag="t2") == tagged and unreferenced_files(t) == set()
 
 
@@ -97,20 +97,20 @@ def test_changelog_producer_files(local_warehouse: str) -> None:
     path = attach_changelog(coupled, 2)
     assert isinstance(coupled.clock, ManualClock)
     coupled.clock.advance(2 * HOUR)
-    res = coupled.expire_snapshots(retain_min=1)
+    res = coupled.maintenance.expire_snapshots(retain_min=1)
     assert res.deleted_changelog_files == 1 and not os.path.exists(path)
     assert unreferenced_files(coupled) == set()
 
     t, clock = _table(local_warehouse, pk=True, **producer)
     path = attach_changelog(t, 3)
     clock.advance(2 * HOUR)
-    res = t.expire_snapshots(retain_min=2)
+    res = t.maintenance.expire_snapshots(retain_min=2)
     assert res.deleted_changelog_files == 0 and os.path.exists(path) and res.deleted_data_files > 0
     assert unreferenced_files(t) == set()
     clock.advance(11 * 24 * HOUR)
-    res = t.expire_changelogs(retain_min=2)
+    res = t.maintenance.expire_changelogs(retain_min=2)
     assert res.deleted_changelog_files == 1 and not os.path.exists(path)
-    t.expire_changelogs(delete_all=True)
+    t.maintenance.expire_changelogs(delete_all=True)
     assert unreferenced_files(t) == set()
 
 
@@ -120,20 +120,20 @@ def test_not_decoupled_writes_no_changelog(local_warehouse: str) -> None:
         commit(t, rows([i]))
     assert isinstance(t.clock, ManualClock)
     t.clock.advance(2 * HOUR)
-    assert t.expire_snapshots(retain_min=1).written_changelogs == 0
-    assert _changelog_ids(t) == [] and t.expire_changelogs().expired_changelog_ids == ()
+    assert t.maintenance.expire_snapshots(retain_min=1).written_changelogs == 0
+    assert _changelog_ids(t) == [] and t.maintenance.expire_changelogs().expired_changelog_ids == ()
 
 
 def test_delete_all_refuses_an_inconsistent_table(local_warehouse: str) -> None:
     t, clock = _table(local_warehouse)
     clock.advance(2 * HOUR)
-    t.expire_snapshots(retain_min=2)
+    t.maintenance.expire_snapshots(retain_min=2)
     cm = ChangelogManager(t.file_io, t.paths)
     # A changelog that is not older than the earliest snapshot: the table is inconsistent.
     cm.commit_changelog(t.snapshot_manager.snapshot(7))
     before = list_all_files(t.file_io, t.path)
     with pytest.raises(InvalidArgumentError, match="earliest"):
-        t.expire_changelogs(delete_all=True)
+        t.maintenance.expire_changelogs(delete_all=True)
     assert list_all_files(t.file_io, t.path) == before
     with pytest.raises(InvalidArgumentError):
-        t.expire_changelogs(retain_max=1, retain_min=2)
+        t.maintenance.expire_changelogs(retain_max=1, retain_min=2)

@@ -55,7 +55,7 @@ def test_min_floor_and_all_reads_of_retained_snapshots(warehouse: str) -> None:
     _history(t, 10)
     want = {sid: read(t, snapshot_id=sid) for sid in range(1, 11)}
     _all_old(t)
-    res = t.expire_snapshots(retain_min=3)
+    res = t.maintenance.expire_snapshots(retain_min=3)
     assert isinstance(res, ExpireSnapshotsResult)
     assert res.expired_snapshot_ids == tuple(range(1, 8))
     assert res.earliest_snapshot_id == 8 == _earliest(t)
@@ -66,8 +66,8 @@ def test_min_floor_and_all_reads_of_retained_snapshots(warehouse: str) -> None:
         read(t, snapshot_id=7)
     assert unreferenced_files(t) == set()
     # The floor holds even though everything is old.
-    assert t.expire_snapshots(retain_min=3).expired_snapshot_ids == ()
-    res = t.expire_snapshots(retain_min=1, max_deletes=100)
+    assert t.maintenance.expire_snapshots(retain_min=3).expired_snapshot_ids == ()
+    res = t.maintenance.expire_snapshots(retain_min=1, max_deletes=100)
     assert res.expired_snapshot_ids == (8, 9) and _earliest(t) == 10
     assert read(t) == want[10] and unreferenced_files(t) == set()
 
@@ -76,8 +76,8 @@ def test_retain_max_expires_young_snapshots(local_warehouse: str) -> None:
     t = make_table(local_warehouse)
     _history(t, 10)
     # Nothing is older than the 1 h default: only retain_max removes snapshots.
-    assert t.expire_snapshots(retain_min=1).expired_snapshot_ids == ()
-    res = t.expire_snapshots(retain_min=1, retain_max=4)
+    assert t.maintenance.expire_snapshots(retain_min=1).expired_snapshot_ids == ()
+    res = t.maintenance.expire_snapshots(retain_min=1, retain_max=4)
     assert res.expired_snapshot_ids == tuple(range(1, 7)) and _earliest(t) == 7
     assert unreferenced_files(t) == set()
 
@@ -90,11 +90,11 @@ def test_time_retention_is_measured_on_the_next_snapshot(local_warehouse: str) -
     # Snapshot 5 (T0+4min) is older than the cutoff, snapshot 6 (T0+5min) is not: only 1..4
     # may go, since 5 may expire only once 6 is past the retention.
     clock.set(T0 + 4 * 60_000 + HOUR + 1)
-    res = t.expire_snapshots(retain_min=1)
+    res = t.maintenance.expire_snapshots(retain_min=1)
     assert res.expired_snapshot_ids == (1, 2, 3, 4)
     assert res.cutoff_millis == T0 + 4 * 60_000 + 1
     clock.set(T0 + 5 * 60_000 + HOUR + 1)
-    assert t.expire_snapshots(retain_min=1).expired_snapshot_ids == (5,)
+    assert t.maintenance.expire_snapshots(retain_min=1).expired_snapshot_ids == (5,)
 
 
 def test_older_than_overrides_time_retained(local_warehouse: str) -> None:
@@ -102,9 +102,9 @@ def test_older_than_overrides_time_retained(local_warehouse: str) -> None:
     t = make_table(local_warehouse, clock=clock, options={"snapshot.time-retained": "100 d"})
     for i in range(6):
         commit(t, rows([i]), step=60_000)
-    assert t.expire_snapshots(retain_min=1).expired_snapshot_ids == ()
+    assert t.maintenance.expire_snapshots(retain_min=1).expired_snapshot_ids == ()
     # Snapshot 4 was committed at T0+3min: cutoff just after it lets 1..3 go.
-    res = t.expire_snapshots(retain_min=1, older_than=T0 + 3 * 60_000 + 1)
+    res = t.maintenance.expire_snapshots(retain_min=1, older_than=T0 + 3 * 60_000 + 1)
     assert res.expired_snapshot_ids == (1, 2, 3)
 
 
@@ -115,7 +115,7 @@ def test_expire_limit_bounds_each_run_and_catches_up(local_warehouse: str) -> No
     _all_old(t)
     runs = []
     while True:
-        res = t.expire_snapshots(retain_min=2)
+        res = t.maintenance.expire_snapshots(retain_min=2)
         if not res.expired_snapshot_ids:
             break
         assert len(res.expired_snapshot_ids) <= 3
@@ -126,7 +126,7 @@ def test_expire_limit_bounds_each_run_and_catches_up(local_warehouse: str) -> No
     t2 = make_table(local_warehouse, options={"snapshot.expire.limit": "3"}, name="t2")
     _history(t2, 12)
     _all_old(t2)
-    assert t2.expire_snapshots(retain_min=2, max_deletes=7).expired_snapshot_ids == tuple(range(1, 8))
+    assert t2.maintenance.expire_snapshots(retain_min=2, max_deletes=7).expired_snapshot_ids == tuple(range(1, 8))
 
 
 @pytest.mark.parametrize(
@@ -145,7 +145,7 @@ def test_invalid_arguments_change_nothing(local_warehouse: str, kwargs: dict[str
     _all_old(t)
     before = list_all_files(t.file_io, t.path)
     with pytest.raises(InvalidArgumentError):
-        t.expire_snapshots(**kwargs)  # type: ignore[arg-type]
+        t.maintenance.expire_snapshots(**kwargs)  # type: ignore[arg-type]
     assert list_all_files(t.file_io, t.path) == before
 
 
@@ -156,7 +156,7 @@ def test_invalid_table_option_is_reported(local_warehouse: str) -> None:
     t = make_table(local_warehouse)
     _history(t, 3)
     with pytest.raises(InvalidArgumentError, match="retain_min"):
-        t.expire_snapshots(retain_min=0)
+        t.maintenance.expire_snapshots(retain_min=0)
 
 
 def test_dry_run_changes_nothing_and_predicts_the_run(warehouse: str) -> None:
@@ -165,12 +165,12 @@ def test_dry_run_changes_nothing_and_predicts_the_run(warehouse: str) -> None:
     t.tag_manager.create_from_snapshot_id("keep", t.snapshot_manager, 4)
     _all_old(t)
     before = {p: t.file_io.read_bytes(f"{t.path}/{p}") for p in list_all_files(t.file_io, t.path)}
-    dry = t.expire_snapshots(dry_run=True)
+    dry = t.maintenance.expire_snapshots(dry_run=True)
     after = {p: t.file_io.read_bytes(f"{t.path}/{p}") for p in list_all_files(t.file_io, t.path)}
     assert after == before
     assert dry.dry_run and dry.expired_snapshot_ids == tuple(range(1, 8)) and dry.earliest_snapshot_id == 8
     assert 0 < len(dry.sample_paths) <= 20
-    real = t.expire_snapshots()
+    real = t.maintenance.expire_snapshots()
     for field in (
         "expired_snapshot_ids",
         "deleted_data_files",
@@ -197,7 +197,7 @@ def test_tags_protect_data_files_and_manifests(warehouse: str, pk: bool) -> None
     commit(t, rows([8, 10], "f"), overwrite=True)
     latest = read(t)
     _all_old(t)
-    res = t.expire_snapshots(retain_min=1)
+    res = t.maintenance.expire_snapshots(retain_min=1)
     assert res.expired_snapshot_ids == (1, 2, 3, 4, 5) and _earliest(t) == 6
     assert read(t, tag="t3") == tagged and read(t) == latest
     assert unreferenced_files(t) == set()
@@ -216,7 +216,7 @@ def test_unreadable_tag_blocks_data_deletion(local_warehouse: str) -> None:
     os.remove(t.paths.manifest_path(tag.base_manifest_list))  # the tag's file set cannot be read
     data_before = {f for f in list_all_files(t.file_io, t.path) if f.startswith("bucket-")}
     _all_old(t)
-    res = t.expire_snapshots(retain_min=1)
+    res = t.maintenance.expire_snapshots(retain_min=1)
     # Snapshots 3 and 4 deleted files; tag 2 is the nearest older tag of both, and its file
     # set cannot be built: nothing is deleted rather than risking the tag's files.
     assert res.expired_snapshot_ids == (1, 2, 3) and res.deleted_data_files == 0
@@ -235,14 +235,14 @@ def test_fresh_consumer_fences_and_stale_consumer_expires(
     t.consumer_manager.reset_consumer("reader", Consumer(4))
     clock.advance(2 * HOUR)
     with caplog.at_level(logging.WARNING):
-        res = t.expire_snapshots(retain_min=1)
+        res = t.maintenance.expire_snapshots(retain_min=1)
     assert res.expired_snapshot_ids == (1, 2, 3) and res.blocking_consumers == ("reader",)
     assert res.expired_consumers == ()
     assert any("reader" in r.getMessage() and "keeps snapshots" in r.getMessage() for r in caplog.records)
     assert read(t, snapshot_id=4)
     # A day without progress: the consumer expires, and with it the fence.
     clock.set(int(os.path.getmtime(t.consumer_manager.consumer_path("reader")) * 1000) + 25 * HOUR)
-    res = t.expire_snapshots(retain_min=1)
+    res = t.maintenance.expire_snapshots(retain_min=1)
     assert res.expired_consumers == ("reader",) and res.blocking_consumers == ()
     assert res.expired_snapshot_ids == tuple(range(4, 10)) and t.consumer_manager.consumers() == {}
 
@@ -253,7 +253,7 @@ def test_dry_run_keeps_consumers_but_reports_them(local_warehouse: str) -> None:
     _history(t, 5)
     t.consumer_manager.reset_consumer("c", Consumer(2))
     clock.set(T0 + 100 * HOUR)
-    res = t.expire_snapshots(retain_min=1, dry_run=True)
+    res = t.maintenance.expire_snapshots(retain_min=1, dry_run=True)
     assert res.expired_consumers == ("c",) and res.expired_snapshot_ids == (1, 2, 3, 4)
     assert t.consumer_manager.consumers() == {"c": 2} and _earliest(t) == 1
 
@@ -263,14 +263,14 @@ def test_changelog_only_consumer_does_not_fence_snapshots(local_warehouse: str) 
     _history(t, 6)
     t.consumer_manager.reset_consumer("c", Consumer(2))
     _all_old(t)
-    assert t.expire_snapshots(retain_min=1).expired_snapshot_ids == (1, 2, 3, 4, 5)
+    assert t.maintenance.expire_snapshots(retain_min=1).expired_snapshot_ids == (1, 2, 3, 4, 5)
 
 
 def test_write_only_table_still_expires_when_asked(local_warehouse: str) -> None:
     t = make_table(local_warehouse, options={"write-only": "true"})
     _history(t, 4)
     _all_old(t)
-    assert t.expire_snapshots(retain_min=1).expired_snapshot_ids == (1, 2, 3)
+    assert t.maintenance.expire_snapshots(retain_min=1).expired_snapshot_ids == (1, 2, 3)
 
 
 # --- gaps, races, files already gone -------------------------------------------------------
@@ -288,9 +288,9 @@ def test_survives_gaps_in_the_snapshot_sequence(local_warehouse: str) -> None:
     want = read(t)
     _all_old(t)
     # The retained end (20 - 10 + 1 = 11) falls in the gap: retain from snapshot 2 downwards.
-    res = t.expire_snapshots(retain_min=10)
+    res = t.maintenance.expire_snapshots(retain_min=10)
     assert res.expired_snapshot_ids == (1,) and _earliest(t) == 2
-    res = t.expire_snapshots(retain_min=5)
+    res = t.maintenance.expire_snapshots(retain_min=5)
     assert res.expired_snapshot_ids == (2, 15) and _earliest(t) == 16
     assert read(t) == want and read(t, snapshot_id=16)
     # Only the manifest lists of the hand-deleted snapshots are left for orphan cleanup.
@@ -323,7 +323,7 @@ def test_concurrent_expiries_race_safely(local_warehouse: str) -> None:
     for th in threads:
         th.join()
     assert not errors, errors
-    t.expire_snapshots(retain_min=2)
+    t.maintenance.expire_snapshots(retain_min=2)
     assert _earliest(t) == 29 and read(t) == latest and read(t, tag="mid") == tagged
     assert unreferenced_files(t) == set()
 
@@ -332,13 +332,13 @@ def test_files_already_deleted_are_skipped(local_warehouse: str) -> None:
     t = make_table(local_warehouse)
     _history(t, 8)
     _all_old(t)
-    dry = t.expire_snapshots(retain_min=2, dry_run=True)
+    dry = t.maintenance.expire_snapshots(retain_min=2, dry_run=True)
     data = [p for p in dry.sample_paths if "/bucket-" in p][:2]
     manifests = [p for p in dry.sample_paths if "/manifest/" in p][:2]
     assert data and manifests
     for p in data + manifests:
         os.remove(p)
-    res = t.expire_snapshots(retain_min=2)
+    res = t.maintenance.expire_snapshots(retain_min=2)
     assert res.expired_snapshot_ids == dry.expired_snapshot_ids
     assert res.deleted_data_files == dry.deleted_data_files - len(data)
     assert unreferenced_files(t) == set()
@@ -381,7 +381,7 @@ def _crash_table(
 @pytest.mark.parametrize("pk", [False, True])
 def test_crash_at_any_delete_leaves_retained_state_readable_and_rerun_finishes(tmp_path: Path, pk: bool) -> None:
     probe, _, _ = _crash_table(str(tmp_path / "probe"), pk)
-    dry = probe.expire_snapshots(retain_min=3, dry_run=True)
+    dry = probe.maintenance.expire_snapshots(retain_min=3, dry_run=True)
     total = sum(
         getattr(dry, f)
         for f in (
@@ -395,11 +395,11 @@ def test_crash_at_any_delete_leaves_retained_state_readable_and_rerun_finishes(t
     for after in sorted({0, 1, 2, 3, total // 3, total // 2, total - 7, total - 3, total - 1}):
         t, want, tagged = _crash_table(str(tmp_path / f"crash{after}"), pk)
         with pytest.raises(_Crash):
-            _crashing(t, after).expire_snapshots(retain_min=3)
+            _crashing(t, after).maintenance.expire_snapshots(retain_min=3)
         for sid, expected in want.items():
             assert read(t, snapshot_id=sid) == expected, (after, sid)
         assert read(t, tag="t4") == tagged, after
-        t.expire_snapshots(retain_min=3)
+        t.maintenance.expire_snapshots(retain_min=3)
         assert _earliest(t) == 7, after
         assert unreferenced_files(t) == set(), after
         assert read(t, tag="t4") == tagged and all(read(t, snapshot_id=s) == w for s, w in want.items())
@@ -416,7 +416,7 @@ def test_dynamic_bucket_table_deletes_old_index_files(local_warehouse: str) -> N
     index_before = {f for f in list_all_files(t.file_io, t.path) if f.startswith("index/")}
     assert len(index_before) >= 6
     _all_old(t)
-    res = t.expire_snapshots(retain_min=1)
+    res = t.maintenance.expire_snapshots(retain_min=1)
     assert res.deleted_index_files == len(index_before) - 1
     assert read(t) == want and unreferenced_files(t) == set()
 
@@ -428,7 +428,7 @@ def test_clean_empty_directories(local_warehouse: str) -> None:
     commit(t, rows([3], dt="gone"), overwrite={"dt": "gone"})
     t.write_arrow(rows([], dt="gone"), overwrite={"dt": "gone"})
     _all_old(t)
-    t.expire_snapshots(retain_min=1)
+    t.maintenance.expire_snapshots(retain_min=1)
     assert not os.path.exists(f"{t.path}/dt=gone")
     assert os.path.isdir(f"{t.path}/dt=stays/bucket-0")
 
@@ -459,10 +459,10 @@ def test_memory_stays_bounded_over_thousands_of_snapshots(
     del snaps, paths
     tracemalloc.stop()
 
-    t.expire_snapshots(retain_min=1, max_deletes=2, dry_run=True)  # warm up the decoders
+    t.maintenance.expire_snapshots(retain_min=1, max_deletes=2, dry_run=True)  # warm up the decoders
     t.snapshot_manager.commit_earliest_hint(1)  # as any earlier expiry leaves it: no listing
     tracemalloc.start()
-    res = t.expire_snapshots(retain_min=1, retain_max=1, max_deletes=n)
+    res = t.maintenance.expire_snapshots(retain_min=1, retain_max=1, max_deletes=n)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert res.expired_snapshot_ids == tuple(range(1, n + 1))
@@ -482,9 +482,9 @@ def test_facade_result_is_json_safe(local_warehouse: str) -> None:
     t = make_table(local_warehouse)
     _history(t, 4)
     _all_old(t)
-    d = t.expire_snapshots(retain_min=1).to_dict()
+    d = t.maintenance.expire_snapshots(retain_min=1).to_dict()
     assert json.loads(json.dumps(d)) == d and d["expired_snapshot_ids"] == [1, 2, 3]
-    assert t.expire_snapshots(retain_min=1).expired_snapshot_ids == ()
+    assert t.maintenance.expire_snapshots(retain_min=1).expired_snapshot_ids == ()
 
 
 # --- interop: pypaimon reads what expiry leaves ---------------------------------------------
@@ -508,7 +508,7 @@ def test_pypaimon_reads_retained_snapshots_and_tags_after_expiry(
     ours = {sid: read(t, snapshot_id=sid) for sid in range(1, 9)}
     tagged = read(t, tag="t2")
     _all_old(t)
-    t.expire_snapshots(retain_min=3)
+    t.maintenance.expire_snapshots(retain_min=3)
     assert _earliest(t) == 6
     for sid in (6, 7, 8):
         got = pypaimon.read(local_warehouse, "db.t", options={"scan.snapshot-id": sid})
@@ -517,7 +517,7 @@ def test_pypaimon_reads_retained_snapshots_and_tags_after_expiry(
     assert _sorted_rows(pypaimon.read(local_warehouse, "db.t")) == ours[8]
     with pytest.raises(PeerError):  # an expired snapshot is an error, not wrong rows
         pypaimon.read(local_warehouse, "db.t", options={"scan.snapshot-id": 3})
-    t.delete_tag("t2")
+    t.maintenance.delete_tag("t2", dry_run=False)
     assert unreferenced_files(t) == set()
     assert _sorted_rows(pypaimon.read(local_warehouse, "db.t")) == ours[8]
     assert pypaimon.list_tags(local_warehouse, "db.t") == {}

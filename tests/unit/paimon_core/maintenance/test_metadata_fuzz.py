@@ -116,11 +116,11 @@ def template(scratch: pathlib.Path) -> pathlib.Path:
     t = make_table(str(root / "wh"), pk=True, partitioned=True, options={"bucket": "-1"})  # hash index files
     commit(t, rows([1, 2], "a", dt="p1"))
     commit(t, rows([3], "b", dt="p2"))
-    t.create_tag("t1")
+    t.maintenance.create_tag("t1")
     commit(t, rows([1], "c", dt="p1"))
     commit(t, rows([4], "d", dt="p2"), overwrite={"dt": "p2"})
-    t.create_tag("t2")
-    t.reset_consumer("c1", 3)
+    t.maintenance.create_tag("t2")
+    t.maintenance.reset_consumer("c1", 3)
     commit(t, rows([5], "e", dt="p1"))
     for s in SENTINELS:
         (root / s).parent.mkdir(parents=True, exist_ok=True)
@@ -292,11 +292,11 @@ def _operations() -> list[tuple[str, Callable[[FileStoreTable], object]]]:
     return [
         ("read", lambda t: t.to_arrow()),
         ("read tag", lambda t: t.copy({"scan.tag-name": "t1"}).to_arrow()),
-        ("expire (dry run)", lambda t: t.expire_snapshots(retain_max=1, retain_min=1, dry_run=True)),
+        ("expire (dry run)", lambda t: t.maintenance.expire_snapshots(retain_max=1, retain_min=1, dry_run=True)),
         ("orphan clean (dry run)", orphans(True)),
-        ("expire", lambda t: t.expire_snapshots(retain_max=2, retain_min=1)),
-        ("delete tag", lambda t: t.delete_tag("t1")),
-        ("rollback", lambda t: t.rollback_to("t2")),
+        ("expire", lambda t: t.maintenance.expire_snapshots(retain_max=2, retain_min=1)),
+        ("delete tag", lambda t: t.maintenance.delete_tag("t1", dry_run=False)),
+        ("rollback", lambda t: t.maintenance.rollback_to("t2", dry_run=False)),
         ("orphan clean", orphans(False)),
         ("read after", lambda t: t.to_arrow()),
     ]

@@ -94,7 +94,7 @@ def test_a_commit_landing_between_the_read_and_the_delete_keeps_its_files(
     landed: list[int | None] = []
     _after_first_read(monkeypatch, lambda: landed.append(builder.new_commit().commit(messages).snapshot_id))
     older_than = int(time.time() * 1000) - (1000 if force else DAY)
-    result = t.remove_orphan_files(older_than=older_than, force=force)
+    result = t.maintenance.remove_orphan_files(older_than=older_than, force=force, dry_run=False)
     assert landed == [2]
     assert all(f.exists() for f in files)
     assert result.deleted_file_count == 0 and not [p for p in result.deleted_paths if "dt=c" in p]
@@ -111,7 +111,7 @@ def test_a_commit_that_announced_its_files_keeps_them(tmp_path: Path, monkeypatc
     real_check = check_added_files
 
     def clean_then_check(*args: Any, **kwargs: Any) -> None:
-        results.append(t.remove_orphan_files(older_than=int(time.time() * 1000) - 1, force=True))
+        results.append(t.maintenance.remove_orphan_files(older_than=int(time.time() * 1000) - 1, force=True, dry_run=False))
         real_check(*args, **kwargs)
 
     monkeypatch.setattr(committer_module, "check_added_files", clean_then_check)
@@ -124,7 +124,7 @@ def test_a_commit_that_announced_its_files_keeps_them(tmp_path: Path, monkeypatc
 def test_a_file_moved_before_the_announcement_fails_the_commit(tmp_path: Path) -> None:
     t = _table(tmp_path)
     builder, messages, files = _written(t, [30])
-    assert t.remove_orphan_files(older_than=int(time.time() * 1000) - 1000, force=True).deleted_file_count == 1
+    assert t.maintenance.remove_orphan_files(older_than=int(time.time() * 1000) - 1000, force=True, dry_run=False).deleted_file_count == 1
     with pytest.raises(CommitFilesMissingError, match="not published"):
         builder.new_commit().commit(messages)
     assert t.latest_snapshot().id == 1 and _ids(t) == [1, 2]  # type: ignore[union-attr]
@@ -139,10 +139,10 @@ def test_a_clean_that_died_after_moving_is_finished_by_the_next(tmp_path: Path, 
     _after_first_read(monkeypatch, lambda: builder.new_commit().commit(messages))
     _on_second_read(monkeypatch, SystemExit("killed"))
     with pytest.raises(SystemExit):
-        t.remove_orphan_files(older_than=int(time.time() * 1000) - 1000, force=True)
+        t.maintenance.remove_orphan_files(older_than=int(time.time() * 1000) - 1000, force=True, dry_run=False)
     monkeypatch.undo()
     assert not files[0].exists() and len(_trash_files(t)) == 2
-    result = t.remove_orphan_files(older_than=int(time.time() * 1000) - DAY)  # not forced: the trash is emptied anyway
+    result = t.maintenance.remove_orphan_files(older_than=int(time.time() * 1000) - DAY, dry_run=False)  # not forced: the trash is emptied anyway
     assert files[0].exists() and not orphan[0].exists()
     assert result.deleted_file_count == 1 and result.deleted_paths == (str(orphan[0]),)
     assert _ids(t) == [1, 2, 40] and not _trash_files(t)
@@ -154,7 +154,7 @@ def test_a_failed_second_read_moves_everything_back(tmp_path: Path, monkeypatch:
     moved: list[bool] = []
     _on_second_read(monkeypatch, OSError("disk gone"), lambda: moved.append(not orphan[0].exists()))
     with pytest.raises(OSError, match="disk gone"):
-        t.remove_orphan_files(older_than=int(time.time() * 1000) - DAY)
+        t.maintenance.remove_orphan_files(older_than=int(time.time() * 1000) - DAY, dry_run=False)
     assert moved == [True] and orphan[0].exists() and not _trash_files(t)
 
 
@@ -222,14 +222,14 @@ def test_a_linked_trash_directory_is_refused(tmp_path: Path) -> None:
     outside.mkdir()
     (Path(t.path) / TRASH_DIR).symlink_to(outside)
     with pytest.raises(OrphanCleanAbortedError, match="symbolic link"):
-        t.remove_orphan_files(older_than=int(time.time() * 1000) - DAY)
+        t.maintenance.remove_orphan_files(older_than=int(time.time() * 1000) - DAY, dry_run=False)
     assert orphan[0].exists() and not list(outside.rglob("*"))
 
 
 def test_dry_run_moves_nothing(tmp_path: Path) -> None:
     t = _table(tmp_path)
     _, _, orphan = _written(t, [80])
-    result = t.remove_orphan_files(older_than=int(time.time() * 1000) - DAY, dry_run=True)
+    result = t.maintenance.remove_orphan_files(older_than=int(time.time() * 1000) - DAY, dry_run=True)
     assert result.deleted_file_count == 1 and orphan[0].exists()
     assert not (Path(t.path) / TRASH_DIR).exists()
 
@@ -244,13 +244,13 @@ def test_announcements_stale_and_broken(tmp_path: Path) -> None:
     # A live one protects its files, by name and by prefix.
     _, _, kept = _written(t, [91, 92], dt="e")
     live = announce(t.file_io, t.path, names=[kept[0].name], prefixes=(kept[0].name[:20],), commit_user="live")
-    result = t.remove_orphan_files(older_than=int(time.time() * 1000) - DAY)
+    result = t.maintenance.remove_orphan_files(older_than=int(time.time() * 1000) - DAY, dry_run=False)
     assert not Path(stale).exists() and Path(live).exists()
     assert result.deleted_paths == (str(files[0]),) and all(k.exists() for k in kept)
     # An unreadable fresh announcement stops the clean before anything moves.
     Path(live).write_text("{not json")
     with pytest.raises(OrphanCleanAbortedError, match="cannot be read"):
-        t.remove_orphan_files(older_than=int(time.time() * 1000) - DAY)
+        t.maintenance.remove_orphan_files(older_than=int(time.time() * 1000) - DAY, dry_run=False)
     assert all(k.exists() for k in kept)
     json.loads(Path(live).read_text().replace("{not json", "{}"))  # the file is left for a person
 
@@ -270,16 +270,16 @@ def test_the_repairs_move_back_what_lies_in_the_trash(tmp_path: Path) -> None:
     builder, messages, files = _written(t, [95])
     builder.new_commit().commit(messages)
     trashed = _to_trash(t, files[0])
-    assert t.remove_unexisting_files(dry_run=True).removed_files == 0 and trashed.exists()
-    result = t.remove_unexisting_files()
+    assert t.maintenance.remove_unexisting_files(dry_run=True).removed_files == 0 and trashed.exists()
+    result = t.maintenance.remove_unexisting_files(dry_run=False)
     assert result.removed_files == 0 and files[0].exists() and not trashed.exists()
     scan = t.new_file_store_scan()
     latest = t.latest_snapshot()
     assert latest is not None
     manifest = Path(t.paths.manifest_path(scan.data_manifests(latest)[-1].file_name))
     trashed = _to_trash(t, manifest)
-    assert not t.remove_unexisting_manifests(dry_run=True).missing_manifests and trashed.exists()
-    assert not t.remove_unexisting_manifests().missing_manifests and manifest.exists() and not trashed.exists()
+    assert not t.maintenance.remove_unexisting_manifests(dry_run=True).missing_manifests and trashed.exists()
+    assert not t.maintenance.remove_unexisting_manifests(dry_run=False).missing_manifests and manifest.exists() and not trashed.exists()
     assert _ids(t) == [1, 2, 95]
 
 
@@ -306,6 +306,6 @@ def test_the_announcement_of_a_dead_process_is_dropped(tmp_path: Path) -> None:
     body = json.loads(Path(remote).read_text())
     body["process"]["bootId"] = "another-machine"
     Path(remote).write_text(json.dumps(body))
-    result = t.remove_orphan_files(older_than=int(time.time() * 1000) - DAY)
+    result = t.maintenance.remove_orphan_files(older_than=int(time.time() * 1000) - DAY, dry_run=False)
     assert result.deleted_paths == (str(dead_files[0]),) and remote_files[0].exists()
     assert [p.name for p in (Path(t.path) / PENDING_DIR).iterdir()] == [Path(remote).name]

@@ -129,7 +129,7 @@ def lake(tmp_path: Path) -> Lake:
     ev.write_arrow(_rows([1, 2, 3, 4], "d1"))  # s1
     ev.write_arrow(_rows([1, 2, 3, 4, 5], "d1", 10.0), overwrite={"dt": "d1"})  # s2 deletes s1's file
     ev.write_arrow(_rows([7, 8], "d2"))  # s3: full manifest compaction forgets s1's file
-    ev.create_tag("t3")
+    ev.maintenance.create_tag("t3")
     ev.write_arrow(_rows([9], "d2"))  # s4
     ev.write_arrow(_rows([100, 101], "d3"))  # s5: moved into branch b by hand, then gone from main
     sm = ev.snapshot_manager
@@ -209,10 +209,10 @@ def _rel(result: OrphanFilesCleanResult, root: Path) -> set[str]:
 
 def test_removes_exactly_the_orphans_and_keeps_branch_tag_and_fresh_files(lake: Lake) -> None:
     before = lake.before()
-    dry = {t: lake.catalog.get_table(f"db.{t}").remove_orphan_files(dry_run=True) for t in ("ev", "pk")}
+    dry = {t: lake.catalog.get_table(f"db.{t}").maintenance.remove_orphan_files(dry_run=True) for t in ("ev", "pk")}
     assert lake.before() == before  # a dry run deletes nothing
     for t in ("ev", "pk"):
-        result = lake.catalog.get_table(f"db.{t}").remove_orphan_files()
+        result = lake.catalog.get_table(f"db.{t}").maintenance.remove_orphan_files(dry_run=False)
         assert _rel(result, lake.db / t) == lake.expected[t]
         assert result.deleted_paths == dry[t].deleted_paths  # the dry run reported the same paths
         assert result.deleted_file_count == dry[t].deleted_file_count == len(lake.expected[t])
@@ -232,7 +232,7 @@ def test_removes_exactly_the_orphans_and_keeps_branch_tag_and_fresh_files(lake: 
         ).exists()
     assert not (lake.db / "ev" / "dt=zz").exists()  # emptied data dirs are removed
     assert (lake.db / "ev" / "dt=d3" / "bucket-0").is_dir()
-    again = ev.remove_orphan_files()
+    again = ev.maintenance.remove_orphan_files(dry_run=False)
     assert again.deleted_file_count == 0 and again.deleted_paths == ()
 
 
@@ -245,7 +245,7 @@ def test_commit_landing_during_the_scan_keeps_its_files(lake: Lake, monkeypatch:
     _age(lake.db, lake.now - 2 * DAY)  # a slow writer: its files are older than the cutoff
     new_data = {f"dt=d4/{p}" for p in _files(lake.db / "ev" / "dt=d4")}
     assert new_data
-    assert new_data <= _rel(ev.remove_orphan_files(dry_run=True), lake.db / "ev")  # orphans until committed
+    assert new_data <= _rel(ev.maintenance.remove_orphan_files(dry_run=True), lake.db / "ev")  # orphans until committed
     real_list = orphan_files_clean.list_candidate_files
     lock, committed = threading.Lock(), list[Any]()
 
@@ -257,7 +257,7 @@ def test_commit_landing_during_the_scan_keeps_its_files(lake: Lake, monkeypatch:
         return listed
 
     monkeypatch.setattr(orphan_files_clean, "list_candidate_files", list_then_commit)
-    result = ev.remove_orphan_files()
+    result = ev.maintenance.remove_orphan_files(dry_run=False)
     assert committed and committed[0].snapshot_id == 5
     assert not new_data & _rel(result, lake.db / "ev")
     assert new_data <= {f"dt=d4/{p}" for p in _files(lake.db / "ev" / "dt=d4")}
@@ -276,7 +276,7 @@ def test_corrupt_or_missing_metadata_aborts_with_nothing_deleted(lake: Lake) -> 
     Path(manifest).write_bytes(b"not avro at all")
     before = lake.before()
     with pytest.raises(OrphanCleanAbortedError, match="nothing deleted"):
-        ev.remove_orphan_files()
+        ev.maintenance.remove_orphan_files(dry_run=False)
     assert lake.before() == before
     Path(manifest).write_bytes(saved)
     # a live snapshot whose manifest list is missing: corrupt (or an expiry half done): abort
@@ -288,7 +288,7 @@ def test_corrupt_or_missing_metadata_aborts_with_nothing_deleted(lake: Lake) -> 
     # a branch without schema
     (lake.db / "pk" / "branch" / "branch-x" / "snapshot").mkdir(parents=True)
     with pytest.raises(OrphanCleanAbortedError, match=r"\['x'\] .* no schema"):
-        lake.pk.remove_orphan_files()
+        lake.pk.maintenance.remove_orphan_files(dry_run=False)
     assert _files(lake.db / "pk") == before["pk"]
 
 
@@ -302,7 +302,7 @@ def test_roots_vanishing_during_the_read_are_skipped(lake: Lake, monkeypatch: py
         return real_read_root(file_io, path, **kw)
 
     monkeypatch.setattr(referenced_files, "read_root", expiring_read_root)
-    result = lake.ev.remove_orphan_files()
+    result = lake.ev.maintenance.remove_orphan_files(dry_run=False)
     assert _rel(result, lake.db / "ev") == lake.expected["ev"]
     monkeypatch.undo()
     # pk snapshot-2 is expired completely while its manifest list is being read
@@ -324,16 +324,16 @@ def test_roots_vanishing_during_the_read_are_skipped(lake: Lake, monkeypatch: py
 def test_cutoff_validation(lake: Lake) -> None:
     ev = lake.ev
     with pytest.raises(InvalidArgumentError, match="must be in the past"):
-        ev.remove_orphan_files(older_than=lake.now + 1000)
+        ev.maintenance.remove_orphan_files(older_than=lake.now + 1000, dry_run=False)
     with pytest.raises(InvalidArgumentError, match="force"):
-        ev.remove_orphan_files(older_than=lake.now - 30 * 60_000)
+        ev.maintenance.remove_orphan_files(older_than=lake.now - 30 * 60_000, dry_run=False)
     with pytest.raises(InvalidArgumentError, match="older_than"):
-        ev.remove_orphan_files(older_than="yesterday")
+        ev.maintenance.remove_orphan_files(older_than="yesterday", dry_run=False)
     assert lake.before()["ev"] >= lake.expected["ev"]
-    forced = ev.remove_orphan_files(older_than=lake.now - 60_000, force=True, dry_run=True)
+    forced = ev.maintenance.remove_orphan_files(older_than=lake.now - 60_000, force=True, dry_run=True)
     assert forced.older_than_millis == lake.now - 60_000
     iso = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime((lake.now - 3 * DAY) / 1000))
-    early = ev.remove_orphan_files(older_than=iso, dry_run=True)  # everything is younger than 3 days
+    early = ev.maintenance.remove_orphan_files(older_than=iso, dry_run=True)  # everything is younger than 3 days
     assert early.deleted_file_count == 0 and early.older_than_millis == (lake.now - 3 * DAY) // 1000 * 1000
 
 
@@ -355,7 +355,7 @@ def test_rollback_leftovers_are_exactly_what_is_removed(tmp_path: Path) -> None:
         (tmp_path / "wh/db.db/rb/snapshot" / f"snapshot-{i}").unlink()
     (tmp_path / "wh/db.db/rb/snapshot/LATEST").write_text("3")
     _age(tmp_path / "wh", now - 2 * DAY)
-    result = catalog.get_table("db.rb").remove_orphan_files()
+    result = catalog.get_table("db.rb").maintenance.remove_orphan_files(dry_run=False)
     deleted = {Path(p).name for p in result.deleted_paths}
     assert {n for n in deleted if n.endswith(".parquet")} == leaked
     assert leaked_lists <= deleted and not deleted & kept
@@ -380,10 +380,10 @@ def test_memory_store_with_a_clock_in_the_future() -> None:
     rows = _read(t)
     try:
         with pytest.raises(InvalidArgumentError):  # the orphan is younger than an hour
-            t.remove_orphan_files(older_than=clock.now_millis() - 1)
+            t.maintenance.remove_orphan_files(older_than=clock.now_millis() - 1, dry_run=False)
         assert fs.exists(orphan)
         clock.advance(10 * DAY)
-        result = t.remove_orphan_files()
+        result = t.maintenance.remove_orphan_files(dry_run=False)
         assert [p.split("://", 1)[-1].lstrip("/") for p in result.deleted_paths] == [orphan.lstrip("/")]
         assert not fs.exists(orphan) and _read(catalog.get_table("db.m")) == rows
     finally:
@@ -404,7 +404,7 @@ def test_external_data_paths_are_never_listed(tmp_path: Path, caplog: pytest.Log
     _plant(ext / "not-a-partition/keep", mtime_millis=clock.now_millis())
     rows = _read(t)
     clock.advance(10 * DAY)
-    result = t.remove_orphan_files()
+    result = t.maintenance.remove_orphan_files(dry_run=False)
     assert result.deleted_paths == ()
     assert (ext / "dt=a/bucket-0/data-ext-0.parquet").exists() and (ext / "not-a-partition/keep").exists()
     assert f"Not listing external data path file://{ext}" in caplog.text
@@ -445,7 +445,7 @@ def test_pypaimon_reads_the_same_rows_after_the_clean(lake: Lake, pypaimon: Any)
     wh = str(lake.db.parent)
     options: list[dict[str, str]] = [{}, {"scan.tag-name": "t3"}]
     before = [pypaimon.read(wh, "db.ev", options=o) for o in options]
-    lake.ev.remove_orphan_files()
+    lake.ev.maintenance.remove_orphan_files(dry_run=False)
     for o, table in zip(options, before, strict=True):
         assert pypaimon.read(wh, "db.ev", options=o).sort_by("id").equals(table.sort_by("id"))
         assert table.num_rows == len(lake.reads[("ev", "scan.tag-name" if o else "", "t3" if o else "")])
@@ -464,7 +464,7 @@ def test_staging_leftovers_of_a_crashed_engine_write_are_removed(tmp_path: Path)
     rows = _read(t)
     clock.advance(10 * DAY)
     _plant(fresh / "part-00000.parquet", mtime_millis=clock.now_millis())  # a write staging right now
-    result = t.remove_orphan_files()
+    result = t.maintenance.remove_orphan_files(dry_run=False)
     assert {Path(p).name for p in result.deleted_paths} == {"part-00000.parquet", "part-00001.parquet"}
     assert not old.exists() and (fresh / "part-00000.parquet").exists()
     assert _read(catalog.get_table("db.s")) == rows

@@ -207,7 +207,7 @@ def test_item01_reader_starting_mid_expiry_never_sees_a_half_deleted_snapshot(
         if stop == "pause":
             assert len(seen) >= 3  # several chunks deleted data files
             break
-        t.expire_snapshots(retain_min=2)  # a re-run finishes the dead one
+        t.maintenance.expire_snapshots(retain_min=2)  # a re-run finishes the dead one
         assert (
             t.snapshot_manager.earliest_snapshot_file_id() == 11 == _reader_sees_only_whole_snapshots(t, want)
         )
@@ -234,19 +234,19 @@ def test_item02_expiry_survives_gaps_in_the_snapshot_sequence(local_warehouse: s
     for sid in range(4, 16):  # 12 middle snapshots deleted by hand
         os.remove(t.snapshot_manager.snapshot_path(sid))
     _all_old(t)
-    res = t.expire_snapshots(retain_min=3)
+    res = t.maintenance.expire_snapshots(retain_min=3)
     assert res.expired_snapshot_ids == (1, 2, 3, 16, 17)
     assert t.snapshot_manager.earliest_snapshot_id() == 18
     leaked = unreferenced_files(t)  # what the deleted snapshots' deltas would have freed
     for r in range(8):  # writing and expiring go on; nothing piles up any more
         commit(t, rows([1000 + r], f"n{r}"), overwrite=True)
         _all_old(t)
-        res = t.expire_snapshots(retain_min=3)
+        res = t.maintenance.expire_snapshots(retain_min=3)
         assert res.expired_snapshot_ids == (18 + r,)
         assert t.snapshot_manager.list_snapshot_ids() == [19 + r, 20 + r, 21 + r]
         assert unreferenced_files(t) == leaked
     want = read(t)
-    cleaned = t.remove_orphan_files()
+    cleaned = t.maintenance.remove_orphan_files(dry_run=False)
     assert {_rel(t, p) for p in cleaned.deleted_paths} == leaked
     assert unreferenced_files(t) == set() and read(t) == want == [(1007, "p1", "n71007")]
 
@@ -276,7 +276,7 @@ def test_item03_commit_landing_during_orphan_clean_keeps_its_files(
     _age_everything(t.path, now - 2 * DAY)  # a slow writer: its files are older than the cutoff
     slow_files = {f for f in _data_files(t) if f.startswith("dt=p9/")}
     assert slow_files
-    dry = t.remove_orphan_files(dry_run=True)
+    dry = t.maintenance.remove_orphan_files(dry_run=True)
     assert slow_files <= {_rel(t, p) for p in dry.deleted_paths}  # orphans until committed
     committed: list[int | None] = []
     lock = threading.Lock()
@@ -302,7 +302,7 @@ def test_item03_commit_landing_during_orphan_clean_keeps_its_files(
             return real_refs(self, *args, **kwargs)
 
         monkeypatch.setattr(OrphanFilesClean, "referenced_names", commit_then_read)
-    res = t.remove_orphan_files()
+    res = t.maintenance.remove_orphan_files(dry_run=False)
     assert committed == [3]
     assert not slow_files & {_rel(t, p) for p in res.deleted_paths}
     assert slow_files <= _data_files(t) and referenced_files(t) <= list_all_files(t.file_io, t.path)
@@ -312,9 +312,9 @@ def test_item03_commit_landing_during_orphan_clean_keeps_its_files(
     write = t.new_batch_write_builder().new_write()
     write.write_arrow(rows([60], "fresh", dt="p9"))
     messages = write.prepare_commit()
-    assert t.remove_orphan_files().deleted_file_count == 0
+    assert t.maintenance.remove_orphan_files(dry_run=False).deleted_file_count == 0
     with pytest.raises(InvalidArgumentError, match="force"):
-        t.remove_orphan_files(older_than=now - 60_000)
+        t.maintenance.remove_orphan_files(older_than=now - 60_000, dry_run=False)
     t.new_batch_write_builder().new_commit().commit(messages)
     assert (60, "p9", "fresh60") in read(t)
 
@@ -333,7 +333,7 @@ def test_item04_branch_and_branch_tag_files_are_never_orphans(tmp_path: Path) ->
     t = make_table(str(tmp_path / "wh"), partitioned=True, clock=clock, options=NO_WRITER_EXPIRY)
     for i, dt_ in enumerate(["p1", "p2", "p3", "p4"]):
         commit(t, rows([i], dt=dt_))
-    t.create_tag("bt", 4)
+    t.maintenance.create_tag("bt", 4)
     everything = referenced_files(t)
     root, sm = Path(t.path), t.snapshot_manager
     branch = root / "branch" / "branch-b"
@@ -352,11 +352,11 @@ def test_item04_branch_and_branch_tag_files_are_never_orphans(tmp_path: Path) ->
     orphan = root / "dt=p1" / "bucket-0" / "data-orphan-0.parquet"
     orphan.write_bytes(b"junk")
     main_rows = read(t)
-    res = t.remove_orphan_files()
+    res = t.maintenance.remove_orphan_files(dry_run=False)
     assert {_rel(t, p) for p in res.deleted_paths} == {"dt=p1/bucket-0/data-orphan-0.parquet"}
     assert branch_only <= list_all_files(t.file_io, t.path) and read(t) == main_rows
     shutil.rmtree(branch)
-    dry = t.remove_orphan_files(dry_run=True)
+    dry = t.maintenance.remove_orphan_files(dry_run=True)
     assert {_rel(t, p) for p in dry.deleted_paths} == branch_only
 
 
@@ -369,13 +369,13 @@ def _three_tags(warehouse: str) -> FileStoreTable:
     t = make_table(
         warehouse, partitioned=True, options={**NO_WRITER_EXPIRY, "dynamic-partition-overwrite": "false"}
     )
-    t.create_tag("t1", commit(t, rows([1], "A", dt="p1")))
+    t.maintenance.create_tag("t1", commit(t, rows([1], "A", dt="p1")))
     commit(t, rows([2], "B", dt="p2"))
-    t.create_tag("t2", commit(t, rows([3], "C", dt="p2"), overwrite={"dt": "p2"}))
-    t.create_tag("t3", commit(t, rows([4], "E", dt="p2"), overwrite={"dt": "p2"}))
+    t.maintenance.create_tag("t2", commit(t, rows([3], "C", dt="p2"), overwrite={"dt": "p2"}))
+    t.maintenance.create_tag("t3", commit(t, rows([4], "E", dt="p2"), overwrite={"dt": "p2"}))
     commit(t, rows([5], "D", dt="p3"), overwrite=True)
     _all_old(t)
-    t.expire_snapshots(retain_min=1)
+    t.maintenance.expire_snapshots(retain_min=1)
     assert t.snapshot_manager.list_snapshot_ids() == [5]
     return t
 
@@ -389,7 +389,7 @@ def test_item05_unreadable_neighbour_aborts_tag_deletion_deletes(tmp_path: Path,
     removes the tag file only: no data file, manifest or index file is deleted.
     """
     control = _three_tags(str(tmp_path / "control"))
-    assert control.delete_tag("t2").deleted_data_files == 1  # undamaged, C goes: the files are at stake
+    assert control.maintenance.delete_tag("t2", dry_run=False).deleted_data_files == 1  # undamaged, C goes: the files are at stake
     t = _three_tags(str(tmp_path / "wh"))
     want = {n: read(t, tag=n) for n in ("t1", "t3")}
     restore: Callable[[], object] = lambda: None  # noqa: E731
@@ -404,7 +404,7 @@ def test_item05_unreadable_neighbour_aborts_tag_deletion_deletes(tmp_path: Path,
         Path(manifest).write_bytes(b"not avro")
         restore = lambda: Path(manifest).write_bytes(saved)  # noqa: E731
     before = list_all_files(t.file_io, t.path)
-    res = t.delete_tag("t2")
+    res = t.maintenance.delete_tag("t2", dry_run=False)
     assert res.deleted_tags == ("t2",) and res.kept_files_of == ("t2",)
     assert res.deleted_data_files == res.deleted_manifest_files == res.deleted_index_files == 0
     assert before - list_all_files(t.file_io, t.path) == {"tag/tag-t2"}
@@ -420,7 +420,7 @@ def _tagged_history(warehouse: str) -> tuple[FileStoreTable, set[str]]:
     and every file tag t2 references (data files, manifest lists, manifests)."""
     t = make_table(warehouse, options=NO_WRITER_EXPIRY)
     commit(t, rows([1]))
-    t.create_tag("t2", commit(t, rows([2])))
+    t.maintenance.create_tag("t2", commit(t, rows([2])))
     commit(t, rows([3]), overwrite=True)
     commit(t, rows([4]), overwrite=True)
     commit(t, rows([5]))
@@ -445,7 +445,7 @@ def test_item06_snapshot_expiry_with_an_unreadable_tag_deletes_none_of_its_files
     """
     control, files = _tagged_history(str(tmp_path / "control"))
     control.tag_manager.delete("t2")  # without the tag, expiry deletes its data files: they are at stake
-    control.expire_snapshots(retain_min=1)
+    control.maintenance.expire_snapshots(retain_min=1)
     assert not {f for f in files if f.endswith(".parquet")} & list_all_files(control.file_io, control.path)
     t, files = _tagged_history(str(tmp_path / "wh"))
     want = read(t, tag="t2")
@@ -459,7 +459,7 @@ def test_item06_snapshot_expiry_with_an_unreadable_tag_deletes_none_of_its_files
         saved = Path(manifest).read_bytes()
         Path(manifest).write_bytes(b"not avro")
         restore = lambda: Path(manifest).write_bytes(saved)  # noqa: E731
-    res = t.expire_snapshots(retain_min=1)
+    res = t.maintenance.expire_snapshots(retain_min=1)
     assert res.expired_snapshot_ids == (1, 2, 3, 4) and res.deleted_data_files == 0
     assert files <= list_all_files(t.file_io, t.path)
     restore()
@@ -563,10 +563,10 @@ def test_item07_concurrent_delete_tag_and_expiry_lose_no_file(tmp_path: Path) ->
         commit(t, rows([i, i + 100], f"c{i}", dt=p), overwrite={"dt": p} if i % 3 == 2 else False)
     tags = {f"tag{sid}": sid for sid in (2, 4, 5, 10, 13)}
     for name, sid in tags.items():
-        t.create_tag(name, sid)
+        t.maintenance.create_tag(name, sid)
     want = {sid: read(t, snapshot_id=sid) for sid in range(1, 19)}
     _all_old(t)
-    t.expire_snapshots(retain_min=12)  # earliest 7: tags 2, 4, 5 hold files of expired snapshots
+    t.maintenance.expire_snapshots(retain_min=12)  # earliest 7: tags 2, 4, 5 hold files of expired snapshots
     now = t.clock.now_millis()
     n = 0
 
@@ -577,7 +577,7 @@ def test_item07_concurrent_delete_tag_and_expiry_lose_no_file(tmp_path: Path) ->
         return _open(tmp_path / f"run{n}", now), _open(tmp_path / f"run{n}", now)
 
     def delete_tag5(t: FileStoreTable) -> object:
-        return t.delete_tag("tag5")  # neighbours: tag4 and the earliest snapshot
+        return t.maintenance.delete_tag("tag5", dry_run=False)  # neighbours: tag4 and the earliest snapshot
 
     def expire_7(t: FileStoreTable) -> object:  # snapshot 8 keeps p0 files of 3 (tag4) and 5 (tag5)
         return ExpireSnapshots(t.store, chunk_size=1).expire(retain_min=11)
@@ -614,7 +614,7 @@ def test_item07_concurrent_delete_tag_and_expiry_lose_no_file(tmp_path: Path) ->
 
         def delete_tags(tagger: FileStoreTable = tagger, doomed: list[str] = doomed) -> None:
             for name in doomed:
-                tagger.delete_tag(name)
+                tagger.maintenance.delete_tag(name, dry_run=False)
 
         def expire_often(expirer: FileStoreTable = expirer, retain_min: int = retain_min) -> None:
             for _ in range(6):
@@ -687,7 +687,7 @@ def test_item08_consumer_fence_holds_across_writer_side_and_dedicated_expiry(loc
         nonlocal next_id
         commit(writer, rows([next_id, next_id + 1], "w"), step=60_000)
         next_id += 2
-        writer.expire_snapshots()  # writer-side expiry (Java's TableCommitImpl.maintain)
+        writer.maintenance.expire_snapshots()  # writer-side expiry (Java's TableCommitImpl.maintain)
 
     write_commit()
     reader = FileSystemCatalog(local_warehouse, clock=clock).get_table("db.t")
@@ -702,7 +702,7 @@ def test_item08_consumer_fence_holds_across_writer_side_and_dedicated_expiry(loc
         if op == "commit":
             write_commit()
         elif op == "expire":
-            res = dedicated.expire_snapshots()
+            res = dedicated.maintenance.expire_snapshots()
             assert all(sid < nxt for sid in res.expired_snapshot_ids)
             fenced += res.blocking_consumers == ("job",)
         elif op == "restart":
@@ -749,18 +749,18 @@ def test_item09_stale_consumers_block_expiry_with_a_warning_until_they_expire(
     t = make_table(local_warehouse, clock=clock, options=NO_WRITER_EXPIRY)
     for i in range(10):
         commit(t, rows([i]))
-    t.reset_consumer("stale-job", 3)
+    t.maintenance.reset_consumer("stale-job", 3)
     clock.advance(30 * DAY)  # a month without progress
     for expected in ((1, 2), ()):
         caplog.clear()
         with caplog.at_level(logging.WARNING, logger="paimon_core.operation.expire_snapshots"):
-            res = t.expire_snapshots(retain_min=1)
+            res = t.maintenance.expire_snapshots(retain_min=1)
         assert res.expired_snapshot_ids == expected and res.blocking_consumers == ("stale-job",)
         assert res.expired_consumers == ()
         (msg,) = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
         assert "stale-job" in msg and "next snapshot 3" in msg and "8 snapshots behind latest 10" in msg
         assert "consumer.expiration-time" in msg and "reset_consumer" in msg
-    res = t.copy({"consumer.expiration-time": "7 d"}).expire_snapshots(retain_min=1)
+    res = t.copy({"consumer.expiration-time": "7 d"}).maintenance.expire_snapshots(retain_min=1)
     assert res.expired_consumers == ("stale-job",) and res.blocking_consumers == ()
     assert res.expired_snapshot_ids == tuple(range(3, 10)) and t.consumer_manager.consumers() == {}
     assert read(t) == [(i, "p1", f"a{i}") for i in range(10)]
@@ -786,7 +786,7 @@ def test_item10_expire_limit_bounds_each_run_and_still_catches_up(
     _all_old(t)
     assert t.options.snapshot_expire_limit == 50
     runs = []
-    while expired := t.expire_snapshots(retain_min=10).expired_snapshot_ids:
+    while expired := t.maintenance.expire_snapshots(retain_min=10).expired_snapshot_ids:
         runs.append(expired)
     assert [len(r) for r in runs] == [50, 50, 20] and runs[0][0] == 1 and runs[-1][-1] == 120
     synthesize_history(t, 30)  # a backlog of 30; then one new snapshot per run, limit 3
@@ -795,7 +795,7 @@ def test_item10_expire_limit_bounds_each_run_and_still_catches_up(
     for _ in range(40):
         synthesize_history(t, 1)
         _all_old(t)
-        assert len(limited.expire_snapshots(retain_min=10).expired_snapshot_ids) <= 3
+        assert len(limited.maintenance.expire_snapshots(retain_min=10).expired_snapshot_ids) <= 3
         latest, earliest = t.snapshot_manager.latest_snapshot_id(), t.snapshot_manager.earliest_snapshot_id()
         assert latest is not None and earliest is not None
         backlogs.append(latest - 9 - earliest)
@@ -824,9 +824,9 @@ def test_item11_expiry_memory_does_not_grow_with_the_number_of_snapshots(
         commit(t, rows([0]))
         synthesize_history(t, n)
         _all_old(t)
-        t.expire_snapshots(retain_min=1, max_deletes=2, dry_run=True)  # warm up the decoders
+        t.maintenance.expire_snapshots(retain_min=1, max_deletes=2, dry_run=True)  # warm up the decoders
         tracemalloc.start()
-        res = t.expire_snapshots(retain_min=1, max_deletes=n)
+        res = t.maintenance.expire_snapshots(retain_min=1, max_deletes=n)
         peaks[n] = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         assert len(res.expired_snapshot_ids) == n and res.deleted_data_files == n
@@ -873,8 +873,8 @@ def test_item17_auto_tag_retention_works_with_every_period_formatter(tmp_path: P
             clock.set(start + k * step + 1000)
             sid = commit(t, rows([k], f"k{k}"), overwrite=True)
             if k == 0:
-                t.create_tag("manual", sid)
-            t.trigger_tag_automatic_creation(now=start + k * step + 2000)
+                t.maintenance.create_tag("manual", sid)
+            t.maintenance.trigger_tag_automatic_creation(now=start + k * step + 2000)
         auto = sorted(
             (n for n in t.tag_manager.list_names() if handler.is_auto_tag(n)), key=handler.tag_to_time
         )
@@ -883,7 +883,7 @@ def test_item17_auto_tag_retention_works_with_every_period_formatter(tmp_path: P
         ], period
         assert set(t.tag_manager.list_names()) == {"manual", *auto}, period
         _all_old(t, 30 * DAY)
-        t.expire_snapshots(retain_min=1)
+        t.maintenance.expire_snapshots(retain_min=1)
         assert unreferenced_files(t) == set(), period
         assert read(t, tag="manual") == [(0, "p1", "k00")] and read(t, tag=auto[-1]) == [(5, "p1", "k55")]
 
@@ -899,7 +899,7 @@ def _expire_during(reader: FileStoreTable, other: FileStoreTable, when: str) -> 
     def expire() -> None:
         if not done:
             done.append(True)
-            assert other.expire_snapshots(retain_min=5).expired_snapshot_ids == (1, 2, 3, 4, 5)
+            assert other.maintenance.expire_snapshots(retain_min=5).expired_snapshot_ids == (1, 2, 3, 4, 5)
 
     real_search, real_try = sm.earlier_or_equal_time_millis, sm.try_snapshot
     calls = [0]
@@ -984,7 +984,7 @@ def test_item18_from_timestamp_start_resolves_against_concurrent_expiry(tmp_path
 
     def expire_one_by_one() -> None:
         while (
-            not stop.is_set() and expirer.expire_snapshots(retain_min=1, max_deletes=1).expired_snapshot_ids
+            not stop.is_set() and expirer.maintenance.expire_snapshots(retain_min=1, max_deletes=1).expired_snapshot_ids
         ):
             pass
 
@@ -1027,15 +1027,15 @@ def test_item19_rollback_then_orphan_clean_loses_no_live_file_and_leaves_no_leak
     for i in range(8):
         p = f"p{i % 2}"
         commit(t, rows([i, i + 10], f"c{i}", dt=p), overwrite={"dt": p} if i % 3 == 2 else False)
-    t.create_tag("t3", 3)
-    t.create_tag("t7", 7)
+    t.maintenance.create_tag("t3", 3)
+    t.maintenance.create_tag("t7", 7)
     want = {sid: read(t, snapshot_id=sid) for sid in range(1, 9)}
     before = referenced_files(t)
-    res = t.rollback_to(5)
+    res = t.maintenance.rollback_to(5, dry_run=False)
     assert res.deleted_snapshot_ids == (6, 7, 8) and res.deleted_tags == ("t7",)
     leaked = before - referenced_files(t)
     assert any(f.endswith(".parquet") for f in leaked) and unreferenced_files(t) == leaked
-    cleaned = t.remove_orphan_files()
+    cleaned = t.maintenance.remove_orphan_files(dry_run=False)
     assert {_rel(t, p) for p in cleaned.deleted_paths} == leaked
     assert unreferenced_files(t) == set()
     assert {sid: read(t, snapshot_id=sid) for sid in range(1, 6)} == {s: want[s] for s in range(1, 6)}
@@ -1043,12 +1043,12 @@ def test_item19_rollback_then_orphan_clean_loses_no_live_file_and_leaves_no_leak
     # Newer commits, expiry past the tag, then back to the tag: its snapshot is written back.
     commit(t, rows([50], "x", dt="p0"), overwrite={"dt": "p0"})
     commit(t, rows([51], "x", dt="p1"))
-    t.expire_snapshots(retain_min=1, older_than=clock.now_millis())
+    t.maintenance.expire_snapshots(retain_min=1, older_than=clock.now_millis())
     assert t.snapshot_manager.list_snapshot_ids() == [7]
-    res = t.rollback_to("t3")
+    res = t.maintenance.rollback_to("t3", dry_run=False)
     assert res.restored_snapshot_from_tag and t.snapshot_manager.list_snapshot_ids() == [3]
     assert unreferenced_files(t)
-    t.remove_orphan_files()
+    t.maintenance.remove_orphan_files(dry_run=False)
     assert unreferenced_files(t) == set()
     assert read(t) == want[3] == read(t, tag="t3")
     assert commit(t, rows([60], "y", dt="p1")) == 4 and (60, "p1", "y60") in read(t)

@@ -40,14 +40,14 @@ def test_primary_key_table_on_local_and_fsspec_memory(catalog: FileSystemCatalog
     assert t.file_io.delete(_path(t, gone))
     with pytest.raises(DataFileNotFoundError):
         t.to_arrow()
-    dry = t.remove_unexisting_files(dry_run=True)
+    dry = t.maintenance.remove_unexisting_files(dry_run=True)
     assert dry.removed_files == 1 and dry.checked_files == len(entries) and t.latest_snapshot().id == 2
     assert [p.files for p in dry.partitions] == [(_path(t, gone),)]
     assert (
         dry.partitions[0].partition == t.partition_path(gone.partition)
         and dry.to_dict()["partitions"][0]["row_count"] == gone.file.row_count
     )
-    res = t.remove_unexisting_files()
+    res = t.maintenance.remove_unexisting_files(dry_run=False)
     assert (
         res.committed_snapshot_id == 3
         and res.commit_kind == "OVERWRITE"
@@ -60,12 +60,12 @@ def test_primary_key_table_on_local_and_fsspec_memory(catalog: FileSystemCatalog
 
 def test_unpartitioned_and_empty_tables(catalog: FileSystemCatalog) -> None:
     t = catalog.create_table("db.t", sample_rows(1).schema)
-    empty = t.remove_unexisting_files()
+    empty = t.maintenance.remove_unexisting_files(dry_run=False)
     assert empty.snapshot_id is None and empty.removed_files == 0 and empty.committed_snapshot_id is None
     t.write_arrow(sample_rows(5))
     t.write_arrow(sample_rows(5, start=5))
     assert t.file_io.delete(_path(t, _live(t)[1]))
-    res = t.remove_unexisting_files()
+    res = t.maintenance.remove_unexisting_files(dry_run=False)
     assert [p.partition for p in res.partitions] == [""] and res.committed_snapshot_id == 3
     assert t.to_arrow().num_rows == 5
 
@@ -134,16 +134,16 @@ def test_deletion_vector_tables_refuse_files_with_vectors(catalog: FileSystemCat
         "db.dv", schema, primary_keys=["id"], options={"bucket": "1", "deletion-vectors.enabled": "true"}
     )
     t.write_arrow(pa.table({"id": pa.array(range(10), pa.int64()), "v": ["a"] * 10}))
-    t.compact()
+    t.maintenance.compact()
     t.write_arrow(pa.table({"id": pa.array([1, 2], pa.int64()), "v": ["b"] * 2}))
-    t.compact(compact_strategy="minor")  # rows 1, 2 of the max-level file now have a deletion vector
+    t.maintenance.compact(compact_strategy="minor")  # rows 1, 2 of the max-level file now have a deletion vector
     entries = sorted(_live(t), key=lambda e: -e.file.level)
     assert t.latest_snapshot().index_manifest is not None and len(entries) == 2
     latest = t.latest_snapshot().id
     assert t.file_io.delete(_path(t, entries[0]))
     for dry_run in (True, False):
         with pytest.raises(InvalidArgumentError, match="deletion vectors"):
-            t.remove_unexisting_files(dry_run=dry_run)
+            t.maintenance.remove_unexisting_files(dry_run=dry_run)
     assert t.latest_snapshot().id == latest
 
 
@@ -151,4 +151,4 @@ def test_bad_parallelism(catalog: FileSystemCatalog) -> None:
     t = catalog.create_table("db.t", sample_rows(1).schema)
     for bad in (0, -1, True, "4"):
         with pytest.raises(InvalidArgumentError, match="parallelism"):
-            t.remove_unexisting_files(parallelism=bad)  # type: ignore[arg-type]
+            t.maintenance.remove_unexisting_files(parallelism=bad, dry_run=False)  # type: ignore[arg-type]

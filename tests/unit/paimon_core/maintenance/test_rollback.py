@@ -73,11 +73,11 @@ def clock() -> ManualClock:
 # --- rollback_to ------------------------------------------------------------------------------
 def test_rollback_to_snapshot_id(warehouse: str, clock: ManualClock) -> None:
     t = _table(warehouse, clock)
-    t.create_tag("t2", 2)
-    t.create_tag("t4", 4)
+    t.maintenance.create_tag("t2", 2)
+    t.maintenance.create_tag("t4", 4)
     want = _rows_at(t, 3)
     data_files = {st.path for st in t.file_io.list_files(f"{t.path}/bucket-0")}
-    res = t.rollback_to(3)
+    res = t.maintenance.rollback_to(3, dry_run=False)
     assert isinstance(res, RollbackResult)
     assert (res.previous_snapshot_id, res.current_snapshot_id, res.target_snapshot_id) == (5, 3, 3)
     assert res.deleted_snapshot_ids == (4, 5) and res.deleted_tags == ("t4",) and not res.dry_run
@@ -95,31 +95,31 @@ def test_rollback_to_snapshot_id(warehouse: str, clock: ManualClock) -> None:
 
 def test_rollback_to_tag_and_timestamp(warehouse: str, clock: ManualClock) -> None:
     t = _table(warehouse, clock)
-    t.create_tag("v2", 2)
-    res = t.rollback_to("v2")
+    t.maintenance.create_tag("v2", 2)
+    res = t.maintenance.rollback_to("v2", dry_run=False)
     assert res.target_tag == "v2" and res.current_snapshot_id == 2 and res.deleted_snapshot_ids == (3, 4, 5)
     assert _ids(t.to_arrow()) == [0, 1, 2, 3]
     for k in range(3):  # snapshots 3..5 again, at T0+10s..
         clock.set(T0 + 10_000 + k * 1000)
         t.write_arrow(_rows([50 + k]))
-    res = t.rollback_to_timestamp(T0 + 11_500)  # newest snapshot committed at or before: 4
+    res = t.maintenance.rollback_to_timestamp(T0 + 11_500, dry_run=False)  # newest snapshot committed at or before: 4
     assert res.target_snapshot_id == 4 and res.deleted_snapshot_ids == (5,)
     assert _ids(t.to_arrow()) == [0, 1, 2, 3, 50, 51]
     before = _state(t)
     with pytest.raises(SnapshotNotFoundError):
-        t.rollback_to_timestamp(T0)  # before the first snapshot
+        t.maintenance.rollback_to_timestamp(T0, dry_run=False)  # before the first snapshot
     assert _state(t) == before
 
 
 def test_rollback_to_tag_whose_snapshot_expired(warehouse: str, clock: ManualClock) -> None:
     t = _table(warehouse, clock)
-    t.create_tag("t1", 1, time_retained="1 d")
-    t.create_tag("t3", 3)
+    t.maintenance.create_tag("t1", 1, time_retained="1 d")
+    t.maintenance.create_tag("t3", 3)
     sm = t.snapshot_manager
     for sid in (1, 2):  # expired by hand
         t.file_io.delete(sm.snapshot_path(sid))
     t.file_io.overwrite_text(f"{t.paths.snapshot_dir}/EARLIEST", "3")
-    res = t.rollback_to(1)  # an int whose snapshot expired: Java falls back to a tag on it
+    res = t.maintenance.rollback_to(1, dry_run=False)  # an int whose snapshot expired: Java falls back to a tag on it
     assert res.target_tag == "t1" and res.restored_snapshot_from_tag
     assert res.deleted_snapshot_ids == (3, 4, 5) and res.deleted_tags == ("t3",)
     assert sm.list_snapshot_ids() == [1]
@@ -133,13 +133,13 @@ def test_rollback_to_tag_whose_snapshot_expired(warehouse: str, clock: ManualClo
 
 def test_dry_run_changes_nothing(warehouse: str, clock: ManualClock) -> None:
     t = _table(warehouse, clock)
-    t.create_tag("t4", 4)
-    t.reset_consumer("c", 5)
+    t.maintenance.create_tag("t4", 4)
+    t.maintenance.reset_consumer("c", 5)
     before = _state(t)
-    res = t.rollback_to(2, dry_run=True)
+    res = t.maintenance.rollback_to(2, dry_run=True)
     assert res.dry_run and res.deleted_snapshot_ids == (3, 4, 5) and res.deleted_tags == ("t4",)
     assert _state(t) == before
-    res = t.rollback_to_as_latest(2, dry_run=True)
+    res = t.maintenance.rollback_to_as_latest(2, dry_run=True)
     assert res.dry_run and res.current_snapshot_id == 6 and res.created_tag is None
     assert _state(t) == before
 
@@ -148,24 +148,24 @@ def test_bad_targets_change_nothing(warehouse: str, clock: ManualClock) -> None:
     t = _table(warehouse, clock)
     before = _state(t)
     with pytest.raises(SnapshotNotFoundError):
-        t.rollback_to(42)
+        t.maintenance.rollback_to(42, dry_run=False)
     with pytest.raises(TagNotFoundError):
-        t.rollback_to("nope")
+        t.maintenance.rollback_to("nope", dry_run=False)
     for bad in (True, 2.0, None, " "):
         with pytest.raises(InvalidArgumentError):
-            t.rollback_to(bad)  # type: ignore[arg-type]
+            t.maintenance.rollback_to(bad, dry_run=False)  # type: ignore[arg-type]
     assert _state(t) == before
     empty = _catalog(warehouse, clock).create_table("db.empty", _rows([]).schema)
     with pytest.raises(SnapshotNotFoundError):
-        empty.rollback_to(1)
+        empty.maintenance.rollback_to(1, dry_run=False)
 
 
 def test_numeric_targets(warehouse: str, clock: ManualClock) -> None:
     t = _table(warehouse, clock)
-    t.create_tag("4", 1)  # a numeric tag name on snapshot 1
-    assert t.rollback_to(4, dry_run=True).target_snapshot_id == 4  # int: a snapshot id (Java)
-    assert t.rollback_to("4", dry_run=True).target_snapshot_id == 1  # str: the tag
-    assert t.rollback_to("3", dry_run=True).target_snapshot_id == 3  # no such tag: a snapshot id
+    t.maintenance.create_tag("4", 1)  # a numeric tag name on snapshot 1
+    assert t.maintenance.rollback_to(4, dry_run=True).target_snapshot_id == 4  # int: a snapshot id (Java)
+    assert t.maintenance.rollback_to("4", dry_run=True).target_snapshot_id == 1  # str: the tag
+    assert t.maintenance.rollback_to("3", dry_run=True).target_snapshot_id == 3  # no such tag: a snapshot id
 
 
 def test_rollback_deletes_long_lived_changelogs(warehouse: str, clock: ManualClock) -> None:
@@ -173,7 +173,7 @@ def test_rollback_deletes_long_lived_changelogs(warehouse: str, clock: ManualClo
     cm = ChangelogManager(t.file_io, t.paths)
     for sid in range(1, 5):
         cm.commit_changelog(t.snapshot_manager.snapshot(sid))
-    res = t.rollback_to(2)
+    res = t.maintenance.rollback_to(2, dry_run=False)
     assert res.deleted_changelogs == (3, 4)
     assert cm.list_ids() == [1, 2] and cm.latest_id() == 2
     assert t.file_io.read_text(f"{cm.changelog_dir}/LATEST") == "2"
@@ -220,7 +220,7 @@ class _Proxy:
 
 def test_commit_racing_the_rollback_fails_cleanly(warehouse: str, clock: ManualClock) -> None:
     t = _table(warehouse, clock)
-    t.create_tag("t4", 4)
+    t.maintenance.create_tag("t4", 4)
     other = _other_handle(warehouse, clock)
 
     def race(path: str, n: int) -> None:
@@ -229,7 +229,7 @@ def test_commit_racing_the_rollback_fails_cleanly(warehouse: str, clock: ManualC
 
     _hook_deletes(t, before=race)
     with pytest.raises(CommitConflictError, match="undone"):
-        t.rollback_to(2)
+        t.maintenance.rollback_to(2, dry_run=False)
     # Nothing lost: every snapshot is back, the racing commit is kept, tags untouched.
     assert t.snapshot_manager.list_snapshot_ids() == [1, 2, 3, 4, 5, 6]
     assert t.snapshot_manager.latest_snapshot_id() == 6
@@ -252,7 +252,7 @@ def test_commit_during_planning_aborts_before_any_change(
     )
     before_ids = t.snapshot_manager.list_snapshot_ids()
     with pytest.raises(CommitConflictError, match="nothing was changed"):
-        t.rollback_to(3)
+        t.maintenance.rollback_to(3, dry_run=False)
     assert t.snapshot_manager.list_snapshot_ids() == [*before_ids, 6]
     assert _ids(t.to_arrow()) == [*range(10), 77]
 
@@ -266,7 +266,7 @@ def test_commit_on_top_of_the_target_is_kept(warehouse: str, clock: ManualClock)
             assert other.write_arrow(_rows([88])).snapshot_id == 3
 
     _hook_deletes(t, after=commit_after_last)
-    res = t.rollback_to(2)
+    res = t.maintenance.rollback_to(2, dry_run=False)
     assert res.kept_snapshot_ids == (3,) and res.current_snapshot_id == 3
     assert res.deleted_snapshot_ids == (3, 4, 5)
     assert _ids(other.to_arrow()) == [0, 1, 2, 3, 88]
@@ -283,7 +283,7 @@ def test_commit_based_on_a_deleted_snapshot_is_reported(warehouse: str, clock: M
 
     _hook_deletes(t, after=commit_midway)
     with pytest.raises(CommitConflictError, match=r"\[5\] were taken"):
-        t.rollback_to(2)
+        t.maintenance.rollback_to(2, dry_run=False)
     # Snapshots 3 and 4 are back; 5 is the racing commit (on top of 4), the old 5 was the one
     # being rolled back anyway. History is a consistent chain again.
     assert t.snapshot_manager.list_snapshot_ids() == [1, 2, 3, 4, 5]
@@ -297,14 +297,14 @@ def test_rollback_then_orphan_clean_loses_no_live_file(tmp_path: Path) -> None:
 
     clock = ManualClock(int(time.time() * 1000))
     t = _table(str(tmp_path / "wh"), clock)
-    t.create_tag("keep", 2)
+    t.maintenance.create_tag("keep", 2)
     scan = t.new_file_store_scan()
     live3 = {e.file.file_name for e in scan.live_entries(t.snapshot_manager.snapshot(3))}
     all_data = {st.name for st in t.file_io.list_files(f"{t.path}/bucket-0")}
     assert len(all_data - live3) == 2
-    t.rollback_to(3)
+    t.maintenance.rollback_to(3, dry_run=False)
     clock.advance(2 * DAY)
-    res = t.remove_orphan_files(older_than=clock.now_millis() - DAY)
+    res = t.maintenance.remove_orphan_files(older_than=clock.now_millis() - DAY, dry_run=False)
     # Exactly the data files only snapshots 4 and 5 used are gone (plus their metadata).
     assert {st.name for st in t.file_io.list_files(f"{t.path}/bucket-0")} == live3
     assert res.deleted_file_count > 2
@@ -316,8 +316,8 @@ def test_rollback_then_orphan_clean_loses_no_live_file(tmp_path: Path) -> None:
 # --- rollback_to_as_latest --------------------------------------------------------------------
 def test_rollback_to_as_latest_keeps_history_and_tags(warehouse: str, clock: ManualClock) -> None:
     t = _table(warehouse, clock)
-    t.create_tag("t4", 4)
-    res = t.rollback_to_as_latest(2)
+    t.maintenance.create_tag("t4", 4)
+    res = t.maintenance.rollback_to_as_latest(2)
     assert (res.previous_snapshot_id, res.target_snapshot_id, res.current_snapshot_id) == (5, 2, 6)
     assert res.created_tag is not None and res.created_tag.startswith("rollback-to-as-latest-2-")
     assert t.snapshot_manager.list_snapshot_ids() == [1, 2, 3, 4, 5, 6]
@@ -330,7 +330,7 @@ def test_rollback_to_as_latest_keeps_history_and_tags(warehouse: str, clock: Man
     assert _rows_at(t, 5) == list(range(10))  # history intact
     assert _ids(t.copy({"scan.tag-name": "t4"}).to_arrow()) == list(range(8))
     # Back to the tag (no new tag) and forward again; then a normal commit.
-    res = t.rollback_to_as_latest("t4")
+    res = t.maintenance.rollback_to_as_latest("t4")
     assert res.created_tag is None and res.target_tag == "t4" and res.current_snapshot_id == 7
     assert _ids(t.to_arrow()) == list(range(8))
     assert t.write_arrow(_rows([100])).snapshot_id == 8
@@ -343,7 +343,7 @@ def test_rollback_to_as_latest_primary_key_table(warehouse: str, clock: ManualCl
     t.write_arrow(_rows([1, 2, 3]))
     t.write_arrow(pa.table({"id": pa.array([2, 4], pa.int64()), "v": pa.array(["new2", "new4"])}))
     want = t.copy({"scan.snapshot-id": "1"}).to_arrow().sort_by("id")
-    t.rollback_to_as_latest(1)
+    t.maintenance.rollback_to_as_latest(1)
     assert t.to_arrow().sort_by("id").equals(want)
 
 
@@ -364,7 +364,7 @@ def test_rollback_to_as_latest_conflict_fails_cleanly(
     monkeypatch.setattr(rollback_as_latest, "write_manifest_list", racing_write)  # what it calls
     manifests_before = {st.name for st in t.file_io.list_files(t.paths.manifest_dir)}
     with pytest.raises(CommitConflictError):
-        t.rollback_to_as_latest(2)
+        t.maintenance.rollback_to_as_latest(2)
     assert t.tag_manager.list_names() == []  # the protective tag is removed again
     assert t.snapshot_manager.list_snapshot_ids() == [1, 2, 3, 4, 5, 6]
     # Only the racing commit's metadata was added; ours was cleaned up.
@@ -381,11 +381,11 @@ def test_rollback_to_as_latest_conflict_fails_cleanly(
 def test_pypaimon_reads_after_rollbacks(tmp_path: Path, clock: ManualClock, pypaimon: object) -> None:
     wh = str(tmp_path / "wh")
     t = _table(wh, clock)
-    t.create_tag("t2", 2)
+    t.maintenance.create_tag("t2", 2)
     peer = pypaimon
-    t.rollback_to(4)
+    t.maintenance.rollback_to(4, dry_run=False)
     assert _ids(peer.read(wh, "db.t")) == _ids(t.to_arrow()) == list(range(8))  # type: ignore[attr-defined]
-    t.rollback_to_as_latest("t2")
+    t.maintenance.rollback_to_as_latest("t2")
     assert _ids(peer.read(wh, "db.t")) == _ids(t.to_arrow()) == [0, 1, 2, 3]  # type: ignore[attr-defined]
     assert [s["id"] for s in peer.list_snapshots(wh, "db.t")] == [1, 2, 3, 4, 5]  # type: ignore[attr-defined]
     # pypaimon commits on top of our rollback and we read its result.
@@ -414,7 +414,7 @@ def test_rollback_as_latest_publish_that_lands_late_keeps_its_manifests(tmp_path
     sc.RenamingSnapshotCommit.commit = slow  # type: ignore[method-assign]
     try:
         with pytest.raises(CommitStateUnknownError, match="may still land"):
-            table.rollback_to_as_latest(1)
+            table.maintenance.rollback_to_as_latest(1)
     finally:
         sc.RenamingSnapshotCommit.commit = original  # type: ignore[method-assign]
     original(*held[0])  # the in-flight PUT lands

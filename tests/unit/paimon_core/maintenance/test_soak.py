@@ -149,16 +149,16 @@ def _round(table: FileStoreTable, model: Model, rng: random.Random, clock: Manua
     elif op == "tag":
         sid = rng.choice(sm.list_snapshot_ids())
         name = f"t{len(model.tags)}-{sid}-{rng.randint(0, 1 << 30)}"
-        table.create_tag(name, sid)
+        table.maintenance.create_tag(name, sid)
         model.tags[name] = sid
     elif op == "untag" and model.tags:
         name = rng.choice(sorted(model.tags))
-        table.delete_tag(name)
+        table.maintenance.delete_tag(name, dry_run=False)
         del model.tags[name]
     elif op == "expire":
         retain_min = rng.randint(1, 4)
         retain_max = retain_min + rng.randint(0, 4)
-        result = table.expire_snapshots(
+        result = table.maintenance.expire_snapshots(
             retain_min=retain_min, retain_max=retain_max, older_than=clock.now_millis() - rng.randint(0, 6) * HOUR
         )
         for sid in result.to_dict()["expired_snapshot_ids"]:
@@ -169,14 +169,14 @@ def _round(table: FileStoreTable, model: Model, rng: random.Random, clock: Manua
         if targets:
             target = rng.choice(targets)
             sid = model.tags[target] if isinstance(target, str) else target
-            table.rollback_to(target)
+            table.maintenance.rollback_to(target, dry_run=False)
             for gone in [s for s in model.snapshots if s > sid]:
                 del model.snapshots[gone]
             model.tags = {n: s for n, s in model.tags.items() if s <= sid}
             model.state = list(model.snapshots[sid])
     elif op == "orphans":
         live = _check(table, model, path)
-        table.remove_orphan_files(older_than=clock.now_millis() - HOUR, force=True)
+        table.maintenance.remove_orphan_files(older_than=clock.now_millis() - HOUR, force=True, dry_run=False)
         _assert_no_orphans(table, live, path)
 
 
@@ -193,9 +193,9 @@ def test_soak_maintenance_against_model(tmp_path: Path, seed: int) -> None:
         _check(table, model, path)
     # finally: expire hard and clean; only what retained snapshots and tags use remains
     clock.advance(10 * HOUR)
-    table.expire_snapshots(retain_min=1, retain_max=1, older_than=clock.now_millis())
+    table.maintenance.expire_snapshots(retain_min=1, retain_max=1, older_than=clock.now_millis())
     live = _check(table, model, path)
-    table.remove_orphan_files(older_than=clock.now_millis() - HOUR, force=True)
+    table.maintenance.remove_orphan_files(older_than=clock.now_millis() - HOUR, force=True, dry_run=False)
     _assert_no_orphans(table, live, path)
     _check(table, model, path)
 
@@ -238,7 +238,7 @@ def _history(tmp_path: Path, clock: ManualClock) -> tuple[FileStoreTable, Model]
         if i in (4, 8):
             sid = table.snapshot_manager.latest_snapshot_id()
             assert sid is not None
-            table.create_tag(f"tag{i}", sid)
+            table.maintenance.create_tag(f"tag{i}", sid)
             model.tags[f"tag{i}"] = sid
     clock.advance(10 * HOUR)
     return table, model
@@ -266,17 +266,17 @@ def test_crash_at_every_delete_then_rerun(tmp_path: Path, procedure: str) -> Non
             sm = table.snapshot_manager
             latest = sm.latest_snapshot_id()
             assert latest is not None
-            table.rollback_to(latest - 3)
+            table.maintenance.rollback_to(latest - 3, dry_run=False)
             for s in range(latest - 2, latest + 1):
                 model.snapshots.pop(s, None)
 
         def action(table: FileStoreTable = table, clock: ManualClock = clock) -> None:
             if procedure == "expire":
-                table.expire_snapshots(retain_min=2, retain_max=2, older_than=clock.now_millis())
+                table.maintenance.expire_snapshots(retain_min=2, retain_max=2, older_than=clock.now_millis())
             elif procedure == "delete_tag":
-                table.delete_tag("tag4")
+                table.maintenance.delete_tag("tag4", dry_run=False)
             else:
-                table.remove_orphan_files(older_than=clock.now_millis() - HOUR, force=True)
+                table.maintenance.remove_orphan_files(older_than=clock.now_millis() - HOUR, force=True, dry_run=False)
 
         crashed = _run_with_crash(n, action)
         if procedure == "delete_tag" and not table.tag_manager.exists("tag4"):
@@ -284,12 +284,12 @@ def test_crash_at_every_delete_then_rerun(tmp_path: Path, procedure: str) -> Non
         _check(table, model, path)  # readable whatever point it died at
         if procedure == "delete_tag":
             if table.tag_manager.exists("tag4"):
-                table.delete_tag("tag4")
+                table.maintenance.delete_tag("tag4", dry_run=False)
             model.tags.pop("tag4", None)
         else:
             action()  # the re-run finishes the job
         live = _check(table, model, path)
-        table.remove_orphan_files(older_than=clock.now_millis() - HOUR, force=True)
+        table.maintenance.remove_orphan_files(older_than=clock.now_millis() - HOUR, force=True, dry_run=False)
         _assert_no_orphans(table, live, path)
         if not crashed:
             break
@@ -311,6 +311,6 @@ def test_files_of_in_flight_commit_survive_orphan_clean(tmp_path: Path) -> None:
         if p.name not in _data_files_of(table):
             continue
         os.utime(p, (old, old))
-    table.remove_orphan_files(older_than=clock.now_millis() - HOUR, force=True)
+    table.maintenance.remove_orphan_files(older_than=clock.now_millis() - HOUR, force=True, dry_run=False)
     table.new_batch_write_builder().new_commit().commit(messages)
     assert sorted(table.to_arrow().column("id").to_pylist()) == [1, 2]

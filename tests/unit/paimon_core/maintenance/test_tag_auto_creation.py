@@ -59,7 +59,7 @@ class Env:
         return sid
 
     def run(self, now: int) -> TagCreationResult:
-        res: TagCreationResult = self.table.trigger_tag_automatic_creation(now=now)
+        res: TagCreationResult = self.table.maintenance.trigger_tag_automatic_creation(now=now)
         return res
 
     def tags(self) -> dict[str, int]:
@@ -222,8 +222,8 @@ def test_automatic_completion(warehouse: str) -> None:
 def test_num_retained_max_only_counts_auto_tags(warehouse: str) -> None:
     env = Env(warehouse, {"tag.automatic-creation": "process-time", "tag.num-retained-max": "2"})
     first = env.commit(utc(2024, 1, 1, 10))
-    env.table.create_tag("manual-old", first)
-    env.table.create_tag("20230101x", first)  # not an auto-tag name
+    env.table.maintenance.create_tag("manual-old", first)
+    env.table.maintenance.create_tag("20230101x", first)  # not an auto-tag name
     expired: list[str] = []
     for day in range(1, 6):
         env.commit(utc(2024, 1, day, 12))
@@ -281,10 +281,10 @@ def test_time_retained_expiry_in_runs(warehouse: str) -> None:
 def test_time_expire_can_be_disabled(warehouse: str) -> None:
     env = Env(warehouse, {"tag.time-expire-enabled": "false"})
     env.commit(utc(2024, 1, 1))
-    env.table.create_tag("short", time_retained="1 min")
+    env.table.maintenance.create_tag("short", time_retained="1 min")
     env.clock.set(utc(2024, 1, 2))
     assert env.run(utc(2024, 1, 2)).expired_tags == ()
-    assert env.table.expire_tags().expired_tags == ("short",)  # the procedure always expires (Java)
+    assert env.table.maintenance.expire_tags().expired_tags == ("short",)  # the procedure always expires (Java)
 
 
 # --- watermark -------------------------------------------------------------------------------
@@ -310,7 +310,7 @@ def test_batch_mode(warehouse: str) -> None:
     s2 = env.commit(utc(2024, 1, 1, 12))  # same day: the tag moves to the newer snapshot
     assert env.run(utc(2024, 1, 1, 13)).created_tags == ("batch-write-2024-01-01",)
     assert env.tags() == {"batch-write-2024-01-01": s2} and s1 != s2
-    env.table.create_tag("manual", s1)
+    env.table.maintenance.create_tag("manual", s1)
     for day in (2, 3):
         env.commit(utc(2024, 1, day, 10))
         env.run(utc(2024, 1, day, 11))

@@ -25,7 +25,7 @@ def _data_files(t: FileStoreTable) -> set[str]:
 def _expire_all_but_latest(t: FileStoreTable) -> None:
     assert isinstance(t.clock, ManualClock)
     t.clock.advance(10 * HOUR)
-    t.expire_snapshots(retain_min=1, max_deletes=1000)
+    t.maintenance.expire_snapshots(retain_min=1, max_deletes=1000)
 
 
 def _two_tag_table(warehouse: str, *, pk: bool = False) -> FileStoreTable:
@@ -49,14 +49,14 @@ def test_keeps_what_neighbours_need_and_removes_what_only_the_tag_used(warehouse
     assert [r[2] for r in t1] == ["A1", "B2"] and [r[2] for r in t2] == ["A1", "C3"]
     files = _data_files(t)
     assert len(files) == 4  # A, B, C, D
-    res = t.delete_tag("t1")
+    res = t.maintenance.delete_tag("t1", dry_run=False)
     assert isinstance(res, DeleteTagResult)
     assert res.deleted_tags == ("t1",) and res.deleted_data_files == 1  # B; A is t2's too
     assert res.deleted_manifest_files >= 2  # t1's own manifest lists at least
     assert len(files - _data_files(t)) == 1
     assert read(t, tag="t2") == t2 and read(t) == latest
     assert not t.tag_manager.exists("t1") and unreferenced_files(t) == set()
-    res = t.delete_tag("t2")
+    res = t.maintenance.delete_tag("t2", dry_run=False)
     assert res.deleted_data_files == 2  # A and C: the latest snapshot only has D
     assert len(_data_files(t)) == 1 and read(t) == latest and unreferenced_files(t) == set()
 
@@ -67,7 +67,7 @@ def test_tag_of_a_live_snapshot_only_loses_its_tag_file(local_warehouse: str) ->
     _tag(t, "live", commit(t, rows([2])))
     commit(t, rows([3]), overwrite=True)
     before = list_all_files(t.file_io, t.path)
-    res = t.delete_tag("live")
+    res = t.maintenance.delete_tag("live", dry_run=False)
     assert res.deleted_tags == ("live",) and res.deleted_data_files == res.deleted_manifest_files == 0
     assert before - list_all_files(t.file_io, t.path) == {"tag/tag-live"}
     assert read(t, snapshot_id=2) == [(1, "p1", "a1"), (2, "p1", "a2")]
@@ -78,7 +78,7 @@ def test_two_tags_on_one_snapshot_keep_its_files(local_warehouse: str) -> None:
     t.tag_manager.create("t1b", t.tag_manager.get("t1"))  # a second tag on expired snapshot 2
     want = read(t, tag="t1b")
     files = list_all_files(t.file_io, t.path)
-    res = t.delete_tag("t1")
+    res = t.maintenance.delete_tag("t1", dry_run=False)
     assert res.deleted_data_files == res.deleted_manifest_files == 0
     assert files - list_all_files(t.file_io, t.path) == {"tag/tag-t1"}
     assert read(t, tag="t1b") == want
@@ -89,7 +89,7 @@ def test_unreadable_neighbour_deletes_only_the_tag_file(local_warehouse: str) ->
     t = _two_tag_table(local_warehouse)
     os.remove(t.paths.manifest_path(t.tag_manager.get("t1").base_manifest_list))
     files = list_all_files(t.file_io, t.path)
-    res = t.delete_tag("t2")
+    res = t.maintenance.delete_tag("t2", dry_run=False)
     assert res.deleted_tags == ("t2",) and res.kept_files_of == ("t2",)
     assert res.deleted_data_files == res.deleted_manifest_files == 0
     assert files - list_all_files(t.file_io, t.path) == {"tag/tag-t2"}
@@ -99,12 +99,12 @@ def test_missing_tag_is_reported_before_anything_is_deleted(local_warehouse: str
     t = _two_tag_table(local_warehouse)
     files = list_all_files(t.file_io, t.path)
     with pytest.raises(TagNotFoundError, match="nope"):
-        t.delete_tag("t1,nope")
+        t.maintenance.delete_tag("t1,nope", dry_run=False)
     with pytest.raises(TagNotFoundError, match="nope"):
-        t.delete_tag(["t2", "nope"])
+        t.maintenance.delete_tag(["t2", "nope"], dry_run=False)
     assert list_all_files(t.file_io, t.path) == files
     with pytest.raises(InvalidArgumentError):
-        t.delete_tag("t1,,t2")
+        t.maintenance.delete_tag("t1,,t2", dry_run=False)
     assert parse_tag_names(" t1 , t2,t1") == ["t1", "t2"]
 
 
@@ -132,5 +132,5 @@ def test_tag_deletion_with_snapshot_gaps_keeps_files_of_later_snapshots(local_wa
     commit(t, rows([4], dt="p1"))
     latest = read(t)
     os.remove(t.snapshot_manager.snapshot_path(3))  # the tag's snapshot vanished (gap)
-    res = t.delete_tag("mid")
+    res = t.maintenance.delete_tag("mid", dry_run=False)
     assert res.deleted_data_files == 0 and read(t) == latest

@@ -60,8 +60,8 @@ def _tag_files(t: FileStoreTable) -> dict[str, bytes]:
 # --- create ---------------------------------------------------------------------------------
 def test_create_tag_latest_by_default_plain_snapshot_json(warehouse: str, clock: ManualClock) -> None:
     t = _table(warehouse, clock)
-    tag = t.create_tag("v1")
-    assert tag.id == 4
+    tag = t.maintenance.create_tag("v1")
+    assert tag.snapshot_id == 4 and tag.tag == "v1" and tag.to_dict()["snapshot_id"] == 4
     text = t.file_io.read_text(t.tag_manager.tag_path("v1"))
     # Java: without a retention the tag file is the snapshot JSON, no tag keys (readers <= 0.7).
     assert "tagCreateTime" not in text and "tagTimeRetained" not in text
@@ -74,7 +74,7 @@ def test_create_tag_latest_by_default_plain_snapshot_json(warehouse: str, clock:
 def test_create_tag_with_retention_writes_java_tag_keys(warehouse: str, clock: ManualClock) -> None:
     t = _table(warehouse, clock)
     clock.set(T0 + 5 * HOUR + 61_500)  # seconds and millis set: both array parts appear
-    t.create_tag("ttl", 2, time_retained="1 d")
+    t.maintenance.create_tag("ttl", 2, time_retained="1 d")
     text = t.file_io.read_text(t.tag_manager.tag_path("ttl"))
     assert re.search(r'"tagTimeRetained" : 86400\.000000000\n}$', text), text
     obj = json.loads(text)
@@ -94,8 +94,8 @@ def test_java_local_date_time_and_duration_shapes() -> None:
 
 def test_default_time_retained_option(warehouse: str, clock: ManualClock) -> None:
     t = _table(warehouse, clock, options={"tag.default-time-retained": "2 h"})
-    t.create_tag("a")
-    t.create_tag("b", 1, time_retained=0)
+    t.maintenance.create_tag("a")
+    t.maintenance.create_tag("b", 1, time_retained=0)
     assert tag_time_retained_ms(t.tag_manager.get("a")) == 2 * HOUR
     assert tag_time_retained_ms(t.tag_manager.get("b")) == 0
     assert '"tagTimeRetained" : 0.0' in t.file_io.read_text(t.tag_manager.tag_path("b"))
@@ -104,7 +104,7 @@ def test_default_time_retained_option(warehouse: str, clock: ManualClock) -> Non
 @pytest.mark.parametrize("name", ["20240101", "2024-01-01 10", "2024010110", "tag with spaces", "ü-1"])
 def test_java_valid_names(warehouse: str, clock: ManualClock, name: str) -> None:
     t = _table(warehouse, clock, n=1)
-    t.create_tag(name)  # numeric and spaced names are valid in Java (auto tags use them)
+    t.maintenance.create_tag(name)  # numeric and spaced names are valid in Java (auto tags use them)
     assert t.tag_manager.list_names() == [name]
 
 
@@ -112,156 +112,156 @@ def test_java_valid_names(warehouse: str, clock: ManualClock, name: str) -> None
 def test_invalid_names_change_nothing(warehouse: str, clock: ManualClock, name: str) -> None:
     t = _table(warehouse, clock, n=1)
     with pytest.raises(InvalidArgumentError):
-        t.create_tag(name)
+        t.maintenance.create_tag(name)
     assert t.tag_manager.list_names() == []
 
 
 def test_create_errors_leave_tags_unchanged(warehouse: str, clock: ManualClock) -> None:
     t = _table(warehouse, clock)
-    t.create_tag("v1", 1)
+    t.maintenance.create_tag("v1", 1)
     before = _tag_files(t)
     with pytest.raises(TagAlreadyExistsError):
-        t.create_tag("v1", 3)
+        t.maintenance.create_tag("v1", 3)
     with pytest.raises(SnapshotNotFoundError):
-        t.create_tag("v2", 99)
+        t.maintenance.create_tag("v2", 99)
     with pytest.raises(InvalidArgumentError):
-        t.create_tag("v2", "3")  # type: ignore[arg-type]
+        t.maintenance.create_tag("v2", "3")  # type: ignore[arg-type]
     assert _tag_files(t) == before
 
 
 def test_create_on_empty_table(warehouse: str, clock: ManualClock) -> None:
     t = _table(warehouse, clock, n=0)
     with pytest.raises(SnapshotNotFoundError):
-        t.create_tag("v1")
+        t.maintenance.create_tag("v1")
     assert t.tag_manager.list_names() == []
 
 
 def test_create_tag_of_expired_snapshot_held_by_a_tag(warehouse: str, clock: ManualClock) -> None:
     t = _table(warehouse, clock)
-    t.create_tag("keep", 1, time_retained="1 h")
+    t.maintenance.create_tag("keep", 1, time_retained="1 h")
     t.file_io.delete(t.snapshot_manager.snapshot_path(1))  # expired by hand
-    snap = t.create_tag("again", 1)  # Java's findSnapshot falls back to tags
-    assert snap.id == 1 and snap.tag_create_time is None
+    snap = t.maintenance.create_tag("again", 1)  # Java's findSnapshot falls back to tags
+    assert snap.snapshot_id == 1 and snap.tag_create_time is None
     assert "tagCreateTime" not in t.file_io.read_text(t.tag_manager.tag_path("again"))
     assert _ids(t.copy({"scan.tag-name": "again"}).to_arrow()) == [0, 1]
 
 
 def test_auto_tag_names_cannot_double_tag_a_snapshot(warehouse: str, clock: ManualClock) -> None:
     t = _table(warehouse, clock, options={"tag.automatic-creation": "process-time", "write-only": "true"})
-    t.create_tag("2024-01-01", 1)
+    t.maintenance.create_tag("2024-01-01", 1)
     with pytest.raises(InvalidArgumentError, match="already auto-tagged"):
-        t.create_tag("2024-01-02", 1)
-    t.create_tag("manual", 1)  # not an auto-tag name: fine
-    t.create_tag("2024-01-02", 2)
+        t.maintenance.create_tag("2024-01-02", 1)
+    t.maintenance.create_tag("manual", 1)  # not an auto-tag name: fine
+    t.maintenance.create_tag("2024-01-02", 2)
     assert t.tag_manager.list_names() == ["2024-01-01", "2024-01-02", "manual"]
 
 
 # --- create from timestamp ----------------------------------------------------------------------
 def test_create_tag_from_timestamp(warehouse: str, clock: ManualClock) -> None:
     t = _table(warehouse, clock)  # snapshots k at T0 + k s
-    assert t.create_tag_from_timestamp("exact", T0 + 2000).id == 2
-    assert t.create_tag_from_timestamp("after", T0 + 2001).id == 3
-    assert t.create_tag_from_timestamp("first", 0).id == 1
+    assert t.maintenance.create_tag_from_timestamp("exact", T0 + 2000).snapshot_id == 2
+    assert t.maintenance.create_tag_from_timestamp("after", T0 + 2001).snapshot_id == 3
+    assert t.maintenance.create_tag_from_timestamp("first", 0).snapshot_id == 1
     with pytest.raises(SnapshotNotFoundError):
-        t.create_tag_from_timestamp("none", T0 + 4001)
+        t.maintenance.create_tag_from_timestamp("none", T0 + 4001)
     assert "none" not in t.tag_manager.list_names()
-    assert t.create_tag_from_timestamp("iso", "2024-01-01T00:00:03.500", time_retained="1 h").id == 4
+    assert t.maintenance.create_tag_from_timestamp("iso", "2024-01-01T00:00:03.500", time_retained="1 h").snapshot_id == 4
 
 
 def test_create_tag_from_timestamp_prefers_earlier_tagged_snapshot(warehouse: str, clock: ManualClock) -> None:
     t = _table(warehouse, clock)
-    t.create_tag("old", 1)
+    t.maintenance.create_tag("old", 1)
     t.file_io.delete(t.snapshot_manager.snapshot_path(1))
     # Earliest live snapshot is 2 (T0+2s); the tag holds snapshot 1 (T0+1s), which qualifies first.
-    assert t.create_tag_from_timestamp("from-ts", T0 + 500).id == 1
+    assert t.maintenance.create_tag_from_timestamp("from-ts", T0 + 500).snapshot_id == 1
 
 
 # --- replace / rename ---------------------------------------------------------------------------
 def test_replace_tag(warehouse: str, clock: ManualClock) -> None:
     t = _table(warehouse, clock, options={"tag.default-time-retained": "1 d"})
     with pytest.raises(TagNotFoundError):
-        t.replace_tag("missing", 1)
+        t.maintenance.replace_tag("missing", 1)
     assert t.tag_manager.list_names() == []
-    t.create_tag("v", 1)
+    t.maintenance.create_tag("v", 1)
     assert tag_time_retained_ms(t.tag_manager.get("v")) == 86_400_000
-    t.replace_tag("v", 3)
+    t.maintenance.replace_tag("v", 3)
     tag = t.tag_manager.get("v")
     # Java's replaceTag writes exactly the retention given: none here.
     assert tag.id == 3 and tag.tag_time_retained is None
     assert _ids(t.copy({"scan.tag-name": "v"}).to_arrow()) == list(range(6))
-    t.replace_tag("v", time_retained="3 h")
+    t.maintenance.replace_tag("v", time_retained="3 h")
     assert t.tag_manager.get("v").id == 4 and tag_time_retained_ms(t.tag_manager.get("v")) == 3 * HOUR
     before = _tag_files(t)
     with pytest.raises(SnapshotNotFoundError):
-        t.replace_tag("v", 42)
+        t.maintenance.replace_tag("v", 42)
     assert _tag_files(t) == before
 
 
 def test_rename_tag_keeps_bytes(warehouse: str, clock: ManualClock) -> None:
     t = _table(warehouse, clock)
-    t.create_tag("a", 2, time_retained="1 h")
-    t.create_tag("b", 3)
+    t.maintenance.create_tag("a", 2, time_retained="1 h")
+    t.maintenance.create_tag("b", 3)
     data = t.file_io.read_bytes(t.tag_manager.tag_path("a"))
-    snap = t.rename_tag("a", "c")
-    assert snap.id == 2
+    snap = t.maintenance.rename_tag("a", "c")
+    assert (snap.snapshot_id, snap.tag, snap.renamed_from) == (2, "c", "a")
     assert t.tag_manager.list_names() == ["b", "c"]
     assert t.file_io.read_bytes(t.tag_manager.tag_path("c")) == data
     before = _tag_files(t)
     with pytest.raises(TagAlreadyExistsError):
-        t.rename_tag("c", "b")
+        t.maintenance.rename_tag("c", "b")
     with pytest.raises(TagAlreadyExistsError):
-        t.rename_tag("c", "c")
+        t.maintenance.rename_tag("c", "c")
     with pytest.raises(TagNotFoundError):
-        t.rename_tag("a", "d")
+        t.maintenance.rename_tag("a", "d")
     with pytest.raises(InvalidArgumentError):
-        t.rename_tag("c", " ")
+        t.maintenance.rename_tag("c", " ")
     assert _tag_files(t) == before
 
 
 # --- expire ---------------------------------------------------------------------------------------
 def test_expire_tags_by_time_retained(warehouse: str, clock: ManualClock) -> None:
     t = _table(warehouse, clock)
-    t.create_tag("short", 1, time_retained="1 h")
-    t.create_tag("long", 2, time_retained="1 d")
-    t.create_tag("forever", 3)
+    t.maintenance.create_tag("short", 1, time_retained="1 h")
+    t.maintenance.create_tag("long", 2, time_retained="1 d")
+    t.maintenance.create_tag("forever", 3)
     created = clock.now_millis()
     clock.set(created + HOUR)  # not after create + retained yet (Java: strictly after)
-    assert t.expire_tags().expired_tags == ()
+    assert t.maintenance.expire_tags().expired_tags == ()
     clock.set(created + HOUR + 1)
-    dry = t.expire_tags(dry_run=True)
+    dry = t.maintenance.expire_tags(dry_run=True)
     assert isinstance(dry, ExpireTagsResult) and dry.expired_tags == ("short",) and dry.dry_run
     assert t.tag_manager.list_names() == ["forever", "long", "short"]
-    res = t.expire_tags()
+    res = t.maintenance.expire_tags()
     assert res.expired_tags == ("short",) and isinstance(res.deletion, DeleteTagResult)
     assert t.tag_manager.list_names() == ["forever", "long"]
     assert res.to_dict()["deletion"]["deleted_tags"] == ["short"]
     clock.set(created + 2 * 86_400_000)
-    assert t.expire_tags().expired_tags == ("long",)
+    assert t.maintenance.expire_tags().expired_tags == ("long",)
     assert t.tag_manager.list_names() == ["forever"]  # no retention: never by time
 
 
 def test_expire_tags_older_than(warehouse: str, clock: ManualClock) -> None:
     t = _table(warehouse, clock)
     clock.set(T0 + 10 * HOUR)
-    t.create_tag("ttl-old", 1, time_retained="30 d")
+    t.maintenance.create_tag("ttl-old", 1, time_retained="30 d")
     clock.set(T0 + 20 * HOUR)
-    t.create_tag("ttl-new", 2, time_retained="30 d")
-    t.create_tag("plain", 3)  # no create time recorded: aged by its file's modification time
+    t.maintenance.create_tag("ttl-new", 2, time_retained="30 d")
+    t.maintenance.create_tag("plain", 3)  # no create time recorded: aged by its file's modification time
     real_now = int(time.time() * 1000)
     if not warehouse.startswith("memory://"):
         mtime = real_now - 5 * 86_400_000
         os.utime(t.tag_manager.tag_path("plain"), (mtime / 1000, mtime / 1000))
-    res = t.expire_tags(older_than=T0 + 15 * HOUR)
+    res = t.maintenance.expire_tags(older_than=T0 + 15 * HOUR)
     assert res.expired_tags == ("ttl-old",) and res.older_than_millis == T0 + 15 * HOUR
     # A cutoff after the plain tag's file time expires it too; ttl-new was created after T0+15h.
-    res = t.expire_tags(older_than=real_now + 86_400_000)
+    res = t.maintenance.expire_tags(older_than=real_now + 86_400_000)
     assert res.expired_tags == ("plain", "ttl-new")
     assert t.tag_manager.list_names() == []
 
 
 def test_expire_tags_nothing_to_do(warehouse: str, clock: ManualClock) -> None:
     t = _table(warehouse, clock, n=1)
-    res = t.expire_tags(older_than=T0)
+    res = t.maintenance.expire_tags(older_than=T0)
     assert res.expired_tags == () and res.deletion is None
     assert res.to_dict()["expired_tags"] == []
 
@@ -273,10 +273,10 @@ def test_expire_tags_nothing_to_do(warehouse: str, clock: ManualClock) -> None:
 def test_pypaimon_reads_our_tags(tmp_path: Path, clock: ManualClock, pypaimon: object) -> None:
     wh = str(tmp_path / "wh")
     t = _table(wh, clock)
-    t.create_tag("plain", 2)
-    t.create_tag("ttl", 3, time_retained="1 d")
-    t.create_tag("20240101", 1, time_retained="90 min")
-    t.rename_tag("20240101", "renamed")
+    t.maintenance.create_tag("plain", 2)
+    t.maintenance.create_tag("ttl", 3, time_retained="1 d")
+    t.maintenance.create_tag("20240101", 1, time_retained="90 min")
+    t.maintenance.rename_tag("20240101", "renamed")
     peer = pypaimon
     assert peer.list_tags(wh, "db.t") == {"plain": 2, "ttl": 3, "renamed": 1}  # type: ignore[attr-defined]
     for name, want in (("plain", 4), ("ttl", 6), ("renamed", 2)):

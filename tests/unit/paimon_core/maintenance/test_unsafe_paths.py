@@ -52,7 +52,7 @@ def _table(tmp_path: pathlib.Path, *, options: dict[str, str] | None = None) -> 
 def _expire(t: FileStoreTable) -> object:
     assert isinstance(t.clock, ManualClock)
     t.clock.advance(10 * HOUR)
-    return t.expire_snapshots(retain_max=1, retain_min=1)
+    return t.maintenance.expire_snapshots(retain_max=1, retain_min=1)
 
 
 def _assert_refused_untouched(
@@ -166,19 +166,19 @@ def test_expiry_refuses_statistics_and_changelog_lists_outside(tmp_path: pathlib
 
 def test_tag_deletion_refuses_a_tag_naming_files_outside(tmp_path: pathlib.Path, victim: pathlib.Path) -> None:
     t = _table(tmp_path)
-    t.create_tag("t1", 1)
-    t.create_tag("t2", 2)
+    t.maintenance.create_tag("t1", 1)
+    t.maintenance.create_tag("t2", 2)
     _expire(t)  # tags t1, t2 now own their files
     tag = t.tag_manager.get("t1")
     bucket_dir = t.bucket_path(crafted_entry(t, 4, FileKind.ADD, file_name="x").partition, 0)
     name, size = manifest_list_of(t, [crafted_entry(t, 4, FileKind.ADD, file_name=rel_to(victim, bucket_dir))])
     poisoned = tag.copy(base_manifest_list=name, base_manifest_list_size=size)
     t.file_io.write_bytes(t.tag_manager.tag_path("t1"), poisoned.to_json().encode(), overwrite=True)
-    err = _assert_refused_untouched(t, tmp_path, lambda: t.delete_tag("t1"), snapshot_id=None)
+    err = _assert_refused_untouched(t, tmp_path, lambda: t.maintenance.delete_tag("t1", dry_run=False), snapshot_id=None)
     assert "t1" in str(err) and err.snapshot_id == 1  # type: ignore[attr-defined]
     poisoned = tag.copy(base_manifest_list=rel_to(victim, t.paths.manifest_dir))
     t.file_io.write_bytes(t.tag_manager.tag_path("t2"), poisoned.to_json().encode(), overwrite=True)
-    _assert_refused_untouched(t, tmp_path, lambda: t.delete_tag(["t1", "t2"]), snapshot_id=None)
+    _assert_refused_untouched(t, tmp_path, lambda: t.maintenance.delete_tag(["t1", "t2"], dry_run=False), snapshot_id=None)
 
 
 @pytest.mark.parametrize("name", ["../../../victim", "a/b", "x\\y"])
@@ -186,10 +186,10 @@ def test_tag_and_consumer_names_never_become_paths(tmp_path: pathlib.Path, victi
     t = _table(tmp_path)
     before = outside_state(tmp_path, t.path)
     for call in (
-        lambda: t.create_tag(name, 1),
-        lambda: t.delete_tag(name),
-        lambda: t.rollback_to(name),
-        lambda: t.reset_consumer(name, 1),
+        lambda: t.maintenance.create_tag(name, 1),
+        lambda: t.maintenance.delete_tag(name, dry_run=False),
+        lambda: t.maintenance.rollback_to(name, dry_run=False),
+        lambda: t.maintenance.reset_consumer(name, 1),
         lambda: t.consumer_manager.delete_consumer(name),
     ):
         with pytest.raises(PaimonError):
@@ -204,8 +204,8 @@ def test_tag_and_consumer_names_never_become_paths(tmp_path: pathlib.Path, victi
 def test_rollback_refuses_a_target_naming_files_outside(tmp_path: pathlib.Path, victim: pathlib.Path) -> None:
     t = _table(tmp_path)
     rewrite_snapshot(t, 2, index_manifest=rel_to(victim, t.paths.manifest_dir))
-    _assert_refused_untouched(t, tmp_path, lambda: t.rollback_to(2), snapshot_id=2)
-    _assert_refused_untouched(t, tmp_path, lambda: t.rollback_to_as_latest(2), snapshot_id=2)
+    _assert_refused_untouched(t, tmp_path, lambda: t.maintenance.rollback_to(2, dry_run=False), snapshot_id=2)
+    _assert_refused_untouched(t, tmp_path, lambda: t.maintenance.rollback_to_as_latest(2), snapshot_id=2)
 
 
 def test_orphan_clean_aborts_on_a_manifest_name_outside(tmp_path: pathlib.Path, victim: pathlib.Path) -> None:
@@ -216,7 +216,7 @@ def test_orphan_clean_aborts_on_a_manifest_name_outside(tmp_path: pathlib.Path, 
     t.clock.advance(48 * HOUR)
     for dry_run in (True, False):
         with pytest.raises(OrphanCleanAbortedError) as err:
-            t.remove_orphan_files(dry_run=dry_run)
+            t.maintenance.remove_orphan_files(dry_run=dry_run)
         assert isinstance(err.value.__cause__, UnsafePathError)
     assert (outside_state(tmp_path, t.path), table_state(t)) == before
 
@@ -243,7 +243,7 @@ def test_a_table_named_like_a_system_table_is_refused(tmp_path: pathlib.Path) ->
         assert not catalog.table_exists(f"db.{name}")
     t = catalog.create_table("db.t", SCHEMA)
     t.write_arrow(rows([1]))
-    assert t.system_table("snapshots").num_rows == 1  # t$snapshots still reads as a system table
+    assert t.inspect.system_table("snapshots").num_rows == 1  # t$snapshots still reads as a system table
 
 
 # --- found by the metadata fuzz ---------------------------------------------------------------------
@@ -263,10 +263,10 @@ def test_undecodable_hints_consumers_and_snapshot_fields_are_typed_errors(tmp_pa
     latest = pathlib.Path(t.snapshot_manager.snapshot_path(4)).parent / "LATEST"
     latest.write_bytes(b"\xdd\xff")
     assert t.snapshot_manager.latest_snapshot_id() == 4  # a garbage hint is ignored, as Java does
-    t.reset_consumer("c1", 2)
+    t.maintenance.reset_consumer("c1", 2)
     pathlib.Path(t.consumer_manager.consumer_path("c1")).write_bytes(b"\x83\x00{")
     with pytest.raises(CorruptFileError, match="consumer-c1"):
-        t.expire_snapshots(retain_max=1, retain_min=1)
+        t.maintenance.expire_snapshots(retain_max=1, retain_min=1)
     t.consumer_manager.delete_consumer("c1")
     snap = json.loads(pathlib.Path(t.snapshot_manager.snapshot_path(2)).read_bytes())
     for key, value in (("deltaManifestListSize", "12"), ("baseManifestList", 7), ("indexManifest", [])):

@@ -45,7 +45,7 @@ def _table(wh: str, name: str, options: dict[str, str]) -> FileStoreTable:
         ids = [c % 5 * 100 + i for i in range(len(parts))]
         t.write_arrow(pa.table({"id": ids, "p": parts, "v": [c] * len(parts)}, schema=SCHEMA))
         if c % 10 == 9:
-            t.compact()
+            t.maintenance.compact()
     return t
 
 
@@ -107,14 +107,14 @@ def test_compact_manifest_full_sort(local_warehouse: str, monkeypatch: pytest.Mo
     reads_before = _manifests_read(t, monkeypatch, 5)
     h = t.copy({"manifest-sort.enabled": "true"})
 
-    dry = h.compact_manifest(dry_run=True)
+    dry = h.maintenance.compact_manifest(dry_run=True)
     assert t.latest_snapshot() == before and dry.snapshot_id is None
     assert dry.manifest_sort and dry.sort_field == "p" and dry.sort_levels is not None
     assert dry.manifests_sorted > 0 and dry.bytes_sorted > 0 and dry.max_manifests_per_partition_after is None
     assert dry.manifests_with_deletes > 0 and 0 < dry.manifests_undersized <= dry.manifests_before  # Java's summary
     assert dry.max_manifests_per_partition_before == _overlap(t)
 
-    result = h.compact_manifest()
+    result = h.maintenance.compact_manifest()
     snap = t.latest_snapshot()
     assert snap is not None and result.snapshot_id == snap.id == before.id + 1
     assert result.manifests_sorted == dry.manifests_sorted and result.bytes_sorted == dry.bytes_sorted
@@ -126,7 +126,7 @@ def test_compact_manifest_full_sort(local_warehouse: str, monkeypatch: pytest.Mo
     assert all(_rows(t, i) == rows for i, rows in history.items())
     assert _rows(t) == history[before.id]
     assert _manifests_read(t, monkeypatch, 5) < reads_before
-    again = h.compact_manifest()  # already sorted: nothing to commit
+    again = h.maintenance.compact_manifest()  # already sorted: nothing to commit
     assert again.snapshot_id is None and t.latest_snapshot() == snap
 
 
@@ -135,12 +135,12 @@ def test_max_rewrite_size_bounds_the_sort(local_warehouse: str) -> None:
     metas = t.new_file_store_scan().data_manifests(t.latest_snapshot())  # type: ignore[arg-type]
     budget = 4 * 1024
     h = t.copy({"manifest-sort.enabled": "true", "manifest-sort.max-rewrite-size": "4kb"})
-    dry = h.compact_manifest(dry_run=True)
+    dry = h.maintenance.compact_manifest(dry_run=True)
     biggest = max(m.file_size for m in metas)
     assert 2 <= dry.manifests_sorted < len(metas)
     assert dry.bytes_sorted <= budget + 2 * biggest  # the head may take the crossing file, and 2 files at least
     rows = _rows(t)
-    h.compact_manifest()
+    h.maintenance.compact_manifest()
     assert _rows(t) == rows
 
 
@@ -157,7 +157,7 @@ def test_bad_sort_options_are_refused(local_warehouse: str, options: dict[str, s
     h = t.copy({"manifest-sort.enabled": "true", **options})
     for dry_run in (True, False):
         with pytest.raises(InvalidOptionError, match="manifest-sort") as info:
-            h.compact_manifest(dry_run=dry_run)
+            h.maintenance.compact_manifest(dry_run=dry_run)
         assert says in str(info.value)
     assert t.latest_snapshot() == before
 
@@ -169,7 +169,7 @@ def test_non_partitioned_table_is_refused(local_warehouse: str) -> None:
     t.write_arrow(pa.table({"v": [1]}))
     before = t.latest_snapshot()
     with pytest.raises(InvalidOptionError, match="Cannot enable 'manifest-sort.enabled' for non-partition table"):
-        t.copy({"manifest-sort.enabled": "true"}).compact_manifest()
+        t.copy({"manifest-sort.enabled": "true"}).maintenance.compact_manifest()
     assert t.latest_snapshot() == before
 
 

@@ -39,7 +39,7 @@ def success_files(t: FileStoreTable) -> list[str]:
 
 def test_success_file_per_partition_in_javas_format(local_warehouse: str, clock: ManualClock) -> None:
     t = table(local_warehouse, clock)
-    r = t.mark_partition_done("dt=2024-01-01,hh=0;hh=5,dt=2024-01-02")
+    r = t.maintenance.mark_partition_done("dt=2024-01-01,hh=0;hh=5,dt=2024-01-02")
     assert r.actions == ("success-file",)
     assert r.partitions == ("dt=2024-01-01/hh=0", "dt=2024-01-02/hh=5")  # partition-key order
     assert success_files(t) == ["dt=2024-01-01/hh=0/_SUCCESS", "dt=2024-01-02/hh=5/_SUCCESS"]
@@ -48,7 +48,7 @@ def test_success_file_per_partition_in_javas_format(local_warehouse: str, clock:
     assert json.loads(text) == {"creationTime": T0, "modificationTime": T0}
     # marking again keeps the creation time and moves the modification time (Java's SuccessFile)
     clock.advance(5000)
-    t.mark_partition_done([{"dt": "2024-01-01", "hh": "0"}])
+    t.maintenance.mark_partition_done([{"dt": "2024-01-01", "hh": "0"}])
     again = SuccessFile.from_json(Path(t.path, "dt=2024-01-01/hh=0/_SUCCESS").read_text(), path="x")
     assert again == SuccessFile(T0, T0 + 5000)
     # the data is untouched and still read
@@ -57,7 +57,7 @@ def test_success_file_per_partition_in_javas_format(local_warehouse: str, clock:
 
 def test_a_leading_partition_key_marks_the_parent_directory(local_warehouse: str, clock: ManualClock) -> None:
     t = table(local_warehouse, clock)
-    assert t.mark_partition_done("dt=2024-01-01").partitions == ("dt=2024-01-01",)
+    assert t.maintenance.mark_partition_done("dt=2024-01-01").partitions == ("dt=2024-01-01",)
     assert success_files(t) == ["dt=2024-01-01/_SUCCESS"]
 
 
@@ -76,7 +76,7 @@ def test_bad_partition_specs_write_nothing(
 ) -> None:
     t = table(local_warehouse, clock)
     with pytest.raises(InvalidArgumentError, match=message):
-        t.mark_partition_done(partitions)
+        t.maintenance.mark_partition_done(partitions)
     assert success_files(t) == []
 
 
@@ -95,7 +95,7 @@ def test_actions_needing_a_metastore_are_refused(
 ) -> None:
     t = table(local_warehouse, clock, {"partition.mark-done-action": action})
     with pytest.raises(InvalidOptionError, match=message):
-        t.mark_partition_done("dt=2024-01-01,hh=0")
+        t.maintenance.mark_partition_done("dt=2024-01-01,hh=0")
     assert success_files(t) == []
 
 
@@ -104,4 +104,4 @@ def test_unpartitioned_table_is_refused(local_warehouse: str, clock: ManualClock
     cat.create_database("db")
     t = cat.create_table("db.u", SCHEMA)
     with pytest.raises(InvalidArgumentError, match="not partitioned"):
-        t.mark_partition_done("dt=2024-01-01")
+        t.maintenance.mark_partition_done("dt=2024-01-01")

@@ -69,7 +69,7 @@ def ids(t: FileStoreTable) -> list[int]:
 def test_dry_run_lists_and_changes_nothing(cat: FileSystemCatalog) -> None:
     t = hourly(cat)
     before = t.latest_snapshot()
-    r = t.expire_partitions("7 d", dry_run=True)  # cutoff 2024-01-03 00:00 local
+    r = t.maintenance.expire_partitions("7 d", dry_run=True)  # cutoff 2024-01-03 00:00 local
     assert r.dry_run and r.snapshot_id is None and r.strategy == "values-time"
     assert r.partitions == ["dt=20240101, hh=0", "dt=20240101, hh=12", "dt=20240102, hh=0", "dt=20240102, hh=12"]
     assert r.to_dict()["expired_partitions"][0]["spec"] == {"dt": "20240101", "hh": "0"}
@@ -80,7 +80,7 @@ def test_dry_run_lists_and_changes_nothing(cat: FileSystemCatalog) -> None:
 def test_expire_is_one_overwrite_commit_and_old_snapshots_keep_the_rows(cat: FileSystemCatalog) -> None:
     t = hourly(cat)
     all_ids = ids(t)
-    r = t.expire_partitions("7 d")
+    r = t.maintenance.expire_partitions("7 d")
     assert r.snapshot_id == 2 and r.commit_kind == "OVERWRITE"
     assert r.deleted_files == 4 and r.deleted_rows == 4
     snap = t.snapshot_manager.snapshot(2)
@@ -92,24 +92,24 @@ def test_expire_is_one_overwrite_commit_and_old_snapshots_keep_the_rows(cat: Fil
     # time travel: snapshot 1 still reads the dropped rows (nothing was deleted from storage)
     assert ids(t.copy({"scan.snapshot-id": "1"})) == all_ids
     # nothing left to expire: a second run commits nothing
-    again = t.expire_partitions("7 d")
+    again = t.maintenance.expire_partitions("7 d")
     assert again.partitions == [] and again.snapshot_id is None and t.latest_snapshot().id == 2  # type: ignore[union-attr]
 
 
 def test_max_expires_takes_the_oldest_first(cat: FileSystemCatalog) -> None:
     t = hourly(cat, {"partition.expiration-max-num": "3"})
-    assert t.expire_partitions("1 d").partitions == ["dt=20240101, hh=0", "dt=20240101, hh=12", "dt=20240102, hh=0"]
-    assert t.expire_partitions("1 d", max_expires=1).partitions == ["dt=20240102, hh=12"]
+    assert t.maintenance.expire_partitions("1 d").partitions == ["dt=20240101, hh=0", "dt=20240101, hh=12", "dt=20240102, hh=0"]
+    assert t.maintenance.expire_partitions("1 d", max_expires=1).partitions == ["dt=20240102, hh=12"]
 
 
 def test_procedure_arguments_override_the_options(cat: FileSystemCatalog) -> None:
     t = cat.create_table("db.t", SCHEMA, partition_keys=["dt", "hh"])
     t.write_arrow(rows(DAYS, [0]))
     # no formatter: the default y-M-d does not parse 20240101, nothing expires
-    assert t.expire_partitions("1 d").partitions == []
-    got = t.expire_partitions("1 d", timestamp_formatter="yyyyMMdd", dry_run=True)
+    assert t.maintenance.expire_partitions("1 d").partitions == []
+    got = t.maintenance.expire_partitions("1 d", timestamp_formatter="yyyyMMdd", dry_run=True)
     assert got.partitions == ["dt=20240101, hh=0", "dt=20240102, hh=0", "dt=20240105, hh=0"]
-    got = t.expire_partitions("1 d", timestamp_pattern="$dt", timestamp_formatter="yyyyMMdd", dry_run=True)
+    got = t.maintenance.expire_partitions("1 d", timestamp_pattern="$dt", timestamp_formatter="yyyyMMdd", dry_run=True)
     assert len(got.partitions) == 3
 
 
@@ -130,7 +130,7 @@ def test_bad_input_is_a_clear_error_and_changes_nothing(
     t = hourly(cat)
     args = {"expiration_time": "1 d", **kwargs}
     with pytest.raises(error, match=message):
-        t.expire_partitions(**args)  # type: ignore[arg-type]
+        t.maintenance.expire_partitions(**args)  # type: ignore[arg-type]
     assert t.latest_snapshot().id == 1 and len(ids(t)) == 8  # type: ignore[union-attr]
 
 
@@ -138,7 +138,7 @@ def test_unpartitioned_table_is_refused(cat: FileSystemCatalog) -> None:
     t = cat.create_table("db.u", SCHEMA)
     t.write_arrow(rows(DAYS, [0]))
     with pytest.raises(InvalidArgumentError, match="no partition keys"):
-        t.expire_partitions("1 d")
+        t.maintenance.expire_partitions("1 d")
 
 
 @pytest.fixture
@@ -162,9 +162,9 @@ def test_update_time_uses_the_latest_file_of_the_partition(cat: FileSystemCatalo
     t.write_arrow(rows(["a", "b"], [0]))
     creation_times.append(stored(2024, 1, 8))
     t.write_arrow(rows(["b"], [0], start=10))  # b is updated later: its newest file counts
-    r = t.expire_partitions("3 d", dry_run=True)  # now 2024-01-10: cutoff 2024-01-07
+    r = t.maintenance.expire_partitions("3 d", dry_run=True)  # now 2024-01-10: cutoff 2024-01-07
     assert r.strategy == "update-time" and r.partitions == ["dt=a, hh=0"]
-    parts = {p["partition"]: p for p in t.system_table("partitions").to_pylist()}
+    parts = {p["partition"]: p for p in t.inspect.system_table("partitions").to_pylist()}
     assert parts["dt=b/hh=0"]["last_update_time"] == dt.datetime(2024, 1, 8)
     assert parts["dt=a/hh=0"]["expire_time"] == dt.datetime(2024, 1, 4)
     assert parts["dt=b/hh=0"]["expire_time"] == dt.datetime(2024, 1, 11)
@@ -174,12 +174,12 @@ def test_update_time_uses_the_latest_file_of_the_partition(cat: FileSystemCatalo
 
 def test_partitions_table_shows_when_each_partition_expires(cat: FileSystemCatalog) -> None:
     t = hourly(cat, {"partition.expiration-time": "7 d"})
-    got = {r["partition"]: r["expire_time"] for r in t.system_table("partitions").to_pylist()}
+    got = {r["partition"]: r["expire_time"] for r in t.inspect.system_table("partitions").to_pylist()}
     assert got["dt=20240101/hh=0"] == dt.datetime(2024, 1, 8)
     assert got["dt=20240109/hh=12"] == dt.datetime(2024, 1, 16, 12)
     off = cat.create_table("db.off", SCHEMA, partition_keys=["dt", "hh"])
     off.write_arrow(rows(DAYS, [0]))
-    assert set(off.system_table("partitions").column("expire_time").to_pylist()) == {None}
+    assert set(off.inspect.system_table("partitions").column("expire_time").to_pylist()) == {None}
 
 
 # --- writers ------------------------------------------------------------------------------
@@ -249,7 +249,7 @@ def test_bad_expiry_options_fail_the_write_before_it_lands(cat: FileSystemCatalo
 @pytest.mark.interop
 def test_pypaimon_reads_the_table_after_expiry(cat: FileSystemCatalog, local_warehouse: str, pypaimon: object) -> None:
     t = hourly(cat)
-    t.expire_partitions("7 d")
+    t.maintenance.expire_partitions("7 d")
     got = pypaimon.read(local_warehouse, "db.t")  # type: ignore[attr-defined]
     assert sorted(got.column("id").to_pylist()) == ids(t)
     assert sorted(set(got.column("dt").to_pylist())) == ["20240105", "20240109"]
@@ -259,18 +259,18 @@ def test_pypaimon_reads_the_table_after_expiry(cat: FileSystemCatalog, local_war
 
 def test_tags_keep_dropped_files_until_snapshot_expiry_and_tag_deletion(cat: FileSystemCatalog) -> None:
     t = hourly(cat)
-    t.create_tag("before", 1)
-    t.expire_partitions("7 d")
+    t.maintenance.create_tag("before", 1)
+    t.maintenance.expire_partitions("7 d")
     t.write_arrow(rows(["20240109"], [1], start=100))  # snapshot 3
-    t.expire_snapshots(retain_max=1, retain_min=1, older_than="2999-01-01T00:00:00")
+    t.maintenance.expire_snapshots(retain_max=1, retain_min=1, older_than="2999-01-01T00:00:00")
     assert t.snapshot_manager.earliest_snapshot_id() == 3
     # the tag still reads every dropped row: snapshot expiry kept the files it needs
     assert len(ids(t.copy({"scan.tag-name": "before"}))) == 8
-    dropped = [f for f in t.system_table("files").to_pylist() if f["partition"].startswith("{20240101")]
+    dropped = [f for f in t.inspect.system_table("files").to_pylist() if f["partition"].startswith("{20240101")]
     assert dropped == []
     old_files = glob.glob(os.path.join(t.path, "dt=20240101", "*", "bucket-*", "*.parquet"))
     assert old_files  # still on storage: the tag needs them
-    t.delete_tag("before")
+    t.maintenance.delete_tag("before", dry_run=False)
     assert not any(os.path.exists(f) for f in old_files)  # gone with the last thing holding them
     assert len(ids(t)) == 5
 
@@ -279,7 +279,7 @@ def test_a_partition_dropped_meanwhile_is_not_an_error(cat: FileSystemCatalog) -
     t = hourly(cat)
     op = PartitionExpire(t.store, expiration_time="7 d")
     planned = op.plan()
-    t.expire_partitions("7 d")  # another run drops them first
+    t.maintenance.expire_partitions("7 d")  # another run drops them first
     commit = t.new_file_store_commit("late").drop_partitions([p.partition for p in planned], 1)
     assert commit.deleted_files == 0
     assert len(ids(t)) == 4
@@ -291,8 +291,8 @@ def test_null_partition_expires_by_update_time_only(cat: FileSystemCatalog, crea
     data = pa.table({"id": [1, 2], "dt": [None, "2024-01-01"], "hh": pa.array([0, 0], pa.int32())}, schema=SCHEMA)
     t.write_arrow(data)
     # values-time: the null partition has no time and stays (Java logs and skips it)
-    assert t.expire_partitions("1 d", dry_run=True).partitions == ["dt=2024-01-01, hh=0"]
-    r = t.expire_partitions("1 d", expire_strategy="update-time")
+    assert t.maintenance.expire_partitions("1 d", dry_run=True).partitions == ["dt=2024-01-01, hh=0"]
+    r = t.maintenance.expire_partitions("1 d", expire_strategy="update-time")
     assert r.partitions == ["dt=2024-01-01, hh=0", "dt=__DEFAULT_PARTITION__, hh=0"]
     assert r.expired_partitions[1].to_dict()["spec"] == {"dt": "__DEFAULT_PARTITION__", "hh": "0"}
     assert ids(t) == []

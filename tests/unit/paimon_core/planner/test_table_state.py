@@ -42,7 +42,7 @@ def test_planned_compaction_is_what_paimon_would_compact(
     assert s.source == "scan" and s.snapshot_id == commits and s.snapshot_count == commits
     assert [p.partition for p in s.partitions] == ["dt=2026-11-01", "dt=2026-11-02"]
     a = plan_table(s, MaintenanceSettings(), now_millis=wall_now(), last_success={}).action("compact")
-    dry = table.compact(compact_strategy="minor", dry_run=True)
+    dry = table.maintenance.compact(compact_strategy="minor", dry_run=True)
     if a is None:
         assert dry.plan == ()
     else:
@@ -59,7 +59,7 @@ def test_pk_buckets_keep_their_sorted_runs(catalog: FileSystemCatalog) -> None:
     assert b.label == "dt=2026-11-01/0" and b.sorted_runs == 4 and b.level0_file_count == 4
     assert all(level == 0 for level, _, _ in b.runs)
     assert s.compaction_debt == pytest.approx(4 / 8)
-    table.compact(compact_strategy="full")
+    table.maintenance.compact(compact_strategy="full")
     after = collect(catalog.get_table("db.pk"))
     assert (
         after.buckets == ()
@@ -76,7 +76,7 @@ def test_expiry_figures_match_the_expiry_dry_runs(catalog: FileSystemCatalog) ->
     a = plan_table(s, MaintenanceSettings(), now_millis=wall_now(), last_success={}).action(
         "expire_snapshots"
     )
-    dry = table.expire_snapshots(dry_run=True)
+    dry = table.maintenance.expire_snapshots(dry_run=True)
     assert (
         a is not None and a.gain == len(dry.expired_snapshot_ids) == 5
     )  # keeps snapshot.num-retained.min 10
@@ -84,7 +84,7 @@ def test_expiry_figures_match_the_expiry_dry_runs(catalog: FileSystemCatalog) ->
         s, MaintenanceSettings(snapshot_retain_min=12), now_millis=wall_now(), last_success={}
     )
     assert (capped.action("expire_snapshots") or a).gain == len(
-        table.expire_snapshots(retain_min=12, dry_run=True).expired_snapshot_ids
+        table.maintenance.expire_snapshots(retain_min=12, dry_run=True).expired_snapshot_ids
     )
 
 
@@ -97,18 +97,18 @@ def test_partition_and_tag_expiry_match_the_dry_runs(catalog: FileSystemCatalog)
         **{"partition.expiration-time": "30 d", "partition.timestamp-formatter": "yyyy-MM-dd"},
     )
     write_commits(table, 1, days=("2020-01-01", "2020-01-02", "2999-01-01"), size=3)
-    table.create_tag("old", time_retained="1 ms")
-    table.create_tag("kept")
+    table.maintenance.create_tag("old", time_retained="1 ms")
+    table.maintenance.create_tag("kept")
     table = catalog.get_table("db.p")
     time.sleep(0.01)
     s = collect(table)
     p = plan_table(s, MaintenanceSettings(), now_millis=wall_now(), last_success={})
     partitions = p.action("expire_partitions")
     assert partitions is not None
-    assert partitions.gain == len(table.expire_partitions(dry_run=True).expired_partitions) == 2
+    assert partitions.gain == len(table.maintenance.expire_partitions(dry_run=True).expired_partitions) == 2
     tags = p.action("expire_tags")
     assert tags is not None and tags.reason == "1 tag(s) past their time-retained: old"
-    assert list(table.expire_tags(dry_run=True).expired_tags) == ["old"]
+    assert list(table.maintenance.expire_tags(dry_run=True).expired_tags) == ["old"]
 
 
 # --- the one-read reuse of an unchanged table --------------------------------------------------------
@@ -146,7 +146,7 @@ def counted(table: FileStoreTable) -> tuple[FileStoreTable, CountingIO]:
 def test_an_unchanged_table_costs_one_metadata_read(catalog: FileSystemCatalog, kind: str) -> None:
     table = kind_table(catalog, kind)
     write_commits(table, 6, days=DAYS)
-    table.create_tag("t1")
+    table.maintenance.create_tag("t1")
     first = collect(catalog.get_table(table.name))
 
     watched, io = counted(catalog.get_table(table.name))
@@ -185,7 +185,7 @@ def test_an_expiry_since_the_previous_state_refreshes_the_retention(catalog: Fil
     write_commits(table, 6, days=DAYS[:1], size=3)
     first = collect(catalog.get_table("db.t"))
     assert (first.earliest_snapshot_id, first.snapshot_count) == (1, 6)
-    table.expire_snapshots(retain_max=2, retain_min=1)
+    table.maintenance.expire_snapshots(retain_max=2, retain_min=1)
     refreshed = collect(catalog.get_table("db.t"), previous=first)
     assert refreshed.source == "earliest-refresh"
     assert (refreshed.earliest_snapshot_id, refreshed.snapshot_count, refreshed.snapshot_id) == (5, 2, 6)

@@ -53,7 +53,7 @@ def test_orphan_cleanup_never_lists_a_root_a_schema_file_added(tmp_path: pathlib
     outside = _victims(tmp_path)
     write_schema_option(t, "data-file.external-paths", str(outside))
     before = tree_state([str(outside)])
-    res = at(t, LATER).remove_orphan_files()
+    res = at(t, LATER).maintenance.remove_orphan_files(dry_run=False)
     assert diff(before, tree_state([str(outside)])) == []
     assert not any(str(outside) in p for p in res.deleted_paths)
 
@@ -70,7 +70,7 @@ def test_expiry_never_deletes_under_a_root_a_schema_file_added(tmp_path: pathlib
     set_delta(t, 2, [*delta_entries(t, 2), crafted])
     before = tree_state([str(outside)])
     with pytest.raises(UnsafePathError, match="did not write it there"):
-        at(t, LATER).expire_snapshots(retain_max=1, retain_min=1)
+        at(t, LATER).maintenance.expire_snapshots(retain_max=1, retain_min=1)
     assert diff(before, tree_state([str(outside)])) == []
 
 
@@ -101,10 +101,10 @@ def test_expiry_deletes_what_the_table_wrote_under_a_legitimate_root(tmp_path: p
     assert t.to_arrow().column("id").to_pylist() == [1]
     t.write_arrow(rows([2]), overwrite=True)  # DELETEs the external file
     commit(t, rows([3]))
-    at(t, LATER).expire_snapshots(retain_max=1, retain_min=1)
+    at(t, LATER).maintenance.expire_snapshots(retain_max=1, retain_min=1)
     assert not moved.exists() and unrelated.exists()
     assert sorted(at(t, LATER).to_arrow().column("id").to_pylist()) == [2, 3]
-    at(t, LATER).remove_orphan_files()
+    at(t, LATER).maintenance.remove_orphan_files(dry_run=False)
     assert unrelated.exists()  # never listed
 
 
@@ -138,7 +138,7 @@ def test_a_root_inside_another_table_is_refused_even_with_forged_adds(tmp_path: 
     )
     before = tree_state([other.path])
     with pytest.raises(UnsafePathError, match="inside the Paimon table"):
-        at(t, LATER).expire_snapshots(retain_max=1, retain_min=1)
+        at(t, LATER).maintenance.expire_snapshots(retain_max=1, retain_min=1)
     assert diff(before, tree_state([other.path])) == []
     assert other.to_arrow().column("id").to_pylist() == [7]
 
@@ -153,5 +153,5 @@ def test_a_file_outside_java_s_layout_under_a_root_is_never_deleted(tmp_path: pa
         commit(t, rows([i]))
     _forge_written(t, 2, with_file(delta_entries(t, 1)[0], file_name=victim.name, external_path=str(victim)))
     with pytest.raises(UnsafePathError, match="bucket's directory"):
-        at(t, LATER).expire_snapshots(retain_max=1, retain_min=1)
+        at(t, LATER).maintenance.expire_snapshots(retain_max=1, retain_min=1)
     assert victim.exists()

@@ -95,7 +95,7 @@ def test_expiry_never_resolves_a_file_uri_against_the_current_directory(
         t, 2, [*delta_entries(t, 2), with_file(e, kind=FileKind.DELETE, external_path="file:" + inside)]
     )
     before = tree_state([str(cwd)])
-    at(t, LATER).expire_snapshots(retain_max=1, retain_min=1)
+    at(t, LATER).maintenance.expire_snapshots(retain_max=1, retain_min=1)
     assert diff(before, tree_state([str(cwd)])) == []
     assert victim.read_bytes() == b"not the table's"
     assert not os.path.exists(inside)  # the table's own file, which the entry really names

@@ -151,40 +151,40 @@ Op = Callable[[Ctx], object]
 #: Every public operation, run against every case. Keys: the ``@recorded`` action names, plus the
 #: catalog's drops, migration and a plain write (whose commit cleans up after itself).
 OPERATIONS: dict[str, Op] = {
-    "expire_snapshots": lambda c: c.table.expire_snapshots(retain_max=1, retain_min=1),
-    "expire_changelogs": lambda c: c.table.expire_changelogs(delete_all=True),
-    "remove_orphan_files": lambda c: c.table.remove_orphan_files(),
-    "remove_unexisting_files": lambda c: c.table.remove_unexisting_files(),
-    "remove_unexisting_manifests": lambda c: c.table.remove_unexisting_manifests(),
-    "purge_files": lambda c: c.table.purge_files(),
-    "repair_earliest_snapshot": lambda c: c.table.repair_earliest_snapshot(3),
-    "compact": lambda c: c.table.compact(),
-    "compact_manifest": lambda c: c.table.compact_manifest(),
-    "expire_partitions": lambda c: c.table.expire_partitions(
+    "expire_snapshots": lambda c: c.table.maintenance.expire_snapshots(retain_max=1, retain_min=1),
+    "expire_changelogs": lambda c: c.table.maintenance.expire_changelogs(delete_all=True),
+    "remove_orphan_files": lambda c: c.table.maintenance.remove_orphan_files(dry_run=False),
+    "remove_unexisting_files": lambda c: c.table.maintenance.remove_unexisting_files(dry_run=False),
+    "remove_unexisting_manifests": lambda c: c.table.maintenance.remove_unexisting_manifests(dry_run=False),
+    "purge_files": lambda c: c.table.maintenance.purge_files(dry_run=False),
+    "repair_earliest_snapshot": lambda c: c.table.maintenance.repair_earliest_snapshot(3),
+    "compact": lambda c: c.table.maintenance.compact(),
+    "compact_manifest": lambda c: c.table.maintenance.compact_manifest(),
+    "expire_partitions": lambda c: c.table.maintenance.expire_partitions(
         expiration_time="1 d", timestamp_formatter="yyyyMMdd"
     ),
-    "mark_partition_done": lambda c: c.table.mark_partition_done(f"dt={P1}"),
-    "drop_partition": lambda c: c.table.drop_partition(f"dt={P1}"),
-    "create_tag": lambda c: c.table.create_tag("t5", 3),
-    "create_tag_from_timestamp": lambda c: c.table.create_tag_from_timestamp("t6", NOW + 2500),
-    "create_tag_from_watermark": lambda c: c.table.create_tag_from_watermark("t7", 0),
-    "replace_tag": lambda c: c.table.replace_tag("t1", 3),
-    "rename_tag": lambda c: c.table.rename_tag("t1", "t9"),
-    "delete_tag": lambda c: c.table.delete_tag("t1"),
-    "expire_tags": lambda c: c.table.expire_tags(older_than=LATER),
-    "trigger_tag_automatic_creation": lambda c: c.table.trigger_tag_automatic_creation(),
-    "rollback_to": lambda c: c.table.rollback_to(1),
-    "rollback_to_timestamp": lambda c: c.table.rollback_to_timestamp(NOW + 1500),
-    "rollback_to_watermark": lambda c: c.table.rollback_to_watermark(0),
-    "rollback_to_as_latest": lambda c: c.table.rollback_to_as_latest("t1"),
-    "reset_consumer": lambda c: c.table.reset_consumer("c9", 2),
-    "clear_consumers": lambda c: c.table.clear_consumers(),
-    "create_branch": lambda c: c.table.create_branch("b2", "t1"),
-    "delete_branch": lambda c: c.table.delete_branch("b1"),
-    "fast_forward": lambda c: c.table.fast_forward("b1"),
-    "rename_branch": lambda c: c.table.rename_branch("b1", "b3"),
-    "merge_branch": lambda c: c.table.merge_branch("b1"),
-    "rewrite_file_index": lambda c: c.table.rewrite_file_index(),
+    "mark_partition_done": lambda c: c.table.maintenance.mark_partition_done(f"dt={P1}"),
+    "drop_partition": lambda c: c.table.maintenance.drop_partition(f"dt={P1}", dry_run=False),
+    "create_tag": lambda c: c.table.maintenance.create_tag("t5", 3),
+    "create_tag_from_timestamp": lambda c: c.table.maintenance.create_tag_from_timestamp("t6", NOW + 2500),
+    "create_tag_from_watermark": lambda c: c.table.maintenance.create_tag_from_watermark("t7", 0),
+    "replace_tag": lambda c: c.table.maintenance.replace_tag("t1", 3),
+    "rename_tag": lambda c: c.table.maintenance.rename_tag("t1", "t9"),
+    "delete_tag": lambda c: c.table.maintenance.delete_tag("t1", dry_run=False),
+    "expire_tags": lambda c: c.table.maintenance.expire_tags(older_than=LATER),
+    "trigger_tag_automatic_creation": lambda c: c.table.maintenance.trigger_tag_automatic_creation(),
+    "rollback_to": lambda c: c.table.maintenance.rollback_to(1, dry_run=False),
+    "rollback_to_timestamp": lambda c: c.table.maintenance.rollback_to_timestamp(NOW + 1500, dry_run=False),
+    "rollback_to_watermark": lambda c: c.table.maintenance.rollback_to_watermark(0, dry_run=False),
+    "rollback_to_as_latest": lambda c: c.table.maintenance.rollback_to_as_latest("t1"),
+    "reset_consumer": lambda c: c.table.maintenance.reset_consumer("c9", 2),
+    "clear_consumers": lambda c: c.table.maintenance.clear_consumers(dry_run=False),
+    "create_branch": lambda c: c.table.maintenance.create_branch("b2", "t1"),
+    "delete_branch": lambda c: c.table.maintenance.delete_branch("b1", dry_run=False),
+    "fast_forward": lambda c: c.table.maintenance.fast_forward("b1", dry_run=False),
+    "rename_branch": lambda c: c.table.maintenance.rename_branch("b1", "b3"),
+    "merge_branch": lambda c: c.table.maintenance.merge_branch("b1"),
+    "rewrite_file_index": lambda c: c.table.maintenance.rewrite_file_index(),
     "write": lambda c: c.table.write_arrow(rows([7], dt=P2)),
     "drop_table": lambda c: c.catalog.drop_table("dbt.t"),
     "drop_database": lambda c: c.catalog.drop_database("dbt", cascade=True),
@@ -545,9 +545,9 @@ def _build_template(root: pathlib.Path) -> None:
     ):
         t.write_arrow(data, overwrite=overwrite)
         clock.advance(1000)
-    t.create_tag("t1", 1)
+    t.maintenance.create_tag("t1", 1)
     t.write_arrow(rows([5], dt=P1))
-    t.create_branch("b1", "t1")
+    t.maintenance.create_branch("b1", "t1")
     outside = root / "outside"
     victim = _victim(root)
     victim.parent.mkdir(parents=True)

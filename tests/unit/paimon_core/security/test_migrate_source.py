@@ -35,7 +35,7 @@ def test_a_source_inside_another_table_is_refused(
     commit(other, rows([1, 2]))
     source = pathlib.Path(other.path) / where if where else pathlib.Path(other.path)
     if where.startswith("branch/"):
-        other.create_branch("b")
+        other.maintenance.create_branch("b")
         source.mkdir(parents=True)
         pq.write_table(rows([9]), source / "f.parquet")
     ledger = [f"{wh}/paimon_maintenance.db"]  # the job records its failure there

@@ -44,7 +44,7 @@ def test_orphan_cleanup_never_follows_a_directory_link(
     at_link.symlink_to(target, target_is_directory=True)
     outside = str(tmp_path / "outside")
     before = tree_state([outside, str(at_link)])
-    at(t, LATER).remove_orphan_files()
+    at(t, LATER).maintenance.remove_orphan_files(dry_run=False)
     assert diff(before, tree_state([outside, str(at_link)])) == []
     assert "symbolic link" in caplog.text
     if link != "manifest":
@@ -58,7 +58,7 @@ def test_orphan_cleanup_deletes_a_file_link_not_its_target(tmp_path: pathlib.Pat
     link = pathlib.Path(t.paths.bucket_path("", 0)) / "data-link.parquet"
     link.symlink_to(target)
     before = tree_state([str(tmp_path / "outside")])
-    at(t, LATER).remove_orphan_files()
+    at(t, LATER).maintenance.remove_orphan_files(dry_run=False)
     assert diff(before, tree_state([str(tmp_path / "outside")])) == []
     assert not os.path.lexists(link)  # an unreferenced link in the table: removed, target kept
 
@@ -75,7 +75,7 @@ def test_expiry_never_deletes_through_a_linked_bucket_directory(
     shutil.move(str(bucket), str(moved))
     bucket.symlink_to(moved, target_is_directory=True)
     before = tree_state([str(tmp_path / "outside"), str(bucket)])
-    at(t, LATER).expire_snapshots(retain_max=1, retain_min=1)
+    at(t, LATER).maintenance.expire_snapshots(retain_max=1, retain_min=1)
     assert diff(before, tree_state([str(tmp_path / "outside"), str(bucket)])) == []
     assert "symbolic link" in caplog.text
 
@@ -86,8 +86,8 @@ def test_expiry_never_deletes_through_a_linked_bucket_directory(
 def test_delete_branch_refuses_a_linked_branch_directory(tmp_path: pathlib.Path, link: str) -> None:
     t = make_table(str(tmp_path / "wh"))
     commit(t, rows([1]))
-    t.create_tag("t1", 1)
-    t.create_branch("b1", "t1")
+    t.maintenance.create_tag("t1", 1)
+    t.maintenance.create_branch("b1", "t1")
     real = pathlib.Path(t.path) / link
     target = tmp_path / "outside" / "moved"
     shutil.copytree(real, target, symlinks=True)
@@ -96,5 +96,5 @@ def test_delete_branch_refuses_a_linked_branch_directory(tmp_path: pathlib.Path,
     before = tree_state([str(tmp_path / "outside"), t.path])
     for dry_run in (True, False):
         with pytest.raises(UnsafePathError, match="symbolic link"):
-            t.delete_branch("b1", dry_run=dry_run)
+            t.maintenance.delete_branch("b1", dry_run=dry_run)
     assert diff(before, tree_state([str(tmp_path / "outside"), t.path])) == []

@@ -89,7 +89,7 @@ def peer_mapping(peer: Peer, wh: str, options: dict[str, Any] | None = None) -> 
 
 
 def ours(t: FileStoreTable, options: dict[str, str] | None = None) -> dict[int, tuple[Any, ...]]:
-    return mapping((t.copy(options) if options else t.inspect).system_table("row_tracking"))
+    return mapping((t.copy(options) if options else t).inspect.system_table("row_tracking"))
 
 
 def new_table(pypaimon_peer: Peer, wh: str, partitioned: bool, **options: str) -> FileStoreTable:

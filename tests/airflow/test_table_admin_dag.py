@@ -117,3 +117,28 @@ def test_operator_refusals_and_ledger_action(paimon_warehouse: str) -> None:
     assert op.ledger_action == "merge_branch" and op.is_dry_run is None and op.ledger_dry_run is False
     drop = PaimonTableAdminOperator(task_id="x", table="db.t", procedure="drop_partition")
     assert drop.is_dry_run is None and drop.ledger_dry_run is True  # each procedure's own default
+
+
+def test_reassign_row_id_plans_then_reassigns(dag: Any, paimon_warehouse: str) -> None:
+    """A row-tracking table whose partitions interleave row ids: the plan changes nothing, the
+    apply moves partition a's ids to fresh contiguous ones from the next row id."""
+    schema = pa.schema([("id", pa.int64()), ("dt", pa.string())])
+    options = {"row-tracking.enabled": "true", "data-evolution.enabled": "true", "bucket": "-1"}
+    t = FileSystemCatalog(paimon_warehouse).create_table("db.t", schema, partition_keys=["dt"], options=options)
+    for i in range(4):  # alternating partitions: a holds ids 0,1,4,5 (a gap), b holds 2,3,6,7
+        t.write_arrow(pa.table({"id": [2 * i, 2 * i + 1], "dt": ["ab"[i % 2]] * 2}, schema=schema))
+
+    def ids() -> dict[int, int]:
+        rows = _reload(paimon_warehouse).inspect.system_table("row_tracking").to_pylist()
+        return {r["id"]: r["_ROW_ID"] for r in rows}
+
+    assert ids() == {i: i for i in range(8)}
+    before = _files(paimon_warehouse)
+    conf = {"table": "db.t", "procedure": "reassign_row_id", "partitions": "dt=a"}
+    plan = dag.test(run_conf=conf)  # mode defaults to plan
+    assert plan.state == "success" and _files(paimon_warehouse) == before
+    run = dag.test(run_conf={**conf, "mode": "apply"})
+    assert run.state == "success", _states(run)
+    after = ids()
+    assert {i: after[i] for i in (2, 3, 6, 7)} == {2: 2, 3: 3, 6: 6, 7: 7}  # partition b untouched
+    assert sorted(after[i] for i in (0, 1, 4, 5)) == [8, 9, 10, 11]  # a: contiguous, never used before

@@ -37,6 +37,7 @@ ADMIN_PROCEDURES = (
     "rollback_to_watermark",
     "merge_branch",
     "purge_files",
+    "reassign_row_id",
 )
 
 
@@ -49,7 +50,8 @@ class PaimonTableAdminOperator(PaimonTableOperator):
     """Run one table administration procedure (see the module docstring).
 
     :param procedure: one of :data:`ADMIN_PROCEDURES` (templated).
-    :param partitions: ``drop_partition``: ``'k=v[,k2=v2][;k=v3...]'`` (templated).
+    :param partitions: ``drop_partition``: ``'k=v[,k2=v2][;k=v3...]'``; ``reassign_row_id``: the
+        partitions to reassign (empty: every partition) (templated).
     :param watermark: ``rollback_to_watermark``: a Java long, epoch millis (templated).
     :param source_branch: ``merge_branch``: the branch merged (templated).
     :param target_branch: ``merge_branch``: the branch merged into, default ``main`` (templated).
@@ -116,4 +118,6 @@ class PaimonTableAdminOperator(PaimonTableOperator):
             ).to_dict()
         if procedure == "purge_files":
             return table.maintenance.purge_files(dry_run=dry_run).to_dict()
+        if procedure == "reassign_row_id":
+            return table.maintenance.reassign_row_id(_text(self.partitions), dry_run=dry_run).to_dict()
         raise PaimonTerminalFailure(f"procedure must be one of {', '.join(ADMIN_PROCEDURES)}, got {procedure!r}")

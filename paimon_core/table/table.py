@@ -49,7 +49,18 @@ class FileStoreTable(TableBranches):
         self.store: FileStore = create_file_store(
             file_io, path, schema, name=name, dynamic_options=dynamic_options, clock=clock, commit_lock=commit_lock
         )
-        store = self.store
+        self._bind(self.store)
+
+    @classmethod
+    def from_store(cls, store: FileStore) -> FileStoreTable:
+        """The table over an existing store (a Spark task's unpickled store, another branch's)."""
+        table = cls.__new__(cls)
+        table._bind(store)
+        return table
+
+    def _bind(self, store: FileStore) -> None:
+        # the table shares the store's objects: table.paths is table.store.paths, and so on
+        self.store = store
         self.file_io = store.file_io
         self.commit_lock = store.commit_lock
         self.path = store.path
@@ -66,24 +77,12 @@ class FileStoreTable(TableBranches):
         self.partition_codec = store.partition_codec
 
     def __getstate__(self) -> dict[str, object]:
-        return {
-            "file_io": self.file_io,
-            "path": self.path,
-            "schema": self.schema,
-            "name": self.name,
-            "dynamic_options": self.dynamic_options,
-            "commit_lock": self.commit_lock,
-        }
+        return {"store": self.store}  # the store pickles what rebuilds it
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        self.__init__(  # type: ignore[misc]
-            state["file_io"],
-            state["path"],
-            state["schema"],
-            name=state["name"],
-            dynamic_options=state["dynamic_options"],
-            commit_lock=state.get("commit_lock"),
-        )
+        store = state["store"]
+        assert isinstance(store, FileStore)
+        self._bind(store)
 
     def __repr__(self) -> str:
         return f"FileStoreTable({self.name!r}, path={self.path!r}, schema_id={self.schema.id})"

@@ -102,12 +102,15 @@ def announce(
     # Visibility, not durability, is what the protocol needs: a crash before the publish makes the
     # commit fail anyway. write_hint writes atomically without forcing the file to disk.
     text = json.dumps(body, separators=(",", ":"))
-    for attempt in range(3):
+    for attempt in range(10):
         try:
             file_io.write_hint(path, text)
             break
-        except FileNotFoundError:  # another commit removed the empty directory just now
-            if attempt == 2:
+        except (FileNotFoundError, FileExistsError):
+            # another commit removed the empty directory just now: between our mkdir and our write
+            # (not found), or between our mkdir's EEXIST and its check that the directory is there
+            # (os.makedirs then raises FileExistsError although exist_ok is set)
+            if attempt == 9:
                 raise
     return path
 

@@ -309,3 +309,33 @@ def test_the_announcement_of_a_dead_process_is_dropped(tmp_path: Path) -> None:
     result = t.maintenance.remove_orphan_files(older_than=int(time.time() * 1000) - DAY, dry_run=False)
     assert result.deleted_paths == (str(dead_files[0]),) and remote_files[0].exists()
     assert [p.name for p in (Path(t.path) / PENDING_DIR).iterdir()] == [Path(remote).name]
+
+
+def test_announcements_of_concurrent_commits_never_fail_on_the_shared_directory(tmp_path: Path) -> None:
+    """Commits announce and withdraw in ``_pending_commits/`` at once; a withdraw removes the
+    directory when it is empty, so another commit's mkdir sees EEXIST and then no directory (os.makedirs
+    raises FileExistsError then) or its write finds the directory gone. Neither may fail a commit."""
+    import threading
+
+    from paimon_core.io.local_io import LocalFileIO
+    from paimon_core.operation.commit.pending_commits import announce, pending_dir, withdraw
+
+    file_io = LocalFileIO()
+    table = str(tmp_path / "t")
+    os.makedirs(table)
+    errors: list[BaseException] = []
+
+    def commits() -> None:
+        for _ in range(400):
+            try:
+                withdraw(file_io, announce(file_io, table, names=["f"], prefixes=[], commit_user="u"))
+            except BaseException as e:  # noqa: BLE001 - collected and asserted below
+                errors.append(e)
+
+    threads = [threading.Thread(target=commits) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert not os.path.exists(pending_dir(table)) or os.listdir(pending_dir(table)) == []

@@ -19,14 +19,13 @@ import logging
 import uuid
 from typing import TYPE_CHECKING
 
-from paimon_core.exceptions import CommitConflictError, CommitStateUnknownError, SnapshotNotFoundError
+from paimon_core.exceptions import CommitConflictError, SnapshotNotFoundError
 from paimon_core.manifest.entries import FileKind, ManifestEntry, ManifestFileMeta
 from paimon_core.manifest.manifest_file import write_manifest_file
-from paimon_core.manifest.manifest_list import write_manifest_list
 from paimon_core.operation.commit.changes import row_delta
-from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER, CommitKind, Snapshot
+from paimon_core.operation.commit.replace_manifest_list import delete_manifests, replace_manifest_list
+from paimon_core.snapshot.snapshot import Snapshot
 from paimon_core.table.rollback_helper import RollbackResult
-from paimon_core.version import WRITER_VERSION
 
 if TYPE_CHECKING:
     from paimon_core.table.table import FileStoreTable
@@ -106,63 +105,30 @@ def _commit(table: FileStoreTable, latest: Snapshot, target: Snapshot) -> int:
         # snapshot's manifests, whose DELETE entries of re-added files would hide them from readers
         # that cancel ADD/DELETE pairs regardless of order (pypaimon).
         base_metas = write(list(latest_entries.values()))
-        base_list = paths.new_manifest_list_name()
-        written.append(base_list)
-        base_size = write_manifest_list(file_io, paths.manifest_path(base_list), base_metas)
-        delta_list = paths.new_manifest_list_name()
-        written.append(delta_list)
-        delta_size = write_manifest_list(file_io, paths.manifest_path(delta_list), delta_metas)
-        added, deleted = row_delta(delta)
-        snapshot = Snapshot(
-            id=latest.id + 1,
-            schema_id=target.schema_id,
-            base_manifest_list=base_list,
-            base_manifest_list_size=base_size,
-            delta_manifest_list=delta_list,
-            delta_manifest_list_size=delta_size,
-            index_manifest=target.index_manifest,
-            commit_user=commit_user,
-            writer_version=WRITER_VERSION,
-            commit_identifier=BATCH_COMMIT_IDENTIFIER,
-            commit_kind=CommitKind.OVERWRITE,
-            time_millis=table.clock.now_millis(),
-            total_record_count=target.total_record_count,
-            delta_record_count=added - deleted,
-            watermark=target.watermark,
-            statistics=target.statistics,
-            properties=dict(target.properties) if target.properties else None,
-            next_row_id=_max_or_none(latest.next_row_id, target.next_row_id),
-        )
     except BaseException:
-        _cleanup(table, written)  # nothing was published yet
+        delete_manifests(table.store, written)  # nothing was published yet
         raise
-    try:
-        published = table.new_file_store_commit(commit_user).snapshot_commit.commit(snapshot)
-    except Exception as e:
-        # The publish may still land (a slow PUT): keep the manifests unless another commit took the id.
-        try:
-            landed = table.snapshot_manager.try_snapshot(latest.id + 1)
-        except Exception:  # noqa: BLE001 - cannot tell: keep everything
-            landed = None
-        else:
-            if landed is not None and landed.commit_user != commit_user:
-                _cleanup(table, written)
-                raise
-        if landed is not None:
-            return snapshot.id  # ours, despite the error
-        raise CommitStateUnknownError(
-            f"Publishing snapshot {latest.id + 1} of {table.name} (rollback to {target.id} as latest) failed: "
-            f"{type(e).__name__}: {e}; it may still land: its manifests were kept, check the table before retrying",
-            snapshot_id=latest.id + 1,
-        ) from e
+    added, deleted = row_delta(delta)
+    published = replace_manifest_list(
+        table.store,
+        latest,
+        base_metas,
+        delta_manifests=delta_metas,
+        delta_record_count=added - deleted,
+        like=target,
+        commit_user=commit_user,
+        total_record_count=target.total_record_count,
+        next_row_id=_max_or_none(latest.next_row_id, target.next_row_id),
+        written=written,
+        purpose=f"rollback to {target.id} as latest",
+    )
     if not published:
-        _cleanup(table, written)
         raise CommitConflictError(
             f"Rollback of {table.name} to snapshot {target.id} as latest failed: snapshot {latest.id + 1} was "
             "committed meanwhile; nothing was changed, retry",
             snapshot_id=latest.id + 1,
         )
-    return snapshot.id
+    return latest.id + 1
 
 
 def _as(kind: FileKind, e: ManifestEntry) -> ManifestEntry:
@@ -175,9 +141,3 @@ def _max_or_none(a: int | None, b: int | None) -> int | None:
     return a if b is None else max(a, b)
 
 
-def _cleanup(table: FileStoreTable, names: list[str]) -> None:
-    for name in names:
-        try:
-            table.file_io.delete(table.paths.manifest_path(name))
-        except OSError as e:  # pragma: no cover - best effort; orphan clean removes leftovers
-            logger.warning("Could not delete unused manifest %s: %s", name, e)

@@ -3,9 +3,10 @@
 
 The repairs and rewrites that keep a snapshot's content but not its manifests
 (``remove_unexisting_manifests``: without the lost ones; ``reassign_row_id``: entries with new
-``first_row_id``) publish one OVERWRITE snapshot ``latest + 1`` whose base list is the given
-manifests and whose delta list is empty; schema, index manifest, watermark, statistics and
-properties are the latest snapshot's. Nothing is checked against other commits but the snapshot id
+``first_row_id``; ``rollback_to_as_latest``: an old snapshot's files, with the change from the
+latest as its delta) publish one OVERWRITE snapshot ``latest + 1`` whose base and delta lists are
+the given manifests; schema, index manifest, watermark, statistics and properties are those of
+``like`` (default: the latest snapshot). Nothing is checked against other commits but the snapshot id
 itself: the caller planned on ``latest`` and a commit landing first makes the publish lose.
 """
 
@@ -37,6 +38,9 @@ def replace_manifest_list(
     commit_user: str,
     total_record_count: int,
     next_row_id: int | None,
+    delta_manifests: Sequence[ManifestFileMeta] = (),
+    delta_record_count: int = 0,
+    like: Snapshot | None = None,
     written: Sequence[str] = (),
     purpose: str,
 ) -> bool:
@@ -58,28 +62,29 @@ def replace_manifest_list(
         base_size = write_manifest_list(store.file_io, store.paths.manifest_path(base_list), base_manifests)
         delta_list = store.paths.new_manifest_list_name()
         names.append(delta_list)
-        delta_size = write_manifest_list(store.file_io, store.paths.manifest_path(delta_list), [])
+        delta_size = write_manifest_list(store.file_io, store.paths.manifest_path(delta_list), delta_manifests)
     except BaseException:
         delete_manifests(store, names)
         raise
+    source = latest if like is None else like
     snapshot = Snapshot(
         id=latest.id + 1,
-        schema_id=latest.schema_id,
+        schema_id=source.schema_id,
         base_manifest_list=base_list,
         base_manifest_list_size=base_size,
         delta_manifest_list=delta_list,
         delta_manifest_list_size=delta_size,
-        index_manifest=latest.index_manifest,
+        index_manifest=source.index_manifest,
         commit_user=commit_user,
         writer_version=WRITER_VERSION,
         commit_identifier=BATCH_COMMIT_IDENTIFIER,
         commit_kind=CommitKind.OVERWRITE,
         time_millis=store.clock.now_millis(),
         total_record_count=total_record_count,
-        delta_record_count=0,
-        watermark=latest.watermark,
-        statistics=latest.statistics,
-        properties=dict(latest.properties) if latest.properties else None,
+        delta_record_count=delta_record_count,
+        watermark=source.watermark,
+        statistics=source.statistics,
+        properties=dict(source.properties) if source.properties else None,
         next_row_id=next_row_id,
     )
     try:

@@ -38,7 +38,6 @@ ALLOWED: dict[str, str] = {
     "paimon_core/operation/purge_files.py": "purge_files: an OVERWRITE removing every file",
     "paimon_core/operation/rewrite_file_index.py": "rewrite_file_index: a COMPACT re-adding files with new indexes",
     "paimon_core/operation/remove_unexisting_files.py": "repair: an OVERWRITE dropping entries of missing files",
-    "paimon_core/table/rollback_as_latest.py": "rollback_to_as_latest: publishes an old snapshot's content as it is",
     "paimon_core/branch/branch_merge.py": (
         "merge_branch: re-commits another branch's existing files (no writer compaction or small new files)"
     ),

@@ -19,8 +19,8 @@ from paimon_core import (
     TagNotFoundError,
 )
 from paimon_core.manifest.manifest_list import write_manifest_list
+from paimon_core.operation.commit import replace_manifest_list
 from paimon_core.snapshot.changelog_manager import ChangelogManager
-from paimon_core.table import rollback_as_latest
 from paimon_core.table.rollback_helper import RollbackResult
 from paimon_core.table.table import FileStoreTable
 from paimon_core.utils.clock import ManualClock
@@ -361,7 +361,7 @@ def test_rollback_to_as_latest_conflict_fails_cleanly(
         calls.append(1)
         return original(*args, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(rollback_as_latest, "write_manifest_list", racing_write)  # what it calls
+    monkeypatch.setattr(replace_manifest_list, "write_manifest_list", racing_write)  # what the publish calls
     manifests_before = {st.name for st in t.file_io.list_files(t.paths.manifest_dir)}
     with pytest.raises(CommitConflictError):
         t.maintenance.rollback_to_as_latest(2)

@@ -206,7 +206,11 @@ def _cases(rng: random.Random, n: int) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("pk", [True, False], ids=["primary-key", "append"])
 def test_randomized_against_model(spark: Any, wh: str, pk: bool) -> None:
-    seed = int(os.environ.get("MERGE_INTO_SEED", "0")) or random.randrange(1 << 30)
+    # A fixed draw, as hypothesis' "ci" profile (tests/conftest.py): CI must not pass or fail on the luck
+    # of the draw. MERGE_INTO_SEED=<n> explores (MERGE_INTO_SEED=random draws one); a seed that finds a
+    # bug becomes the default. 103275527 found the 4-commit fixture of an append target.
+    env = os.environ.get("MERGE_INTO_SEED", "")
+    seed = random.SystemRandom().randrange(1 << 30) if env == "random" else int(env or "103275527")
     rng = random.Random(seed)
     c = _catalog(wh)
     for n, case in enumerate(_cases(rng, 5)):

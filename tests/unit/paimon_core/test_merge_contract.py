@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
@@ -270,13 +269,12 @@ def _bench_table() -> pa.Table:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("engine", ["deduplicate", "partial-update"])
-def test_million_rows_well_under_a_second(engine: str) -> None:
+def test_million_rows_merge_to_one_row_per_key(engine: str) -> None:
+    """A million rows through the vectorized merge (its speed is bench's pk_merged_read_1m, not a timer here:
+    a timed unit test fails on a loaded CI machine and measures nothing)."""
     fields = [ID, DataField(1, "a", IntType()), DataField(2, "b", DoubleType()), DataField(3, "c", STRING)]
     mf = create_merge_function([ID], fields, {"merge-engine": engine})
     t = _bench_table()
-    mf.merge(t)
-    start = time.perf_counter()
     out = mf.merge(t)
-    elapsed = time.perf_counter() - start
     assert out.num_rows == len(np.unique(t.column("id").to_numpy()))
-    assert elapsed < 1.0, f"{engine}: {elapsed:.3f} s"
+    assert pc.all(pc.equal(out.column("id"), pa.array(np.unique(t.column("id").to_numpy())))).as_py()

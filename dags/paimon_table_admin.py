@@ -13,7 +13,10 @@ The form's ``procedure`` picks one (Paimon's names and arguments):
 * ``purge_files``: delete every branch, tag, consumer, row and file of the table; it stays, empty;
 * ``reassign_row_id``: a row-tracking table's partitions (``partitions``, empty: all) whose row-id
   ranges have gaps get new contiguous ids from the table's next row id (metadata only, one OVERWRITE
-  commit; older snapshots and tags keep the old ids).
+  commit; older snapshots and tags keep the old ids);
+* ``rewrite_file_index``: rebuild the data-file indexes of ``partitions`` (empty: all) from the
+  table's ``file-index.*`` options, in one COMPACT commit (data files and rows unchanged; the plan
+  reads the files and reports how many indexes would change).
 
 The ``plan`` task always runs first as a dry run (what would change); ``mode`` decides what
 follows: ``plan`` stops there (the default: a form submitted as it opens changes nothing),
@@ -38,7 +41,7 @@ from paimon_airflow.operators.table_admin import ADMIN_PROCEDURES, PaimonTableAd
 with manual_dag(
     "paimon_table_admin",
     description="Paimon procedures that delete or rewrite: drop_partition, purge_files, merge_branch, "
-    "rollback_to_watermark, remove_unexisting_manifests, reassign_row_id (dry-run plan first; approval optional)",
+    "rollback_to_watermark, remove_unexisting_manifests, reassign_row_id, rewrite_file_index (dry-run plan first; approval optional)",
     doc_md=__doc__,
     params={
         "procedure": Param(
@@ -49,7 +52,7 @@ with manual_dag(
         ),
         "partitions": optional_param(
             "drop_partition: 'k=v[,k2=v2][;k=v3...]' (a spec may name some partition keys); "
-            "reassign_row_id: the partitions to reassign (empty: all)"
+            "reassign_row_id, rewrite_file_index: the partitions to process (empty: all)"
         ),
         "watermark": optional_param("rollback_to_watermark: a watermark (epoch millis)", type="integer"),
         "source_branch": optional_param("merge_branch: the branch to merge"),

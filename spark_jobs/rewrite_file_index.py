@@ -2,7 +2,7 @@
 
 ::
 
-    python -m spark_jobs rewrite_file_index --warehouse W --table db.t [--partitions 'dt=a;dt=b']
+    python -m spark_jobs rewrite_file_index --warehouse W --table db.t [--partitions 'dt=a;dt=b'] [--dry-run]
 
 Arguments (Flink's names and order): ``partitions`` (default: every partition). The indexes are
 the table's ``file-index.*`` options (``file-index.bloom-filter.columns``,
@@ -10,7 +10,8 @@ the table's ``file-index.*`` options (``file-index.bloom-filter.columns``,
 ``file-index.in-manifest-threshold``; set them with ALTER TABLE first). Every live data file of
 the partitions gets the index those options describe (embedded in its manifest entry, or a
 ``.index`` file next to it; an index no longer configured is dropped), committed as one COMPACT
-snapshot; files whose index already matches are left alone
+snapshot; files whose index already matches are left alone (``--dry-run``: read and compute the
+same, report what would be rewritten, write nothing)
 (:mod:`paimon_core.operation.rewrite_file_index`). The result carries Java's
 ``written_partitions`` and ``written_indexes``. Refused (exit 3, nothing changed): partitions that
 are not partition keys, ``file-index.*`` options Java refuses (an unknown type, a column not in
@@ -35,11 +36,11 @@ PARAMS = (Param("partitions", "str", "partitions to rewrite: 'k=v[,k2=v2][;k=v3.
 
 
 def parse_args(argv: Sequence[str]) -> ProcedureArgs:
-    return parse_procedure_args(JOB, "Rewrite the data-file indexes of a Paimon table.", PARAMS, argv, dry_run=False)
+    return parse_procedure_args(JOB, "Rewrite the data-file indexes of a Paimon table.", PARAMS, argv, dry_run=True)
 
 
 def call(table: FileStoreTable, args: ProcedureArgs) -> Mapping[str, Any]:
-    return result_dict(table.maintenance.rewrite_file_index(args.get("partitions")))
+    return result_dict(table.maintenance.rewrite_file_index(args.get("partitions"), dry_run=args.dry_run))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

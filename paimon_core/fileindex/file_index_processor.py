@@ -72,6 +72,8 @@ class ProcessedFile:
 
     meta: DataFileMeta
     written_index: str | None = None
+    #: the index file a ``write=False`` run would write (nothing is written)
+    planned_index: str | None = None
 
     def changed(self, before: DataFileMeta) -> bool:
         return self.meta != before
@@ -117,8 +119,10 @@ class FileIndexProcessor:
             self._infos[schema_id] = info
         return info
 
-    def process(self, entry: ManifestEntry) -> ProcessedFile:
-        """The entry's file with its index rebuilt (see the module docstring)."""
+    def process(self, entry: ManifestEntry, *, write: bool = True) -> ProcessedFile:
+        """The entry's file with its index rebuilt (see the module docstring). ``write=False``
+        (a dry run) computes the same and writes nothing: a new index file is only named, in
+        :attr:`ProcessedFile.planned_index`."""
         meta = entry.file
         info = self._info(meta.schema_id)
         bucket_path = self.store.bucket_path(entry.partition, entry.bucket)
@@ -162,6 +166,11 @@ class FileIndexProcessor:
             if data == old_bytes and len(index_files) == 1:
                 return ProcessedFile(
                     meta.copy(embedded_index=None) if meta.embedded_index is not None else meta
+                )
+            if not write:
+                planned = self.store.paths.file_in_dir(directory, new_name, kind="extra file")
+                return ProcessedFile(
+                    meta.copy(extra_files=(*extras, new_name), embedded_index=None), planned_index=planned
                 )
             written = self._write_new(directory, new_name, data)
             return ProcessedFile(

@@ -97,6 +97,7 @@ class RewriteFileIndexResult(_ToDict):
     maintenance_error: str | None = None
     note: str = ""
     result: str = "Success"
+    dry_run: bool = False
 
 
 def _partition_filter(
@@ -137,11 +138,16 @@ def rewrite_file_index(
     store: FileStore,
     partitions: str | Sequence[Mapping[str, str]] | None = None,
     *,
+    dry_run: bool = False,
     commit_user: str | None = None,
     after_commit: Callable[[CommitResult], CommitResult] | None = None,
 ) -> RewriteFileIndexResult:
     """Rebuild the indexes of the live files of ``partitions`` (default: all) in one COMPACT
-    snapshot (see the module docstring). ``after_commit``: the table's post-commit maintenance."""
+    snapshot (see the module docstring). ``after_commit``: the table's post-commit maintenance.
+
+    ``dry_run``: read the files and compute their indexes as a run would, report what it would
+    rewrite, and write and commit nothing (default False: a rewrite keeps every row and file a
+    snapshot names, as compaction)."""
     from paimon_core.operation.commit.commit_message import CommitMessage
     from paimon_core.operation.commit.committer import new_commit_user
     from paimon_core.snapshot.snapshot import BATCH_COMMIT_IDENTIFIER
@@ -183,12 +189,15 @@ def rewrite_file_index(
 
     processor = FileIndexProcessor(store, options)
     written: list[str] = []
+    planned = 0
     changed: dict[tuple[bytes, int, int], list[tuple[DataFileMeta, DataFileMeta]]] = {}
     try:
         for e in entries:
-            out = processor.process(e)
+            out = processor.process(e, write=not dry_run)
             if out.written_index is not None:
                 written.append(out.written_index)
+            elif out.planned_index is not None:
+                planned += 1
             if out.changed(e.file):
                 changed.setdefault((e.partition, e.bucket, e.total_buckets), []).append((e.file, out.meta))
     except BaseException:
@@ -201,7 +210,7 @@ def rewrite_file_index(
         rewritten_files=len(pairs),
         written_partitions=len({k[0] for k in changed}),
         written_indexes=len(pairs),
-        index_files_written=len(written),
+        index_files_written=len(written) + planned,
         embedded_indexes=sum(1 for _, new in pairs if new.embedded_index is not None),
         dropped_indexes=sum(
             1
@@ -209,10 +218,15 @@ def rewrite_file_index(
             if new.embedded_index is None and not any(x.endswith(".index") for x in new.extra_files)
         ),
         indexes=configured,
+        dry_run=dry_run,
     )
     if not pairs:
         return _with_note(
             base, "every file's index already matches the file-index options: nothing to rewrite"
+        )
+    if dry_run:
+        return _with_note(
+            base, f"dry run: would rewrite the index of {len(pairs)} file(s) ({len(entries)} checked); nothing was written"
         )
     messages = [
         CommitMessage(

@@ -173,16 +173,19 @@ class MaintenanceTable:
 
     @recorded("rewrite_file_index")
     def rewrite_file_index(
-        self, partitions: str | Sequence[Mapping[str, str]] | None = None
+        self, partitions: str | Sequence[Mapping[str, str]] | None = None, *, dry_run: bool = False
     ) -> RewriteFileIndexResult:
         """Rebuild the data-file indexes of the live files from the ``file-index.*`` options, in
         one COMPACT snapshot (Java's ``rewrite_file_index``; see
-        :mod:`paimon_core.operation.rewrite_file_index`)."""
+        :mod:`paimon_core.operation.rewrite_file_index`). ``dry_run``: compute and report, write
+        nothing."""
         from paimon_core.operation.commit_maintenance import maintain_after_commit
         from paimon_core.operation.rewrite_file_index import rewrite_file_index
 
         table = self._table
-        return rewrite_file_index(table.store, partitions, after_commit=lambda r: maintain_after_commit(table.store, r))
+        return rewrite_file_index(
+            table.store, partitions, dry_run=dry_run, after_commit=lambda r: maintain_after_commit(table.store, r)
+        )
 
     # --- compaction --------------------------------------------------------------------
     @recorded("compact")

@@ -142,3 +142,29 @@ def test_reassign_row_id_plans_then_reassigns(dag: Any, paimon_warehouse: str) -
     after = ids()
     assert {i: after[i] for i in (2, 3, 6, 7)} == {2: 2, 3: 3, 6: 6, 7: 7}  # partition b untouched
     assert sorted(after[i] for i in (0, 1, 4, 5)) == [8, 9, 10, 11]  # a: contiguous, never used before
+
+
+def test_rewrite_file_index_plans_then_rewrites(dag: Any, paimon_warehouse: str) -> None:
+    """After ALTER TABLE sets a bloom filter on id: the plan reads the files and reports the two
+    indexes of partition b without writing a byte; the apply commits them (rows unchanged)."""
+    from paimon_core.schema.schema_change import SetOption
+
+    t = _table(paimon_warehouse)
+    FileSystemCatalog(paimon_warehouse).alter_table("db.t", [SetOption("file-index.bloom-filter.columns", "id")])
+    rows = sorted(t.to_arrow().to_pylist(), key=lambda r: r["id"])
+    before = _files(paimon_warehouse)
+    latest = _reload(paimon_warehouse).latest_snapshot().id
+    conf = {"table": "db.t", "procedure": "rewrite_file_index", "partitions": "dt=b"}
+    plan = dag.test(run_conf=conf)  # mode defaults to plan
+    assert plan.state == "success" and _files(paimon_warehouse) == before
+    (ti,) = [ti for ti in plan.get_task_instances() if ti.task_id == "plan"]
+    planned = ti.xcom_pull(task_ids="plan")
+    assert planned["dry_run"] and planned["rewritten_files"] == 1 and planned["snapshot_id"] is None, planned
+    run = dag.test(run_conf={**conf, "mode": "apply"})
+    assert run.state == "success", _states(run)
+    t = _reload(paimon_warehouse)
+    snap = t.latest_snapshot()
+    assert snap.id == latest + 1 and snap.commit_kind.name == "COMPACT"
+    indexed = {e.partition: bool(e.file.embedded_index or e.file.extra_files) for e in t.new_file_store_scan().live_entries(snap)}
+    assert sorted(indexed.values()) == [False, False, True]  # only dt=b's file
+    assert sorted(t.to_arrow().to_pylist(), key=lambda r: r["id"]) == rows

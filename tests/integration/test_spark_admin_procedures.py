@@ -446,7 +446,11 @@ def test_rewrite_file_index(wh: str, capsys: pytest.CaptureFixture[str], pypaimo
     assert "names no partition" in _refused(index_job, wh, ";", capsys=capsys, rc=EXIT_USAGE)
     catalog = FileSystemCatalog(wh)
     catalog.alter_table("db.t", [SetOption("file-index.bloom-filter.columns", "id")])
-    rc, out = run_job(index_job, wh, "--partitions", "dt=d0", capsys=capsys)
+    before = _state(wh)
+    rc, out = run_job(index_job, wh, "--partitions", "dt=d0", "--dry-run", capsys=capsys)
+    assert rc == 0 and out["dry_run"] is True and out["snapshot_id"] is None and _state(wh) == before
+    assert (out["files"], out["rewritten_files"], out["written_partitions"], out["index_files_written"]) == (1, 1, 1, 1)
+    rc, out = run_job(index_job, wh, "--partitions", "dt=d0", "--dry-run", "false", capsys=capsys)
     assert rc == 0 and (out["files"], out["rewritten_files"], out["written_partitions"], out["written_indexes"]) == (1, 1, 1, 1)
     rc, out = run_job(index_job, wh, capsys=capsys)  # d0 has its index already
     assert rc == 0 and (out["files"], out["rewritten_files"], out["index_files_written"]) == (2, 1, 1)

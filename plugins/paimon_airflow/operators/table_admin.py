@@ -1,6 +1,6 @@
 """In-process operator of the table administration procedures that delete or rewrite (no JVM):
 ``purge_files``, ``drop_partition``, ``merge_branch``, ``remove_unexisting_manifests`` and
-``rollback_to_watermark`` (issue 25), one of them per task by its ``procedure`` argument.
+``rollback_to_watermark``, ``reassign_row_id`` and ``rewrite_file_index`` (issue 25), one of them per task by its ``procedure`` argument.
 
 Same shape as :mod:`paimon_airflow.operators.table_procedures`: the table comes from the
 ``paimon`` connection, one ``paimon_core`` table call runs in the task process, its result is the
@@ -12,7 +12,8 @@ argument of the chosen procedure, or an unknown procedure, fails the task withou
 it. Retries: a retried ``drop_partition`` whose commit landed finds the partitions gone and fails
 naming them (nothing dropped twice); ``merge_branch`` finds nothing left to merge;
 ``remove_unexisting_manifests`` finds nothing missing; ``rollback_to_watermark`` rolls back to
-the same snapshot again (nothing after it left to delete); ``purge_files`` purges what is left.
+the same snapshot again (nothing after it left to delete); ``purge_files`` purges what is left;
+``rewrite_file_index`` finds every index already matching (no second commit).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ ADMIN_PROCEDURES = (
     "merge_branch",
     "purge_files",
     "reassign_row_id",
+    "rewrite_file_index",
 )
 
 
@@ -50,8 +52,8 @@ class PaimonTableAdminOperator(PaimonTableOperator):
     """Run one table administration procedure (see the module docstring).
 
     :param procedure: one of :data:`ADMIN_PROCEDURES` (templated).
-    :param partitions: ``drop_partition``: ``'k=v[,k2=v2][;k=v3...]'``; ``reassign_row_id``: the
-        partitions to reassign (empty: every partition) (templated).
+    :param partitions: ``drop_partition``: ``'k=v[,k2=v2][;k=v3...]'``; ``reassign_row_id`` and
+        ``rewrite_file_index``: the partitions to process (empty: every partition) (templated).
     :param watermark: ``rollback_to_watermark``: a Java long, epoch millis (templated).
     :param source_branch: ``merge_branch``: the branch merged (templated).
     :param target_branch: ``merge_branch``: the branch merged into, default ``main`` (templated).
@@ -120,4 +122,6 @@ class PaimonTableAdminOperator(PaimonTableOperator):
             return table.maintenance.purge_files(dry_run=dry_run).to_dict()
         if procedure == "reassign_row_id":
             return table.maintenance.reassign_row_id(_text(self.partitions), dry_run=dry_run).to_dict()
+        if procedure == "rewrite_file_index":
+            return table.maintenance.rewrite_file_index(_text(self.partitions), dry_run=dry_run).to_dict()
         raise PaimonTerminalFailure(f"procedure must be one of {', '.join(ADMIN_PROCEDURES)}, got {procedure!r}")

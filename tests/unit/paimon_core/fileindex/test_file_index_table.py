@@ -312,3 +312,34 @@ def test_map_keys_get_their_own_index(tmp_path: Path) -> None:
     (bloom,) = reader.column_readers("m[a]", IntType())
     assert bloom.visit("equal", [10]).remain() and not bloom.visit("equal", [5]).remain()
     assert len(t.to_arrow()) == 3
+
+
+def test_rewrite_file_index_dry_run_reports_the_run_and_writes_nothing(tmp_path: Path) -> None:
+    """A dry run reads and computes as the run does: the same counts (files, partitions, embedded
+    indexes, index files), and not one byte of the table changes (no index file, no snapshot)."""
+    t = _table(tmp_path, {})
+    catalog = FileSystemCatalog(str(tmp_path))
+    root = tmp_path / "db.db" / "t"
+
+    def counts(r: Any) -> tuple[int, ...]:
+        return (r.files, r.rewritten_files, r.written_partitions, r.embedded_indexes, r.index_files_written, r.dropped_indexes)
+
+    for options, partitions in (
+        ({"file-index.bloom-filter.columns": "id", "file-index.bloom-filter.id.items": "100"}, "dt=a"),  # in the manifest
+        ({"file-index.bloom-filter.columns": "id,s"}, None),  # bigger than the threshold: .index files
+        ({}, None),  # nothing configured: dropped
+    ):
+        current = catalog.get_table("db.t").schema.options
+        changes: list[Any] = [SetOption(k, v) for k, v in options.items()]
+        changes += [RemoveOption(k) for k in current if k.startswith("file-index.") and k not in options]
+        catalog.alter_table("db.t", changes)
+        t = catalog.get_table("db.t")
+        before = _digest(root)
+        dry = t.maintenance.rewrite_file_index(partitions, dry_run=True)
+        assert _digest(root) == before and dry.dry_run and dry.snapshot_id is None and "dry run" in dry.note
+        real = t.maintenance.rewrite_file_index(partitions)
+        assert not real.dry_run and real.snapshot_id is not None and real.rewritten_files > 0
+        assert counts(dry) == counts(real), (options, dry, real)
+    # a dry run with nothing to rewrite says so
+    again = catalog.get_table("db.t").maintenance.rewrite_file_index(dry_run=True)
+    assert again.rewritten_files == 0 and "nothing to rewrite" in again.note

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -222,9 +222,40 @@ class StreamTableScan(TableScan):
         # for the postpone bucket) and no level-0 skipping (all of them are level 0)
         postpone = [e for e in entries if e.bucket == POSTPONE_BUCKET]
         entries = [e for e in entries if e.bucket != POSTPONE_BUCKET]
+        keep_level = self._full_phase_levels()
+        if keep_level is not None:
+            entries = [e for e in entries if keep_level(e.file.level)]
         dvs = self._deletion_files(snapshot, entries)
         splits = self._splits(snapshot.id, entries, incremental=False, dvs=dvs)
         return self._units([*splits, *self._splits(snapshot.id, postpone, incremental=True)])
+
+    def _skips_level0(self) -> bool:
+        """No ``batchScanSkipLevel0`` in a streaming read: Java's ``DataTableStreamScan`` reads
+        level 0 of deletion-vector and first-row tables in its full phase (merged), since the
+        delta phase starts after it; only the changelog producers filter levels
+        (:meth:`_full_phase_levels`)."""
+        return False
+
+    def _full_phase_levels(self) -> Callable[[int], bool] | None:
+        """The levels the full phase reads (Java's ``DataTableStreamScan.tryFirstPlan``):
+        ``changelog-producer = lookup``: above level 0 (level-0 rows reach the stream as the
+        changelog of the compaction that will look them up); ``full-compaction``: the top level
+        only (every other row reaches it as the changelog of the next full compaction); else
+        (and with ``stream-scan-mode = file-monitor``) every level. Reading level 0 there too
+        would stream those rows twice."""
+        if not self.table.schema.primary_keys:
+            return None
+        if self.options.get("stream-scan-mode", "none").strip().lower() == "file-monitor":
+            return None
+        producer = self.options.get(CHANGELOG_PRODUCER, "none").strip().lower()
+        if producer == "lookup":
+            return lambda level: level > 0
+        if producer == "full-compaction":
+            from paimon_core.mergetree.compact.compact_options import num_levels
+
+            top = num_levels(self.options) - 1
+            return lambda level: level == top
+        return None
 
     def _only_real_buckets(self) -> bool:
         """Java's ``DataTableStreamScan``: postpone-bucket files are streamed (as they were

@@ -2,8 +2,8 @@
 
 Action names are the maintenance ledger's vocabulary (``compact``, ``compact_manifest``,
 ``create_tag``, ``trigger_tag_automatic_creation``, ``expire_tags``, ``expire_partitions``,
-``expire_snapshots``, ``remove_orphan_files``), so a planned action, the executor's item and the
-ledger row all use the same name.
+``expire_snapshots``, ``expire_changelogs``, ``remove_orphan_files``), so a planned action, the
+executor's item and the ledger row all use the same name.
 """
 
 from __future__ import annotations

@@ -7,10 +7,10 @@ Two kinds of lag (Amoro shows "optimizing lag" per table; here it is an alert wi
   ``compaction.min.file-num`` + 3) has stayed above ``max_compaction_debt`` for longer than
   ``lag_grace``. The caller keeps when it went over (:func:`debt_over_since`), e.g. in the state
   it carries from pass to pass.
-* an action's period: expiry (``expire_snapshots``, ``expire_tags``, ``expire_partitions``), tags
-  (``create_tag``, ``trigger_tag_automatic_creation``) and orphan cleanup are needed now (the
-  planner's rules) and have not succeeded for longer than their period (``expire_interval``, a
-  day for tags, ``orphan_clean_interval``) plus ``lag_grace``.
+* an action's period: expiry (``expire_snapshots``, ``expire_changelogs``, ``expire_tags``,
+  ``expire_partitions``), tags (``create_tag``, ``trigger_tag_automatic_creation``) and orphan
+  cleanup are needed now (the planner's rules) and have not succeeded for longer than their
+  period (``expire_interval``, a day for tags, ``orphan_clean_interval``) plus ``lag_grace``.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ logger = logging.getLogger(__name__)
 LAG_KINDS = (
     "compaction_debt",
     "expire_snapshots",
+    "expire_changelogs",
     "expire_tags",
     "expire_partitions",
     "create_tag",

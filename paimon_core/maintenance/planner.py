@@ -3,8 +3,8 @@
 :func:`plan_table` is a pure function of a :class:`~paimon_core.maintenance.table_state.TableState`,
 the table's :class:`~paimon_core.maintenance.settings.MaintenanceSettings`, the time and the
 table's last successful action times (from the maintenance ledger). It asks each rule in the pass
-order (compaction, manifests, tags, tag expiry, partition expiry, snapshot expiry, orphan
-cleanup; see :mod:`~paimon_core.maintenance.compaction_need` and
+order (compaction, manifests, tags, tag expiry, partition expiry, snapshot expiry, changelog
+expiry, orphan cleanup; see :mod:`~paimon_core.maintenance.compaction_need` and
 :mod:`~paimon_core.maintenance.retention_need`) and returns a :class:`TablePlan`: the actions
 needed, each with its reason (the numbers and the Paimon option behind them), estimated cost,
 gain and priority, and for every other action why it is not needed.
@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from paimon_core.maintenance.actions import Need, PlannedAction, TablePlan
 from paimon_core.maintenance.compaction_need import compaction_need, manifest_need
 from paimon_core.maintenance.retention_need import (
+    expire_changelogs_need,
     expire_partitions_need,
     expire_snapshots_need,
     expire_tags_need,
@@ -47,6 +48,10 @@ RULES: tuple[tuple[str, Rule], ...] = (
     (
         "expire_snapshots",
         lambda s, c, now, last: expire_snapshots_need(s, c, now_millis=now, last_success=last),
+    ),
+    (
+        "expire_changelogs",
+        lambda s, c, now, last: expire_changelogs_need(s, c, now_millis=now, last_success=last),
     ),
     ("remove_orphan_files", lambda s, c, now, last: orphan_need(s, c, now_millis=now, last_success=last)),
 )

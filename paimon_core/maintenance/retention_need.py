@@ -6,6 +6,12 @@
   / ``.max``, or the registry's ``snapshot_retain_min`` / ``_max``) and nothing a consumer still
   reads (its next snapshot). At most ``snapshot.expire.limit`` per run. Runs at most every
   ``expire_interval`` unless more than ``retain_max`` snapshots are kept.
+* ``expire_changelogs``: Java's ``ExpireChangelogImpl`` window over the long-lived changelogs a
+  decoupled lifecycle keeps (``changelog/changelog-N``): ``changelog.num-retained.max`` / ``.min``
+  counted over changelogs *and* snapshots (those below ``latest snapshot - max + 1`` go regardless
+  of time, the others only if committed before ``now - changelog.time-retained``), never past
+  every consumer's next snapshot, and the latest changelog stays as the range's end. At most
+  ``snapshot.expire.limit`` per run; throttled by ``expire_interval`` as snapshot expiry is.
 * ``create_tag``: the registry's daily tag (``YYYY-MM-DD`` of the last complete UTC day, the
   table's state at that day's end) when it is missing; or, for a table with
   ``tag.automatic-creation`` ``process-time`` / ``watermark``, ``trigger_tag_automatic_creation``
@@ -35,6 +41,7 @@ from paimon_core.maintenance.table_state import TableState
 __all__ = [
     "DAY_MILLIS",
     "daily_tag",
+    "expire_changelogs_need",
     "expire_partitions_need",
     "expire_snapshots_need",
     "expire_tags_need",
@@ -144,6 +151,118 @@ def expire_snapshots_need(
             gain=float(n),
             priority=float(n) / max(1, r_min),
             args={"retain_max": settings.snapshot_retain_max, "retain_min": settings.snapshot_retain_min},
+            urgent=over_max,
+        ),
+        needed_since_millis=needed_since,
+    )
+
+
+# --- long-lived changelogs -------------------------------------------------------------------------
+def expire_changelogs_need(
+    state: TableState, settings: MaintenanceSettings, *, now_millis: int, last_success: Mapping[str, int]
+) -> Need:
+    """``expire_changelogs`` (the table call with the table's options, as the executor runs it):
+    the changelogs :class:`~paimon_core.operation.expire_changelogs.ExpireChangelogs` would expire
+    at ``now_millis`` (see the module docstring)."""
+    from paimon_core.options import CoreOptions
+
+    action = "expire_changelogs"
+    opts = CoreOptions(state.options)
+    earliest, latest_cl, latest = state.earliest_changelog_id, state.latest_changelog_id, state.snapshot_id
+    if earliest is None or latest_cl is None:
+        if not opts.changelog_lifecycle_decoupled:
+            return Need(action, skipped="not decoupled: changelogs expire with their snapshots")
+        return Need(action, skipped="no long-lived changelog")
+    if latest is None:
+        return Need(action, skipped="the table has no snapshot")
+    r_max = opts.changelog_num_retained_max
+    r_min = opts.changelog_num_retained_min
+    retained_ms = opts.changelog_time_retained_ms
+    limit = opts.snapshot_expire_limit
+    count = state.changelog_count or (latest_cl - earliest + 1)
+    total = latest - earliest + 1  # changelogs and snapshots: what the changelog.* counts count
+    cutoff = now_millis - retained_ms
+    # where the time retention ends now: at least where it ended when the state was read
+    time_end = state.changelog_time_retention_end
+    if time_end is None:
+        time_end = earliest
+    if (
+        time_end == earliest
+        and state.earliest_changelog_time_millis is not None
+        and state.earliest_changelog_time_millis < cutoff
+    ):
+        time_end = earliest + 1
+    exact = (
+        state.changelog_retention_cutoff_millis is None or state.changelog_retention_cutoff_millis >= cutoff
+    )
+    begin = max(latest - r_max + 1, earliest)
+    # the latest changelog stays: the expiry keeps it as the retained end of its range
+    end = min(latest - r_min + 1, latest_cl, max(begin, time_end))
+    fence = state.changelog_consumer_fence
+    fenced = fence is not None and fence < end
+    if fenced and fence is not None:
+        end = fence
+    n = max(0, end - earliest)
+    rules = f"changelog.num-retained.min {r_min}, .max {r_max}, changelog.time-retained {fmt_duration(retained_ms)}"
+    if n == 0:
+        if fenced:
+            return Need(
+                action, skipped=f"{count} changelogs; a consumer still reads from snapshot {fence} ({rules})"
+            )
+        if total <= r_min:
+            return Need(
+                action,
+                skipped=f"{count} changelogs + {total - count} snapshots <= changelog.num-retained.min {r_min}",
+            )
+        if count == 1:
+            return Need(
+                action, skipped=f"1 changelog: the latest stays as the expiry's retained end ({rules})"
+            )
+        age = (
+            ""
+            if state.earliest_changelog_time_millis is None
+            else f"; the oldest is {fmt_duration(max(0, now_millis - state.earliest_changelog_time_millis))} old"
+        )
+        return Need(action, skipped=f"{count} changelogs, none past retention ({rules}){age}")
+    over_max = total > r_max
+    last = _since(last_success, action)
+    interval = settings.millis("expire_interval") or 0
+    if not over_max and last is not None and now_millis - last < interval:
+        return Need(
+            action,
+            skipped=(
+                f"{n} changelog(s) past retention, but changelog expiry ran {fmt_duration(now_millis - last)} "
+                f"ago (< expire_interval {settings.expire_interval})"
+            ),
+        )
+    why = (
+        f"{total} changelogs and snapshots > changelog.num-retained.max {r_max}"
+        if over_max and n >= total - r_max
+        else f"changelogs older than changelog.time-retained {fmt_duration(retained_ms)}"
+    )
+    at_least = "" if exact else "at least "
+    reason = (
+        f"{at_least}{n} of {count} changelogs past retention ({why}; keeping changelog.num-retained.min "
+        f"{r_min} counted with the snapshots)"
+    )
+    if n > limit:
+        reason += f"; snapshot.expire.limit {limit} per run"
+    if fenced:
+        reason += f"; a consumer holds snapshot {fence} and later"
+    if state.options.get("write-only", "false").lower() == "true":
+        reason += "; write-only=true: writers do not expire"
+    needed_since = None
+    if state.earliest_changelog_time_millis is not None:
+        needed_since = state.earliest_changelog_time_millis + retained_ms
+    return Need(
+        action,
+        planned=PlannedAction(
+            action=action,
+            reason=reason,
+            files_to_delete=FILES_PER_SNAPSHOT * min(n, limit),
+            gain=float(n),
+            priority=float(n) / max(1, r_min),
+            args={},
             urgent=over_max,
         ),
         needed_since_millis=needed_since,

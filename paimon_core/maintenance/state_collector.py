@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from paimon_core.append.row_tracking import data_evolution_enabled
 from paimon_core.exceptions import PaimonError
+from paimon_core.io.file_io import join
 from paimon_core.maintenance.table_state import (
     STATE_VERSION,
     BucketState,
@@ -27,6 +28,7 @@ from paimon_core.maintenance.table_state import (
     TagState,
 )
 from paimon_core.paths import LATEST
+from paimon_core.snapshot.changelog_manager import ChangelogManager
 from paimon_core.snapshot.snapshot import CommitKind, Snapshot
 
 if TYPE_CHECKING:
@@ -56,8 +58,11 @@ def collect(table: FileStoreTable, *, now_millis: int, previous: TableState | No
         if latest is not None and latest == previous.snapshot_id and not _newer_schema(table):
             sm = table.snapshot_manager
             if previous.earliest_snapshot_id is None or sm.snapshot_exists(previous.earliest_snapshot_id):
-                logger.debug("%s unchanged at snapshot %d: previous state reused", table.name, latest)
-                return dataclasses.replace(previous, checked_at_millis=now_millis, source="unchanged")
+                changelog = previous.earliest_changelog_id
+                if changelog is None or _changelog_manager(table).exists(changelog):
+                    logger.debug("%s unchanged at snapshot %d: previous state reused", table.name, latest)
+                    return dataclasses.replace(previous, checked_at_millis=now_millis, source="unchanged")
+                return _refresh_changelogs(table, previous, now_millis)
             return _refresh_retention(table, previous, now_millis)
     return _scan(table, now_millis, previous)
 
@@ -140,7 +145,8 @@ def _retention(
 
 
 def _refresh_retention(table: FileStoreTable, previous: TableState, now_millis: int) -> TableState:
-    """The previous state with new retention fields: the earliest snapshot moved (expiry ran)."""
+    """The previous state with new retention fields: the earliest snapshot moved (expiry ran,
+    which may have written long-lived changelogs too)."""
     sm = table.snapshot_manager
     latest = sm.latest_snapshot()
     earliest = sm.earliest_snapshot()
@@ -153,6 +159,88 @@ def _refresh_retention(table: FileStoreTable, previous: TableState, now_millis: 
         source="earliest-refresh",
         tags=_tags(live),
         **_retention(table, latest, earliest, now_millis),  # type: ignore[arg-type]
+        **_changelogs(table, now_millis),  # type: ignore[arg-type]
+    )
+
+
+# --- long-lived changelogs ----------------------------------------------------------------------
+_NO_CHANGELOGS: dict[str, int | None] = {
+    "earliest_changelog_id": None,
+    "latest_changelog_id": None,
+    "earliest_changelog_time_millis": None,
+    "changelog_count": 0,
+    "changelog_time_retention_end": None,
+    "changelog_retention_cutoff_millis": None,
+}
+
+
+def _changelog_manager(table: FileStoreTable) -> ChangelogManager:
+    return ChangelogManager(table.file_io, table.paths)
+
+
+def _changelogs(table: FileStoreTable, now_millis: int) -> dict[str, int | None]:
+    """The long-lived changelog fields of :class:`TableState`. Read only when the lifecycle is
+    decoupled or the changelog directory has a ``LATEST`` hint (every changelog write moves it;
+    else one existence check); then the hints (with their existence checks), the earliest
+    changelog and a binary search over changelog times, as :func:`_time_retention_end` does for
+    snapshots: never every changelog file."""
+    opts = table.options
+    cm = _changelog_manager(table)
+    try:
+        decoupled = opts.changelog_lifecycle_decoupled
+        retained: int | None = opts.changelog_time_retained_ms
+    except PaimonError as e:  # the rule reports the options; the changelogs are still counted
+        logger.warning("Changelog retention of %s cannot be read: %s", table.name, e)
+        decoupled, retained = True, None
+    if not decoupled and not table.file_io.exists(join(cm.changelog_dir, LATEST)):
+        return dict(_NO_CHANGELOGS)
+    earliest, latest = cm.earliest_id(), cm.latest_id()
+    if earliest is None or latest is None or latest < earliest:
+        return dict(_NO_CHANGELOGS)
+    times: dict[int, int | None] = {}
+
+    def time_of(cid: int) -> int | None:
+        if cid not in times:
+            changelog = cm.try_changelog(cid)
+            times[cid] = None if changelog is None else changelog.time_millis
+        return times[cid]
+
+    cutoff = None if retained is None else now_millis - retained
+    end = None
+    if cutoff is not None:
+
+        def young(cid: int) -> bool:  # a missing changelog counts as old, as the expiry skips it
+            if cid > latest:
+                return True
+            t = time_of(cid)
+            return t is not None and t >= cutoff
+
+        lo, hi = earliest, latest + 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if young(mid):
+                hi = mid
+            else:
+                lo = mid + 1
+        end = lo
+    return {
+        "earliest_changelog_id": earliest,
+        "latest_changelog_id": latest,
+        "earliest_changelog_time_millis": time_of(earliest),
+        "changelog_count": latest - earliest + 1,
+        "changelog_time_retention_end": end,
+        "changelog_retention_cutoff_millis": cutoff,
+    }
+
+
+def _refresh_changelogs(table: FileStoreTable, previous: TableState, now_millis: int) -> TableState:
+    """The previous state with new changelog fields: the earliest changelog is gone (changelog
+    expiry ran; the snapshots did not change)."""
+    return dataclasses.replace(
+        previous,
+        checked_at_millis=now_millis,
+        source="earliest-refresh",
+        **_changelogs(table, now_millis),  # type: ignore[arg-type]
     )
 
 
@@ -230,7 +318,8 @@ def _scan(table: FileStoreTable, now_millis: int, previous: TableState | None) -
     partitions, partition_error = _partitions(table, entries)
     health_dict = health.to_dict()
     health_dict.pop("buckets", None)
-    fence = None if opts.consumer_changelog_only or not consumers else min(consumers.values())
+    any_fence = min(consumers.values()) if consumers else None
+    fence = None if opts.consumer_changelog_only else any_fence
     return dataclasses.replace(
         base,
         snapshot_id=latest.id,
@@ -238,6 +327,7 @@ def _scan(table: FileStoreTable, now_millis: int, previous: TableState | None) -
         snapshot_commit_kind=str(latest.commit_kind.value),
         snapshot_watermark=latest.watermark,
         consumer_min_next_snapshot=fence,
+        changelog_consumer_fence=any_fence,
         consumer_count=len(consumers),
         appends_since_compact=None
         if not delta_commits
@@ -256,6 +346,7 @@ def _scan(table: FileStoreTable, now_millis: int, previous: TableState | None) -
         compaction_debt=debt if not is_pk else float(health.compaction_debt or 0.0),
         health=health_dict,
         **retention,  # type: ignore[arg-type]
+        **_changelogs(table, now_millis),  # type: ignore[arg-type]
     )
 
 

@@ -12,6 +12,11 @@ What a scan gathers (no data file is read):
   snapshot's successor and where ``snapshot.time-retained`` ends (a binary search over snapshot
   times, as Java's ``ExpireSnapshotsImpl`` scans), the consumers' smallest next snapshot, and
   for ``full-compaction.delta-commits`` the APPEND commits since the last COMPACT snapshot;
+* long-lived changelogs (``changelog/changelog-N``, kept by a decoupled changelog lifecycle):
+  earliest and latest ids, their count, the earliest one's time and where
+  ``changelog.time-retained`` ends (a binary search over changelog times), and every consumer's
+  smallest next snapshot (``consumer.changelog-only`` frees snapshots, never changelogs); read
+  only when the lifecycle is decoupled or the changelog directory has a ``LATEST`` hint;
 * per (partition, bucket) that is not already compact: file counts, small files (below
   ``target-file-size`` x ``compaction.small-file-ratio``), level-0 files, the sorted runs of a
   primary-key bucket (Java ``Levels.levelSortedRuns``: one per level-0 file, newest first, then one
@@ -51,7 +56,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 #: Bumped when the layout changes; a previous state of another version is never reused.
-STATE_VERSION = 1
+#: 2: the long-lived changelog fields (a version-1 state knows nothing of a table's changelogs).
+STATE_VERSION = 2
 
 Run = tuple[int, int, int]  # (level, bytes, files)
 
@@ -196,7 +202,9 @@ class TableState(_ToDict):
     path: str
     collected_at_millis: int  # when the metadata was read
     checked_at_millis: int  # when it was last confirmed unchanged (= collected_at after a scan)
-    source: str  # 'scan', 'unchanged' (one metadata read) or 'earliest-refresh' (expiry ran since)
+    #: 'scan', 'unchanged' (one metadata read) or 'earliest-refresh' (an expiry ran since: the
+    #: earliest snapshot or changelog is gone)
+    source: str
     schema_id: int
     primary_keys: tuple[str, ...]
     partition_keys: tuple[str, ...]
@@ -217,6 +225,17 @@ class TableState(_ToDict):
     consumer_min_next_snapshot: int | None = None
     consumer_count: int = 0
     appends_since_compact: int | None = None  # only with full-compaction.delta-commits
+    # long-lived changelogs (changelog/changelog-N)
+    earliest_changelog_id: int | None = None
+    latest_changelog_id: int | None = None
+    earliest_changelog_time_millis: int | None = None
+    changelog_count: int = 0
+    #: first changelog id committed at or after ``changelog_retention_cutoff_millis`` (now -
+    #: changelog.time-retained): ids below it are past the time retention (latest + 1: all are)
+    changelog_time_retention_end: int | None = None
+    changelog_retention_cutoff_millis: int | None = None
+    #: every consumer's smallest next snapshot (changelog expiry's fence, consumer.changelog-only or not)
+    changelog_consumer_fence: int | None = None
     # files
     data_file_count: int = 0
     total_bytes: int = 0
@@ -273,6 +292,13 @@ class TableState(_ToDict):
             consumer_min_next_snapshot=_opt_int(raw.get("consumer_min_next_snapshot")),
             consumer_count=int(raw.get("consumer_count") or 0),
             appends_since_compact=_opt_int(raw.get("appends_since_compact")),
+            earliest_changelog_id=_opt_int(raw.get("earliest_changelog_id")),
+            latest_changelog_id=_opt_int(raw.get("latest_changelog_id")),
+            earliest_changelog_time_millis=_opt_int(raw.get("earliest_changelog_time_millis")),
+            changelog_count=int(raw.get("changelog_count") or 0),
+            changelog_time_retention_end=_opt_int(raw.get("changelog_time_retention_end")),
+            changelog_retention_cutoff_millis=_opt_int(raw.get("changelog_retention_cutoff_millis")),
+            changelog_consumer_fence=_opt_int(raw.get("changelog_consumer_fence")),
             data_file_count=int(raw.get("data_file_count") or 0),
             total_bytes=int(raw.get("total_bytes") or 0),
             total_rows=int(raw.get("total_rows") or 0),
@@ -305,10 +331,10 @@ def collect_table_state(
 
     With ``previous`` (the state of the last pass): if the table's latest snapshot id and schema id
     are the ones ``previous`` saw, the only read is the ``LATEST`` hint (plus existence checks of
-    the latest, next and earliest snapshot files) and ``previous`` comes back with
-    ``checked_at_millis = now_millis`` and ``source = 'unchanged'``; when only the earliest snapshot
-    moved (an expiry ran), just the retention fields are refreshed (``source = 'earliest-refresh'``).
-    Otherwise the latest snapshot's manifests are scanned (``source = 'scan'``).
+    the latest, next and earliest snapshot files, and of the earliest changelog when there was one)
+    and ``previous`` comes back with ``checked_at_millis = now_millis`` and ``source = 'unchanged'``;
+    when only the earliest snapshot or the earliest long-lived changelog moved (an expiry ran),
+    just the retention fields are refreshed (``source = 'earliest-refresh'``). Otherwise the latest snapshot's manifests are scanned (``source = 'scan'``).
     """
     from paimon_core.maintenance.state_collector import collect
 

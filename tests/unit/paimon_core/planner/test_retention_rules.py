@@ -246,13 +246,14 @@ def test_orphan_cleanup_runs_every_interval() -> None:
 
 def test_every_action_is_either_planned_or_explained_in_pass_order() -> None:
     from paimon_core.maintenance.executor import ACTION_ORDER
+    from paimon_core.maintenance.planner import RULES
 
     s = _partitioned(snapshot_id=40, snapshot_count=30)
     p = plan(s, snapshot_retain_max=20, partition_expiration_time="30 d")
     names = [a.action for a in p.actions]
     assert names == sorted(names, key=ACTION_ORDER.index)
     assert set(names).isdisjoint(p.skipped_reasons)
-    assert len(names) + len(p.skipped_reasons) == 7
+    assert len(names) + len(p.skipped_reasons) == len(RULES) == 8
 
 
 def test_an_option_the_rules_cannot_parse_is_a_reason_not_a_crash() -> None:

@@ -33,6 +33,7 @@ import datetime as dt
 import logging
 import re
 from collections.abc import Mapping
+from typing import Any
 
 from paimon_core.maintenance.actions import Need, PlannedAction, fmt_bytes, fmt_duration, fmt_time
 from paimon_core.maintenance.settings import MaintenanceSettings
@@ -116,32 +117,68 @@ def expire_snapshots_need(
         )
         return Need(action, skipped=f"{count} snapshots, none past retention ({rules}){age}")
     over_max = count > r_max
-    last = _since(last_success, action)
-    interval = settings.millis("expire_interval") or 0
-    if not over_max and last is not None and now_millis - last < interval:
-        return Need(
-            action,
-            skipped=(
-                f"{n} snapshot(s) past retention, but expiry ran {fmt_duration(now_millis - last)} ago "
-                f"(< expire_interval {settings.expire_interval})"
-            ),
-        )
     why = (
         f"{count} snapshots > snapshot.num-retained.max {r_max}"
         if over_max and n >= count - r_max
         else f"snapshots older than snapshot.time-retained {fmt_duration(retained_ms)}"
     )
     at_least = "" if exact else "at least "
-    reason = f"{at_least}{n} of {count} snapshots past retention ({why}; keeping snapshot.num-retained.min {r_min})"
+    successor = state.successor_time_millis
+    return _planned_expiry(
+        state,
+        settings,
+        action=action,
+        noun="snapshot",
+        n=n,
+        reason=f"{at_least}{n} of {count} snapshots past retention ({why}; keeping snapshot.num-retained.min {r_min})",
+        over_max=over_max,
+        limit=limit,
+        fence=fence if fenced else None,
+        r_min=r_min,
+        needed_since=None if successor is None else successor + retained_ms,
+        args={"retain_max": settings.snapshot_retain_max, "retain_min": settings.snapshot_retain_min},
+        now_millis=now_millis,
+        last_success=last_success,
+    )
+
+
+def _planned_expiry(
+    state: TableState,
+    settings: MaintenanceSettings,
+    *,
+    action: str,
+    noun: str,
+    n: int,
+    reason: str,
+    over_max: bool,
+    limit: int,
+    fence: int | None,
+    r_min: int,
+    needed_since: int | None,
+    args: Mapping[str, Any],
+    now_millis: int,
+    last_success: Mapping[str, int],
+) -> Need:
+    """The expiry of ``n`` snapshots or changelogs (``noun``) past retention: skipped when it ran
+    within ``expire_interval`` unless more than the ``.max`` are kept (``over_max``, then urgent);
+    ``reason`` gets the per-run limit, the consumer ``fence`` that binds it and write-only added."""
+    last = _since(last_success, action)
+    interval = settings.millis("expire_interval") or 0
+    if not over_max and last is not None and now_millis - last < interval:
+        ran = "expiry" if noun == "snapshot" else f"{noun} expiry"
+        return Need(
+            action,
+            skipped=(
+                f"{n} {noun}(s) past retention, but {ran} ran {fmt_duration(now_millis - last)} ago "
+                f"(< expire_interval {settings.expire_interval})"
+            ),
+        )
     if n > limit:
         reason += f"; snapshot.expire.limit {limit} per run"
-    if fenced:
+    if fence is not None:
         reason += f"; a consumer holds snapshot {fence} and later"
     if state.options.get("write-only", "false").lower() == "true":
         reason += "; write-only=true: writers do not expire"
-    needed_since = None
-    if state.successor_time_millis is not None:
-        needed_since = state.successor_time_millis + retained_ms
     return Need(
         action,
         planned=PlannedAction(
@@ -150,7 +187,7 @@ def expire_snapshots_need(
             files_to_delete=FILES_PER_SNAPSHOT * min(n, limit),
             gain=float(n),
             priority=float(n) / max(1, r_min),
-            args={"retain_max": settings.snapshot_retain_max, "retain_min": settings.snapshot_retain_min},
+            args=dict(args),
             urgent=over_max,
         ),
         needed_since_millis=needed_since,
@@ -225,47 +262,31 @@ def expire_changelogs_need(
         )
         return Need(action, skipped=f"{count} changelogs, none past retention ({rules}){age}")
     over_max = total > r_max
-    last = _since(last_success, action)
-    interval = settings.millis("expire_interval") or 0
-    if not over_max and last is not None and now_millis - last < interval:
-        return Need(
-            action,
-            skipped=(
-                f"{n} changelog(s) past retention, but changelog expiry ran {fmt_duration(now_millis - last)} "
-                f"ago (< expire_interval {settings.expire_interval})"
-            ),
-        )
     why = (
         f"{total} changelogs and snapshots > changelog.num-retained.max {r_max}"
         if over_max and n >= total - r_max
         else f"changelogs older than changelog.time-retained {fmt_duration(retained_ms)}"
     )
     at_least = "" if exact else "at least "
-    reason = (
-        f"{at_least}{n} of {count} changelogs past retention ({why}; keeping changelog.num-retained.min "
-        f"{r_min} counted with the snapshots)"
-    )
-    if n > limit:
-        reason += f"; snapshot.expire.limit {limit} per run"
-    if fenced:
-        reason += f"; a consumer holds snapshot {fence} and later"
-    if state.options.get("write-only", "false").lower() == "true":
-        reason += "; write-only=true: writers do not expire"
-    needed_since = None
-    if state.earliest_changelog_time_millis is not None:
-        needed_since = state.earliest_changelog_time_millis + retained_ms
-    return Need(
-        action,
-        planned=PlannedAction(
-            action=action,
-            reason=reason,
-            files_to_delete=FILES_PER_SNAPSHOT * min(n, limit),
-            gain=float(n),
-            priority=float(n) / max(1, r_min),
-            args={},
-            urgent=over_max,
+    oldest = state.earliest_changelog_time_millis
+    return _planned_expiry(
+        state,
+        settings,
+        action=action,
+        noun="changelog",
+        n=n,
+        reason=(
+            f"{at_least}{n} of {count} changelogs past retention ({why}; keeping changelog.num-retained.min "
+            f"{r_min} counted with the snapshots)"
         ),
-        needed_since_millis=needed_since,
+        over_max=over_max,
+        limit=limit,
+        fence=fence if fenced else None,
+        r_min=r_min,
+        needed_since=None if oldest is None else oldest + retained_ms,
+        args={},
+        now_millis=now_millis,
+        last_success=last_success,
     )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from paimon_core.append.row_tracking import data_evolution_enabled
@@ -118,7 +118,12 @@ def _time_retention_end(times: _Times, earliest: int, latest: int, cutoff: int) 
         t = times.time(sid + 1)
         return t is not None and t >= cutoff
 
-    lo, hi = earliest, latest
+    return _first_young(earliest, latest, young)
+
+
+def _first_young(lo: int, hi: int, young: Callable[[int], bool]) -> int:
+    """The first id in [lo, hi] that is ``young`` (``young(hi)`` must hold), ids being old, then
+    young: a binary search."""
     while lo < hi:
         mid = (lo + hi) // 2
         if young(mid):
@@ -206,29 +211,19 @@ def _changelogs(table: FileStoreTable, now_millis: int) -> dict[str, int | None]
         return times[cid]
 
     cutoff = None if retained is None else now_millis - retained
-    end = None
-    if cutoff is not None:
 
-        def young(cid: int) -> bool:  # a missing changelog counts as old, as the expiry skips it
-            if cid > latest:
-                return True
-            t = time_of(cid)
-            return t is not None and t >= cutoff
+    def young(cid: int) -> bool:  # a missing changelog counts as old, as the expiry skips it
+        if cid > latest or cutoff is None:
+            return True
+        t = time_of(cid)
+        return t is not None and t >= cutoff
 
-        lo, hi = earliest, latest + 1
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if young(mid):
-                hi = mid
-            else:
-                lo = mid + 1
-        end = lo
     return {
         "earliest_changelog_id": earliest,
         "latest_changelog_id": latest,
         "earliest_changelog_time_millis": time_of(earliest),
         "changelog_count": latest - earliest + 1,
-        "changelog_time_retention_end": end,
+        "changelog_time_retention_end": None if cutoff is None else _first_young(earliest, latest + 1, young),
         "changelog_retention_cutoff_millis": cutoff,
     }
 

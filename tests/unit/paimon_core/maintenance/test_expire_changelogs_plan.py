@@ -15,14 +15,12 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pyarrow as pa
 import pytest
 
 from paimon_core import FileSystemCatalog
-from paimon_core.io.file_io import FileStatus
-from paimon_core.io.local_io import LocalFileIO
 from paimon_core.maintenance import (
     MaintenanceSettings,
     PassBudget,
@@ -41,12 +39,12 @@ from paimon_core.table.stream_scan import StreamTableScan
 from paimon_core.table.table import FileStoreTable
 from paimon_core.table.table_read import TableRead
 from paimon_core.utils.clock import ManualClock
+from tests.unit.paimon_core.planner.helpers import DAY, HOUR, NOW
+from tests.unit.paimon_core.planner.helpers import state as planner_state
+from tests.unit.paimon_core.planner.test_table_state import CountingIO, counted
 
 SECOND = 1000
 MINUTE = 60 * SECOND
-HOUR = 60 * MINUTE
-DAY = 24 * HOUR
-NOW = 1_793_588_400_000  # 2026-11-02 03:00 UTC
 ACTION = "expire_changelogs"
 
 #: What the crafted states' table says: snapshots kept 1..2, changelogs up to 20 for a day.
@@ -64,23 +62,14 @@ DECOUPLED = {
 def _state(options: dict[str, str] | None = None, **kw: Any) -> TableState:
     """Snapshots 19..20 and changelogs 11..18 (the oldest 3 h old, inside ``1 d``), collected now."""
     base: dict[str, Any] = {
-        "table": "db.t",
-        "path": "/wh/db.db/t",
-        "collected_at_millis": NOW,
-        "checked_at_millis": NOW,
-        "source": "scan",
-        "schema_id": 0,
-        "primary_keys": ("id",),
         "partition_keys": (),
-        "options": dict(DECOUPLED if options is None else options),
+        "partitions": (),
         "snapshot_id": 20,
-        "snapshot_time_millis": NOW - MINUTE,
         "earliest_snapshot_id": 19,
         "earliest_snapshot_time_millis": NOW - 2 * MINUTE,
         "successor_time_millis": NOW - MINUTE,
         "snapshot_count": 2,
         "time_retention_end": 20,
-        "retention_cutoff_millis": NOW - HOUR,
         "earliest_changelog_id": 11,
         "latest_changelog_id": 18,
         "earliest_changelog_time_millis": NOW - 3 * HOUR,
@@ -89,7 +78,9 @@ def _state(options: dict[str, str] | None = None, **kw: Any) -> TableState:
         "changelog_retention_cutoff_millis": NOW - DAY,
     }
     base.update(kw)
-    return TableState(**base)
+    return planner_state(
+        options=dict(DECOUPLED if options is None else options), primary_keys=("id",), **base
+    )
 
 
 #: Every changelog of the crafted state committed before the ``1 d`` cutoff.
@@ -323,31 +314,6 @@ def _execute(catalog: FileSystemCatalog, plan: TablePlan, now: int) -> BatchResu
     return result
 
 
-class CountingIO(LocalFileIO):
-    """Counts the file reads and listings it serves."""
-
-    def __init__(self) -> None:
-        self.reads: list[str] = []
-        self.listings: list[str] = []
-
-    def read_bytes(self, path: str) -> bytes:
-        self.reads.append(path)
-        return super().read_bytes(path)
-
-    def open_input(self, path: str) -> IO[bytes]:
-        self.reads.append(path)
-        return super().open_input(path)
-
-    def list_status(self, path: str) -> list[FileStatus]:
-        self.listings.append(path)
-        return super().list_status(path)
-
-
-def _counted(table: FileStoreTable) -> tuple[FileStoreTable, CountingIO]:
-    io = CountingIO()
-    return FileStoreTable(io, table.path, table.schema, name=table.name), io
-
-
 def _changelog_reads(io: CountingIO) -> list[str]:
     return [p for p in io.reads if Path(p).name.startswith("changelog-")]
 
@@ -381,7 +347,7 @@ def test_a_pass_expires_the_changelogs_write_only_writers_leave(tmp_path: Path) 
     # pass 2: the expired snapshots' collect refreshes the retention; changelog expiry is planned
     clock.advance(STEP)
     now = clock.now_millis()
-    watched, io = _counted(catalog.get_table("db.t"))
+    watched, io = counted(catalog.get_table("db.t"))
     s2 = _collect(watched, now, previous=s1)
     assert s2.source == "earliest-refresh"
     # the earliest changelog and a binary search over the times: never all 8 changelog files (one
@@ -417,7 +383,7 @@ def test_a_pass_expires_the_changelogs_write_only_writers_leave(tmp_path: Path) 
     # pass 4: unchanged: the previous state is reused and still plans nothing
     clock.advance(STEP)
     now = clock.now_millis()
-    watched, io = _counted(catalog.get_table("db.t"))
+    watched, io = counted(catalog.get_table("db.t"))
     s4 = _collect(watched, now, previous=s3)
     assert s4.source == "unchanged" and s4.earliest_changelog_id == 6
     assert [Path(p).name for p in io.reads] == ["LATEST"] and io.listings == []  # + existence checks

@@ -170,20 +170,33 @@ def say(msg):
     print(msg, flush=True)
 
 
+def locked(code, text):
+    """SQLite said "database is locked" while another component wrote: 503, or a 500 whose
+    detail is Airflow's "Database error" (the statement rolled back; trying again is safe)."""
+    return code == 503 or (code == 500 and '"reason":"Database error"' in text.replace(" ", ""))
+
+
 def call(method, path, body=None, token=None, retry_503=False):
+    """One REST call. A locked database is tried again (up to ~30 s) for reads and idempotent
+    writes; for a POST with ``retry_503`` it raises TimeoutError and the caller checks what landed."""
     data = json.dumps(body).encode() if body is not None else None
     headers = {"Content-Type": "application/json"}
     if token:
         headers["Authorization"] = f"Bearer {token}"
-    req = urllib.request.Request(base + path, data=data, method=method, headers=headers)
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return json.load(r)
-    except urllib.error.HTTPError as e:
-        text = e.read().decode(errors="replace")
-        if retry_503 and e.code == 503:
-            raise TimeoutError(text) from None
-        raise SystemExit(f"{method} {path}: HTTP {e.code}: {text[:800]}")
+    for attempt in range(60):
+        req = urllib.request.Request(base + path, data=data, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                return json.load(r)
+        except urllib.error.HTTPError as e:
+            text = e.read().decode(errors="replace")
+            if locked(e.code, text):
+                if retry_503:
+                    raise TimeoutError(text) from None
+                if method != "POST" and attempt < 59:
+                    time.sleep(0.5)
+                    continue
+            raise SystemExit(f"{method} {path}: HTTP {e.code}: {text[:800]}")
 
 
 deadline = time.monotonic() + 120
@@ -369,8 +382,20 @@ if due and dt.datetime.fromisoformat(due.replace("Z", "+00:00")) <= now:
                     token=token)["dag_runs"]
     if not existing:
         logical = due
-run = call("POST", "/api/v2/dags/paimon_maintenance/dagRuns",
-           {"logical_date": logical, "conf": {"mode": "apply"}, "note": "scripts/demo.sh"}, token)  # by hand: plan unless told
+trigger = {"logical_date": logical, "conf": {"mode": "apply"}, "note": "scripts/demo.sh"}  # by hand: plan unless told
+for attempt in range(60):
+    try:
+        run = call("POST", "/api/v2/dags/paimon_maintenance/dagRuns", trigger, token, retry_503=True)
+        break
+    except TimeoutError:  # rolled back, unless it landed after all: then it is ours
+        landed = call("GET", f"/api/v2/dags/paimon_maintenance/dagRuns?logical_date_gte={logical}"
+                      f"&logical_date_lte={logical}", token=token)["dag_runs"]
+        if landed:
+            run = landed[0]
+            break
+        time.sleep(0.5)
+else:
+    raise SystemExit("could not trigger paimon_maintenance: the SQLite database stayed locked")
 call("PATCH", "/api/v2/dags/paimon_maintenance", {"is_paused": False}, token)
 say(f"[demo {time.monotonic() - t0:5.0f}s] triggered paimon_maintenance over REST: {run['dag_run_id']} (and unpaused it)")
 wait("paimon_maintenance", {run["dag_run_id"]})

@@ -8,7 +8,9 @@ the maintenance ledger), schedules the pass within the registry's budget
 and the console, records one ``assess`` ledger row per table (one commit), and returns the
 pass: batches of light actions, groups of Spark compactions, the backlog and a summary.
 
-:func:`check_lag` (the ``lag_alerts`` task) turns the saved states and the ledger into lag alerts
+:func:`check_lag` (the ``lag_alerts`` task) first measures again the tables this run's actions
+touched (:func:`acted_tables`, from the ledger) and saves their states, so the console and the alerts
+show each table as the pass left it, then turns the saved states and the ledger into lag alerts
 (:func:`~paimon_core.maintenance.lag.lag_alerts`) and raises them through Airflow.
 """
 
@@ -22,8 +24,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from paimon_core.catalog.filesystem_catalog import FileSystemCatalog
     from paimon_core.maintenance.actions import TablePlan
+    from paimon_core.maintenance.state_store import PlannerStateStore, SavedStates
 
-__all__ = ["check_lag", "effective_mode", "last_successes", "plan_pass", "run_now_millis"]
+__all__ = ["acted_tables", "check_lag", "effective_mode", "last_successes", "plan_pass", "run_now_millis"]
 
 log = logging.getLogger(__name__)
 
@@ -250,6 +253,79 @@ def _debt_over_since(
     return out
 
 
+def acted_tables(catalog: FileSystemCatalog, *, dag_id: str, run_id: str, since_millis: int) -> set[str]:
+    """The tables an action of this run changed or checked (a success or no-op ledger row of
+    ``dag_id`` / ``run_id`` other than the planner's ``assess``)."""
+    from paimon_core.ledger import Ledger
+
+    ledger = Ledger(catalog)
+    if not ledger.exists():
+        return set()
+    rows = ledger.read(since_millis=since_millis, columns=("status", "dag_id", "run_id")).to_pylist()
+    return {
+        str(r["table_name"])
+        for r in rows
+        if r["dag_id"] == dag_id and r["run_id"] == run_id and r["status"] in DONE_STATUSES and r["action"] != "assess"
+    }
+
+
+def _refresh_acted(
+    context: Mapping[str, Any],
+    catalog: FileSystemCatalog,
+    store: PlannerStateStore,
+    saved: SavedStates,
+    registry: Any,
+    params: Mapping[str, Any],
+    *,
+    now_millis: int,
+) -> SavedStates:
+    """The saved states with the tables this run's actions touched measured again, saved.
+
+    The plan task measured each table before the batches changed it: left as they are, the
+    console would show a table just compacted with its old health and debt, and the lag alerts
+    below would fire on debt the batches already removed. Only those tables are read again (a
+    manifest scan where the batch made a snapshot, one metadata read where it changed nothing),
+    so the next pass finds them unchanged."""
+    from paimon_core.maintenance.lag import debt_over_since
+    from paimon_core.maintenance.state_store import SavedStates
+    from paimon_core.maintenance.table_state import collect_table_state
+
+    dag_run = context.get("dag_run")
+    run_id = getattr(dag_run, "run_id", None) or context.get("run_id")
+    dag_id = getattr(dag_run, "dag_id", None)
+    if not run_id or not dag_id:
+        return saved
+    acted = acted_tables(catalog, dag_id=str(dag_id), run_id=str(run_id), since_millis=now_millis - DAY_MILLIS)
+    states = dict(saved.states)
+    debt_since = dict(saved.extra.get("debt_over_since") or {})
+    refreshed = 0
+    for name in sorted(acted & set(states)):
+        try:
+            state = collect_table_state(catalog.get_table(name), now_millis=now_millis, previous=states[name])
+        except Exception as e:  # noqa: BLE001 - the next pass measures it; the alerts use the plan's figures
+            log.warning("Cannot measure %s again after the pass: %s: %s", name, type(e).__name__, e)
+            continue
+        states[name] = state
+        refreshed += 1
+        prev = debt_since.get(name)
+        since = debt_over_since(
+            state,
+            _settings(registry, name, params),
+            now_millis=now_millis,
+            previous_since=int(prev) if isinstance(prev, int) else None,
+        )
+        if since is None:
+            debt_since.pop(name, None)
+        else:
+            debt_since[name] = since
+    if not refreshed:
+        return saved
+    extra = {**saved.extra, "debt_over_since": debt_since, "refreshed_after_pass": refreshed}
+    store.save(states, now_millis=now_millis, extra=extra)
+    log.info("Measured %d table(s) again after this run's actions", refreshed)
+    return SavedStates(now_millis, states, extra)
+
+
 def check_lag(context: Mapping[str, Any], registry: Any) -> list[dict[str, Any]]:
     """The ``lag_alerts`` task: alerts of every table (see the module docs)."""
     from airflow.sdk.exceptions import AirflowFailException
@@ -259,12 +335,16 @@ def check_lag(context: Mapping[str, Any], registry: Any) -> list[dict[str, Any]]
     from paimon_core.maintenance.lag import lag_alerts
     from paimon_core.maintenance.state_store import PlannerStateStore
 
-    now = int(time.time() * 1000)
+    # the plan's clock (the run's data interval end): the debt_over_since times the plan recorded are
+    # on it, so a backfilled or late run does not report a debt it just found as hours old
+    now = run_now_millis(context)
     hook = PaimonHook(paimon_conn_id=registry.paimon_conn_id)
     catalog = hook.get_catalog()
-    saved = PlannerStateStore(catalog.file_io, hook.warehouse).load()
+    store = PlannerStateStore(catalog.file_io, hook.warehouse)
+    saved = store.load()
     last = last_successes(catalog, now_millis=now)
     params: Mapping[str, Any] = context.get("params") or {}
+    saved = _refresh_acted(context, catalog, store, saved, registry, params, now_millis=now)
     alerts: list[dict[str, Any]] = []
     for name, state in sorted(saved.states.items()):
         settings = _settings(registry, name, params)

@@ -61,7 +61,7 @@ def _tis(run: Any) -> dict[str, list[str]]:
 
 
 def test_plan_then_apply_then_nothing_to_do(dag: Any, paimon_warehouse: str, tmp_path: Path) -> None:
-    wh = build(paimon_warehouse, 12, need_compaction=0.25, commits=2, compaction_commits=6)
+    wh = build(paimon_warehouse, 12, need_compaction=0.25, commits=2, compaction_commits=7)
     # 2 commits: within snapshot.num-retained.max 2; give half of them a third (expiry due)
     catalog = FileSystemCatalog(paimon_warehouse)
     import pyarrow as pa
@@ -81,6 +81,21 @@ def test_plan_then_apply_then_nothing_to_do(dag: Any, paimon_warehouse: str, tmp
     assert set(states["maintain"]) == {"skipped"}, states
     assert _snapshot(catalog, wh.tables) == before
 
+    # the compaction debt of the tables that need compaction has been over budget for 3 days (as a
+    # pass of 3 days ago would have recorded): the apply pass compacts them, so no lag alert may fire
+    from paimon_core.maintenance.state_store import PlannerStateStore
+
+    store = PlannerStateStore(catalog.file_io, paimon_warehouse)
+    planned = store.load()
+    over = {n: planned.states[n].compaction_debt for n in wh.needs_compaction}
+    assert all(d > 0.8 for d in over.values()), over  # over the registry's max_compaction_debt
+    three_days_ago = int(dt.datetime(2026, 11, 24, tzinfo=dt.UTC).timestamp() * 1000)
+    store.save(
+        planned.states,
+        now_millis=planned.saved_millis or 0,
+        extra={**planned.extra, "debt_over_since": dict.fromkeys(wh.needs_compaction, three_days_ago)},
+    )
+
     # 2. apply
     run = dag.test(
         logical_date=dt.datetime(2026, 11, 27, 1, tzinfo=dt.UTC), run_conf={"include": INCLUDE, "mode": "apply"}
@@ -88,6 +103,9 @@ def test_plan_then_apply_then_nothing_to_do(dag: Any, paimon_warehouse: str, tmp
     states = _tis(run)
     assert set(states["maintain"]) == {"success"}, states
     assert states.get("compact_on_spark") == ["skipped"], states  # every compaction fits in the task process
+    alerts = run.get_task_instance("lag_alerts").xcom_pull(task_ids="lag_alerts") or []
+    assert not [a for a in alerts if a["kind"] == "compaction_debt"], alerts  # measured after the compaction
+    assert states["lag_alerts"] == ["success"] and run.state == "success", states
     total_tis = sum(len(v) for v in states.values())
     assert total_tis <= 10, states  # 12 tables: one batch, not 12 x 6 task instances
     after = _snapshot(catalog, wh.tables)
@@ -111,6 +129,18 @@ def test_plan_then_apply_then_nothing_to_do(dag: Any, paimon_warehouse: str, tmp
     assert all(r["task_id"] == "maintain" and r["run_id"] == run.run_id for r in acted)
     assessed = {r["table_name"] for r in ledger.to_pylist() if r["action"] == "assess"}
     assert set(wh.tables) <= assessed
+    # lag_alerts measured again what the batches touched: the console and the alerts see each table
+    # as the pass left it (its latest snapshot, its debt after compaction), not as the plan found it
+    saved = PlannerStateStore(catalog.file_io, paimon_warehouse).load()
+    for name in wh.tables:
+        state, t = saved.states[name], catalog.get_table(name)
+        assert state.snapshot_id == t.snapshot_manager.latest_snapshot_id(), name
+        assert state.earliest_snapshot_id == t.snapshot_manager.earliest_snapshot_id(), name
+        if name in wh.needs_compaction:
+            assert state.compaction_debt < 1.0 and state.health_score == 100, (name, state.health)
+    touched = {r["table_name"] for r in acted if r["status"] in ("success", "no_op")}
+    assert set(wh.needs_compaction) | set(over_retention) <= touched
+    assert saved.extra.get("refreshed_after_pass") == len(touched)
 
     # 3. the next pass: nothing to do
     settled = _snapshot(catalog, wh.tables)
@@ -120,8 +150,8 @@ def test_plan_then_apply_then_nothing_to_do(dag: Any, paimon_warehouse: str, tmp
     assert run.state == "success", _tis(run)
     plan = run.get_task_instance("plan").xcom_pull(task_ids="plan", key="summary")
     assert plan["actions"] == 0, json.dumps(plan, indent=1)
-    # only the tables the last pass compacted are scanned again; the others cost one metadata read
-    assert plan["planned"] == len(wh.tables) and plan["scanned"] == len(wh.needs_compaction), plan
+    # nothing is scanned again: the last pass measured what it changed; each table costs one metadata read
+    assert plan["planned"] == len(wh.tables) and plan["scanned"] == 0, plan
     print(_tis(run))
     assert _snapshot(catalog, wh.tables) == settled
 

@@ -71,6 +71,9 @@ chmod 600 "$AIRFLOW_HOME/jwt_secret"
 
 export PATH="$BIN:$PATH"  # spark-submit of the venv
 export AIRFLOW__DATABASE__SQL_ALCHEMY_CONN="sqlite:///$AIRFLOW_HOME/airflow.db"
+# a writer waits for SQLite's lock up to 30 s (the driver's default gives up after 5 s)
+export AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS=paimon_airflow.utils.sqlite_connect.CONNECT_ARGS
+export AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS_ASYNC=paimon_airflow.utils.sqlite_connect.CONNECT_ARGS_ASYNC
 export AIRFLOW__CORE__EXECUTOR=LocalExecutor
 export AIRFLOW__CORE__PARALLELISM=2
 export AIRFLOW__CORE__DAGS_FOLDER=$ROOT/dags
@@ -173,7 +176,14 @@ def say(msg):
 def locked(code, text):
     """SQLite said "database is locked" while another component wrote: 503, or a 500 whose
     detail is Airflow's "Database error" (the statement rolled back; trying again is safe)."""
-    return code == 503 or (code == 500 and '"reason":"Database error"' in text.replace(" ", ""))
+    if code == 503:
+        return True
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return False
+    detail = body.get("detail") if isinstance(body, dict) else None
+    return code == 500 and isinstance(detail, dict) and detail.get("reason") == "Database error"
 
 
 def call(method, path, body=None, token=None, retry_503=False):

@@ -99,6 +99,15 @@ def airflow_env(
             "SPARK_LOCAL_IP": "127.0.0.1",
         }
     )
+    if env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"].startswith("sqlite"):
+        # four components write one SQLite file: a writer waits for the lock instead of a 500
+        args = "paimon_airflow.utils.sqlite_connect.CONNECT_ARGS"
+        env.update(
+            {
+                "AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS": args,
+                "AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS_ASYNC": args + "_ASYNC",
+            }
+        )
     env.update(extra or {})
     return env
 

@@ -52,6 +52,8 @@ _LEDGER_COLUMNS = (
     "bytes_written",
     "files_deleted",
     "cpu_seconds",
+    "snapshot_before",
+    "snapshot_after",
 )
 
 
@@ -75,6 +77,9 @@ class TableOverview(_ToDict):
     failures_7d: int
     last_failure: Mapping[str, Any] | None
     alerts: tuple[Mapping[str, Any], ...] = ()
+    # the newest action that changed the table after the pass measured it ({action, end_millis}):
+    # its health, files and snapshots are then older than the table (the next pass measures again)
+    changed_after_assessed: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -137,6 +142,7 @@ def warehouse_overview(
     rows = ledger.read(since_millis=since, columns=_LEDGER_COLUMNS).to_pylist() if ledger_snapshot else []
 
     last_success: dict[str, dict[str, int]] = {}
+    last_change: dict[str, dict[str, Any]] = {}
     failures: list[dict[str, Any]] = []
     daily: dict[str, dict[str, Any]] = {}
     for r in rows:
@@ -156,6 +162,8 @@ def warehouse_overview(
             per = last_success.setdefault(name, {})
             if end > per.get(action, -1):
                 per[action] = end
+            if _changed_table(r) and end > last_change.get(name, {}).get("end_millis", -1):
+                last_change[name] = {"action": action, "end_millis": end}
         elif status == "failed":
             d["failures"] += 1
             if end >= now - FAILURE_DAYS * DAY_MILLIS:
@@ -199,6 +207,14 @@ def warehouse_overview(
         health = dict(state.health) if state is not None else {}
         compactions = [done[a] for a in COMPACTIONS if a in done]
         fails = by_table.get(name, [])
+        change = last_change.get(name)
+        stale = None
+        if state is not None and change is not None:
+            # the measurement's wall time: its ``assess`` row (the state's own time is the run's
+            # clock, the data interval's end, which a run's actions always come after)
+            measured = max(state.checked_at_millis, done.get("assess", 0))
+            if change["end_millis"] > measured:
+                stale = change
         out.append(
             TableOverview(
                 table=name,
@@ -217,6 +233,7 @@ def warehouse_overview(
                 failures_7d=len(fails),
                 last_failure=fails[0] if fails else None,
                 alerts=tuple(alerts),
+                changed_after_assessed=stale,
             )
         )
     result = WarehouseOverview(
@@ -235,6 +252,19 @@ def warehouse_overview(
                 _cache.clear()
             _cache[key] = result
     return result
+
+
+#: Actions that change what the overview shows without a new snapshot (the snapshot count).
+_EXPIRIES = ("expire_snapshots", "expire_changelogs", "purge_files")
+
+
+def _changed_table(row: Mapping[str, Any]) -> bool:
+    """A successful ledger row that changed what the overview shows of the table: it committed a
+    snapshot, or expired snapshots (a tag, an orphan clean, a ``no_op`` or a dry run does not)."""
+    if row.get("action") == "assess" or row.get("status") != "success":
+        return False
+    before, after = row.get("snapshot_before"), row.get("snapshot_after")
+    return (after is not None and after != before) or row.get("action") in _EXPIRIES
 
 
 def table_history(catalog: FileSystemCatalog, table: str, *, since_millis: int) -> list[dict[str, Any]]:

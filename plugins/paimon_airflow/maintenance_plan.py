@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from paimon_core.catalog.filesystem_catalog import FileSystemCatalog
     from paimon_core.maintenance.actions import TablePlan
     from paimon_core.maintenance.state_store import PlannerStateStore, SavedStates
+    from paimon_core.maintenance.table_state import TableState
 
 __all__ = ["acted_tables", "check_lag", "effective_mode", "last_successes", "plan_pass", "run_now_millis"]
 
@@ -97,26 +98,34 @@ def _settings(registry: Any, table: str, params: Mapping[str, Any]) -> Any:
     return MaintenanceSettings.from_mapping(raw)
 
 
-def _assess_record(plan: TablePlan, *, started: int, ended: int) -> Any:
+def _assess_record(
+    table: str, state: TableState, actions: Sequence[Any] = (), *, started: int, ended: int, after_run: bool = False
+) -> Any:
+    """The ``assess`` ledger row of one measurement of ``table`` (the plan's, or ``after_run``: the
+    measurement of a table this run's actions changed); its time is the wall clock, as the
+    actions' rows, so the console can tell which actions came after it."""
     import json
 
     from paimon_core.ledger import LedgerRecord
     from paimon_core.ledger.record import new_record_id
+    from paimon_core.ledger.recorder import airflow_ids
 
-    s = plan.state
-    details = {
-        "actions": [a.action for a in plan.actions],
-        "reasons": {a.action: a.reason for a in plan.actions},
+    s = state
+    details: dict[str, Any] = {
+        "actions": [a.action for a in actions],
+        "reasons": {a.action: a.reason for a in actions},
         "compaction_debt": s.compaction_debt,
         "snapshot_count": s.snapshot_count,
         "small_files": int(s.health.get("small_file_count") or 0),
         "source": s.source,
     }
+    if after_run:
+        details["after_run"] = True
     return LedgerRecord(
         record_id=new_record_id(),
-        table_name=plan.table,
+        table_name=table,
         action="assess",
-        status="success" if plan.actions else "no_op",
+        status="success" if actions else "no_op",
         start_millis=started,
         end_millis=max(started, ended),
         snapshot_before=s.snapshot_id,
@@ -125,6 +134,7 @@ def _assess_record(plan: TablePlan, *, started: int, ended: int) -> Any:
         table_bytes=s.total_bytes,
         health_score=float(s.health_score),
         details=json.dumps(details, sort_keys=True, separators=(",", ":")),
+        **airflow_ids(),  # inside task_ledger: the task's dag, run, task ids and entry point
     )
 
 
@@ -219,8 +229,9 @@ def plan_pass(context: Mapping[str, Any], registry: Any) -> dict[str, Any]:
     debt_since = _debt_over_since(plans, registry, params, now, saved.extra.get("debt_over_since") or {})
     store.save(states, now_millis=now, extra={"last_pass": summary, "debt_over_since": debt_since})
     ended = int(time.time() * 1000)
-    with task_ledger(context, hook):
-        write_records(catalog, [_assess_record(p, started=ended, ended=ended) for p in plans])
+    with task_ledger(context, hook) as on:
+        if on:
+            write_records(catalog, [_assess_record(p.table, p.state, p.actions, started=ended, ended=ended) for p in plans])
     log.info("Maintenance pass: %s", summary)
     return {
         "mode": mode,
@@ -278,6 +289,7 @@ def _refresh_acted(
     params: Mapping[str, Any],
     *,
     now_millis: int,
+    hook: Any,
 ) -> SavedStates:
     """The saved states with the tables this run's actions touched measured again, saved.
 
@@ -285,7 +297,10 @@ def _refresh_acted(
     console would show a table just compacted with its old health and debt, and the lag alerts
     below would fire on debt the batches already removed. Only those tables are read again (a
     manifest scan where the batch made a snapshot, one metadata read where it changed nothing),
-    so the next pass finds them unchanged."""
+    so the next pass finds them unchanged. Each measurement is an ``assess`` ledger row (one
+    commit), the health charts' point after the run."""
+    from paimon_airflow.operators.ledger import task_ledger
+    from paimon_core.ledger.recorder import write_records
     from paimon_core.maintenance.lag import debt_over_since
     from paimon_core.maintenance.state_store import SavedStates
     from paimon_core.maintenance.table_state import collect_table_state
@@ -299,7 +314,9 @@ def _refresh_acted(
     states = dict(saved.states)
     debt_since = dict(saved.extra.get("debt_over_since") or {})
     refreshed = 0
+    measured: list[tuple[str, TableState, int, int]] = []
     for name in sorted(acted & set(states)):
+        started = int(time.time() * 1000)
         try:
             state = collect_table_state(catalog.get_table(name), now_millis=now_millis, previous=states[name])
         except Exception as e:  # noqa: BLE001 - the next pass measures it; the alerts use the plan's figures
@@ -307,6 +324,7 @@ def _refresh_acted(
             continue
         states[name] = state
         refreshed += 1
+        measured.append((name, state, started, int(time.time() * 1000)))
         prev = debt_since.get(name)
         since = debt_over_since(
             state,
@@ -322,6 +340,11 @@ def _refresh_acted(
         return saved
     extra = {**saved.extra, "debt_over_since": debt_since, "refreshed_after_pass": refreshed}
     store.save(states, now_millis=now_millis, extra=extra)
+    with task_ledger(context, hook) as on:
+        if on:
+            write_records(
+                catalog, [_assess_record(n, st, started=a, ended=b, after_run=True) for n, st, a, b in measured]
+            )
     log.info("Measured %d table(s) again after this run's actions", refreshed)
     return SavedStates(now_millis, states, extra)
 
@@ -344,7 +367,7 @@ def check_lag(context: Mapping[str, Any], registry: Any) -> list[dict[str, Any]]
     saved = store.load()
     last = last_successes(catalog, now_millis=now)
     params: Mapping[str, Any] = context.get("params") or {}
-    saved = _refresh_acted(context, catalog, store, saved, registry, params, now_millis=now)
+    saved = _refresh_acted(context, catalog, store, saved, registry, params, now_millis=now, hook=hook)
     alerts: list[dict[str, Any]] = []
     for name, state in sorted(saved.states.items()):
         settings = _settings(registry, name, params)

@@ -75,14 +75,18 @@ def _warehouse(wh: str) -> None:
     )
     ledger.append(assess)
     states[LAGGING] = dataclasses.replace(states[LAGGING], compaction_debt=0.95)
-    PlannerStateStore(c.file_io, wh).save(
-        states,
-        now_millis=now,
-        extra={"last_pass": {"now_millis": now, "actions": len(items), "backlog": 0},
-               "debt_over_since": {LAGGING: now - 3 * DAY}},
-    )
+    extra = {"last_pass": {"now_millis": now, "actions": len(items), "backlog": 0},
+             "debt_over_since": {LAGGING: now - 3 * DAY}}
+    store = PlannerStateStore(c.file_io, wh)
+    store.save(states, now_millis=now, extra=extra)
     with deferred_ledger():
         execute_batch(c.get_table, items, commit_user_of=lambda t: f"test:{t}", now_millis=now)
+    # lag_alerts measures again what the batch changed; two tables as if changed after that
+    after = int(time.time() * 1000) + 1
+    for t in w.tables:
+        if t not in (CHARTED, LAGGING):
+            states[t] = collect_table_state(c.get_table(t), now_millis=after, previous=states[t])
+    store.save(states, now_millis=after, extra=extra)
     lease = CompactionLease(c.file_io, wh, LEASED, holder="paimon_compaction/r1/table.compact/3", ttl_millis=3_600_000)
     assert lease.acquire() is None
 
@@ -106,24 +110,28 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveAirflow]:
         airflow.stop()
 
 
-def test_overview_json(live: LiveAirflow) -> None:
+def _get(live: LiveAirflow, path: str) -> dict:
     import urllib.request
 
-    req = urllib.request.Request(f"{live.base}/paimon/api/overview", headers={"Authorization": f"Bearer {live.token()}"})
+    req = urllib.request.Request(f"{live.base}{path}", headers={"Authorization": f"Bearer {live.token()}"})
     with urllib.request.urlopen(req, timeout=60) as resp:
-        data = json.loads(resp.read())
+        return json.loads(resp.read())
+
+
+def test_overview_json(live: LiveAirflow) -> None:
+    data = _get(live, "/paimon/api/overview")
     rows = {t["table"]: t for t in data["tables"]}
     assert len(rows) == TABLES + 1 and "paimon_maintenance.ledger" in rows  # the ledger is a table too
     assert rows[FAILED]["failures_7d"] == 1 and rows[FAILED]["last_failure"]["task_id"] == "maintain"
     assert rows[LEASED]["lease"]["holder"].startswith("paimon_compaction/")
     assert [a["kind"] for a in rows[LAGGING]["alerts"]] == ["compaction_debt"]
     assert all("compact" in rows[t]["last_success"] for t in rows if t.endswith("0_append"))
+    # the batch ran after the states were saved: a compacted table's figures predate its compaction
+    assert rows[CHARTED]["changed_after_assessed"]["action"] in ("compact", "expire_snapshots")  # the newest
+    assert rows[CHARTED]["changed_after_assessed"]["end_millis"] > rows[CHARTED]["assessed_at_millis"]
+    assert rows["paimon_maintenance.ledger"].get("changed_after_assessed") is None
     # one table: the next pass is planned on the table as it is now (just compacted: nothing to do)
-    req = urllib.request.Request(
-        f"{live.base}/paimon/api/console/tables/{CHARTED}", headers={"Authorization": f"Bearer {live.token()}"}
-    )
-    with urllib.request.urlopen(req, timeout=60) as resp:
-        detail = json.loads(resp.read())
+    detail = _get(live, f"/paimon/api/console/tables/{CHARTED}")
     assert [a["action"] for a in detail["next_plan"]["actions"]] == [], detail["next_plan"]
     assert "compact" in detail["next_plan"]["skipped"]
     assert sum(1 for r in detail["history"] if r["action"] == "assess") == 6
@@ -155,6 +163,14 @@ def test_console_in_chromium(live: LiveAirflow) -> None:
             frame.wait_for_selector("body[data-ready='1']", timeout=60_000)
             assert frame.locator("#overview tbody tr").count() == TABLES + 1  # and the ledger
             assert LAGGING in frame.inner_text("#alerts")
+            # the tables an action changed after the pass measured them are marked, and counted
+            stale = [t["table"] for t in _get(live, "/paimon/api/overview")["tables"] if t.get("changed_after_assessed")]
+            assert sorted(stale) == sorted([CHARTED, LAGGING])
+            assert frame.locator("#overview tbody tr:has(td.stale)").count() == len(stale)
+            assert f"{len(stale)} changed since last measured" in frame.inner_text("#summary")
+            cell = frame.locator(f"#overview tr[data-table='{CHARTED}'] td.stale").first
+            assert "before expire_snapshots at" in (cell.get_attribute("title") or "")
+            assert "changed since: expire_snapshots" in frame.inner_text(f"#overview tr[data-table='{CHARTED}']")
             page.screenshot(path=str(ARTIFACTS / "console_in_airflow_ui.png"))
 
             # how long the overview takes to render, the page on its own (cold, then warm)
@@ -183,6 +199,7 @@ def test_console_in_chromium(live: LiveAirflow) -> None:
             detail = page.inner_text("#detail")
             assert "Next pass would" in detail and "Effective maintenance settings" in detail
             assert "small files" in detail  # a penalty of the score
+            assert "measured now; the overview's figures are from" in detail
             page.wait_for_selector(f"body[data-detail='{CHARTED}']")
             page.screenshot(path=str(ARTIFACTS / "console_table_history.png"), full_page=True)
 

@@ -141,6 +141,18 @@ def test_plan_then_apply_then_nothing_to_do(dag: Any, paimon_warehouse: str, tmp
     touched = {r["table_name"] for r in acted if r["status"] in ("success", "no_op")}
     assert set(wh.needs_compaction) | set(over_retention) <= touched
     assert saved.extra.get("refreshed_after_pass") == len(touched)
+    # each of those measurements is an assess row after the table's actions (the health chart's point
+    # after the run), so the console marks no table as changed since it was measured
+    ledger_rows = Ledger(catalog).read().to_pylist()
+    after_run = {r["table_name"]: r for r in ledger_rows if r["action"] == "assess" and '"after_run":true' in (r["details"] or "")}
+    assert set(after_run) == touched
+    for name, r in after_run.items():
+        assert r["run_id"] == run.run_id and r["health_score"] == saved.states[name].health_score, (name, r)
+        assert r["end_time"] >= max(x["end_time"] for x in acted if x["table_name"] == name), name
+    from paimon_core.maintenance.overview import warehouse_overview
+
+    overview = {t.table: t for t in warehouse_overview(catalog).tables}
+    assert [n for n in wh.tables if overview[n].changed_after_assessed is not None] == [], overview
 
     # 3. the next pass: nothing to do
     settled = _snapshot(catalog, wh.tables)

@@ -48,11 +48,17 @@ function derive(t, now) {
     since_compact: since("compact", "sort_compact", "compact_database"),
     since_expire: since("expire_snapshots"),
     since_orphan: since("remove_orphan_files"),
+    since_measured: t.assessed_at_millis == null ? null : now - t.assessed_at_millis,
     alert_count: (t.alerts || []).length,
     lease: t.lease ? t.lease.holder : ""};
 }
 
 function healthClass(h) { return h == null ? "muted" : h < 50 ? "bad" : h < 80 ? "warn" : "good"; }
+// A table changed by an action after the pass measured it: its figures are older than the table.
+function staleNote(r) {
+  const c = r.changed_after_assessed;
+  return c ? `measured ${when(r.assessed_at_millis)}, before ${c.action} at ${when(c.end_millis)}; the next pass measures it again (open the table for its health now)` : "";
+}
 
 function renderTable() {
   const re = (() => { try { return new RegExp(document.getElementById("filter").value || ".*"); } catch { return /.*/; } })();
@@ -69,13 +75,14 @@ function renderTable() {
   });
   const html = list.map((r) => `<tr class="row${r.table === selected ? " selected" : ""}" data-table="${esc(r.table)}">
     <td>${esc(r.table)}</td>
-    <td class="num ${healthClass(r.health_score)}">${r.health_score ?? "–"}</td>
+    <td class="num ${healthClass(r.health_score)}${r.changed_after_assessed ? " stale" : ""}" title="${esc(staleNote(r))}">${r.health_score ?? "–"}</td>
     <td class="num ${r.compaction_debt >= 0.8 ? "bad" : ""}">${r.compaction_debt == null ? "–" : r.compaction_debt.toFixed(2)}</td>
     <td class="num">${r.small_files ?? ""}</td>
     <td class="num">${r.snapshot_count ?? ""}</td>
     <td class="num">${ago(r.since_compact)}</td>
     <td class="num">${ago(r.since_expire)}</td>
     <td class="num">${ago(r.since_orphan)}</td>
+    <td class="num${r.changed_after_assessed ? " stale" : ""}" title="${esc(staleNote(r))}">${r.since_measured == null ? "never" : ago(r.since_measured)}${r.changed_after_assessed ? ` <span class="changed">changed since: ${esc(r.changed_after_assessed.action)}</span>` : ""}</td>
     <td class="num ${r.failures_7d ? "bad" : ""}">${r.failures_7d || 0}</td>
     <td>${esc(r.lease)}</td>
     <td class="num ${r.alert_count ? "bad" : ""}">${r.alert_count || ""}</td></tr>`).join("");
@@ -144,6 +151,7 @@ async function showTable(name) {
         ${barChart(perDay(h, (r) => r.files_deleted || 0), {label: "files deleted"})}
         ${barChart(compactions.map((r) => [when(r.end_millis).slice(5, 16), r.files_read || 0]), {label: "files before each compaction"})}</div>
       <div class="card"><h3>Health score ${d.health_score ?? "–"} explained</h3>
+        <p class="muted" id="measured-now">measured now${d.overview_measured_millis != null ? `; the overview's figures are from ${esc(when(d.overview_measured_millis))}` : ""}</p>
         ${Object.keys(penalties).length ? `<table>${Object.entries(penalties).map(([k, v]) => `<tr><td>${esc(k.replace("_", " "))}</td><td class="num">−${Number(v).toFixed(1)} points</td></tr>`).join("")}</table>` : `<p class="muted">no maintenance pass has assessed this table yet</p>`}
         <h3>Next pass would</h3>
         ${plan ? (plan.actions.length ? `<ul>${plan.actions.map((a) => `<li><b>${esc(a.action)}</b>: ${esc(a.reason)}</li>`).join("")}</ul>` : `<p>nothing</p>`) +
@@ -178,6 +186,8 @@ async function load() {
     `${rows.length} tables · last pass ${pass.now_millis ? when(pass.now_millis) : "never"}` +
     (pass.actions != null ? ` (${pass.actions} actions, backlog ${pass.backlog})` : "") +
     ` · ${o.failures.length} failures in 7 days · connection ${o.paimon_conn_id}`;
+  const stale = rows.filter((r) => r.changed_after_assessed).length;
+  if (stale) document.getElementById("summary").textContent += ` · ${stale} changed since last measured`;
   const alerts = rows.flatMap((r) => r.alerts || []);
   document.getElementById("alerts").innerHTML = alerts.length
     ? `<h2>Lag alerts (${alerts.length})</h2>` + alerts.slice(0, 50).map((a) => `<div class="alert">${esc(a.message)}</div>`).join("") : "";

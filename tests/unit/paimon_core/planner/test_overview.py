@@ -80,3 +80,49 @@ def test_overview_is_cached_per_minute(local_warehouse: str, n: int) -> None:
     now = int(time.time() * 1000)
     a = warehouse_overview(c, now_millis=now)
     assert warehouse_overview(c, now_millis=now) is a
+
+
+def test_a_table_changed_after_the_pass_measured_it_is_flagged(local_warehouse: str) -> None:
+    """Figures measured before an action changed the table (a commit, or snapshots expired) are
+    marked as older than the table, naming the action; an action that changed nothing (no_op)
+    does not mark it; measuring the table again clears the mark."""
+    w = build(local_warehouse, 6, need_compaction=0.5)
+    c = FileSystemCatalog(local_warehouse)
+    Ledger(c).ensure()
+    now = int(time.time() * 1000) - 60_000  # the pass measured a minute ago
+    states, items = {}, []
+    for t in w.tables:
+        st = states[t] = collect_table_state(c.get_table(t), now_millis=now)
+        items += [ActionItem(t, a.action, a.args) for a in plan_table(st, MaintenanceSettings(), now_millis=now, last_success={}).actions]
+    store = PlannerStateStore(c.file_io, local_warehouse)
+    store.save(states, now_millis=now)
+    # the tables without compaction debt run only what changes nothing here (orphan clean: no_op)
+    items = [i for i in items if i.table in w.needs_compaction or not i.action.startswith("expire")]
+    with deferred_ledger():
+        batch = execute_batch(c.get_table, items, commit_user_of=lambda t: f"u:{t}", now_millis=now)
+    ledger_rows = Ledger(c).read(since_millis=now).to_pylist()
+    changed = {
+        r["table_name"]
+        for r in ledger_rows
+        if r["status"] == "success" and (r["snapshot_after"] != r["snapshot_before"] or r["action"] == "expire_snapshots")
+    }
+    assert set(w.needs_compaction) <= changed, batch
+    untouched = set(w.tables) - changed
+    assert {r["table_name"] for r in ledger_rows if r["status"] == "no_op"} >= untouched != set()
+
+    o = warehouse_overview(c, now_millis=int(time.time() * 1000))
+    by = {t.table: t for t in o.tables}
+    for name in w.tables:
+        mark = by[name].changed_after_assessed
+        if name in changed:
+            assert mark is not None and mark["action"] in ("compact", "expire_snapshots"), by[name]
+            assert mark["end_millis"] > by[name].assessed_at_millis
+            assert by[name].to_dict()["changed_after_assessed"] == dict(mark)
+        else:
+            assert mark is None, by[name]
+
+    # the next measurement is after the actions: no mark
+    later = int(time.time() * 1000) + 1
+    store.save({t: collect_table_state(c.get_table(t), now_millis=later, previous=states[t]) for t in w.tables}, now_millis=later)
+    again = warehouse_overview(c, now_millis=later + 1000)
+    assert all(t.changed_after_assessed is None for t in again.tables), [t.to_dict() for t in again.tables]

@@ -1,4 +1,8 @@
-"""Fixed-bucket assignment, vectorized: Paimon's ``DefaultBucketFunction``.
+"""Fixed-bucket assignment, vectorized: Paimon's ``DefaultBucketFunction`` and ``ModBucketFunction``.
+
+``bucket-function.type``: ``default`` is the hash below; ``mod`` (Paimon 1.2+) is
+``Math.floorMod(key, num_buckets)`` of a single INT or BIGINT bucket key (a null key is 0, as
+Java reads a null slot); ``hive`` is not supported (the table is refused where it is opened).
 
 A row's bucket is ``abs(hash % num_buckets)`` (Java's truncating ``%``), where ``hash`` is
 ``MurmurHashUtils.hashBytesByWords`` (Murmur3-32 over 4-byte little-endian words, seed 42,
@@ -44,7 +48,18 @@ from paimon_core.schema.data_types import (
     VarCharType,
 )
 
-__all__ = ["DEFAULT_SEED", "bucket_hashes", "compute_buckets", "hash_bytes_by_words", "scalar_bucket"]
+__all__ = [
+    "BUCKET_FUNCTIONS",
+    "DEFAULT_SEED",
+    "bucket_hashes",
+    "check_bucket_function",
+    "compute_buckets",
+    "hash_bytes_by_words",
+    "scalar_bucket",
+]
+
+#: The ``bucket-function.type`` values paimon_core assigns buckets by.
+BUCKET_FUNCTIONS = ("default", "mod")
 
 #: ``MurmurHashUtils.DEFAULT_SEED``.
 DEFAULT_SEED = 42
@@ -373,19 +388,68 @@ def _check_num_buckets(num_buckets: int) -> None:
         raise InvalidArgumentError(f"num_buckets must be a positive int, got {num_buckets!r}")
 
 
+def check_bucket_function(function: str, types: Sequence[DataType]) -> str:
+    """``function`` normalised, after Java's checks of it against the bucket key's ``types``
+    (``ModBucketFunction``: exactly one INT or BIGINT field); an error names the problem."""
+    name = str(function).strip().lower()
+    if name not in BUCKET_FUNCTIONS:
+        raise InvalidArgumentError(
+            f"bucket-function.type {function!r} is not supported; supported: {', '.join(BUCKET_FUNCTIONS)}",
+            argument="bucket-function.type",
+        )
+    if name == "mod":
+        if len(types) != 1:
+            raise InvalidArgumentError(
+                "bucket key must have exactly one field in mod bucket function",
+                argument="bucket-key",
+            )
+        if not isinstance(types[0], IntType | BigIntType):
+            raise InvalidArgumentError(
+                f"bucket key type must be INT or BIGINT in mod bucket function, but got {types[0]}",
+                argument="bucket-key",
+            )
+    return name
+
+
+def _mod_buckets(column: pa.Array | pa.ChunkedArray, t: DataType, num_buckets: int) -> npt.NDArray[np.int32]:
+    target = pa.int32() if isinstance(t, IntType) else pa.int64()
+    arr = _cast(_flat(column, t), target).fill_null(0)  # a null slot reads as 0 in Java
+    values = arr.to_numpy(zero_copy_only=False).astype(np.int64)
+    return np.mod(values, num_buckets).astype(np.int32)  # numpy's % on ints is Math.floorMod
+
+
 def compute_buckets(
-    columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequence[DataType], num_buckets: int
+    columns: Sequence[pa.Array | pa.ChunkedArray],
+    types: Sequence[DataType],
+    num_buckets: int,
+    *,
+    function: str = "default",
 ) -> npt.NDArray[np.int32]:
-    """Bucket of every row: ``abs(hash % num_buckets)`` with Java's truncating ``%``."""
+    """Bucket of every row: ``abs(hash % num_buckets)`` with Java's truncating ``%`` (``default``),
+    or ``floorMod(key, num_buckets)`` (``mod``)."""
     _check_num_buckets(num_buckets)
+    if check_bucket_function(function, types) == "mod":
+        if len(columns) != 1:
+            raise InvalidArgumentError(f"{len(columns)} columns given for {len(types)} types")
+        return _mod_buckets(columns[0], types[0], num_buckets)
     hashes = bucket_hashes(columns, types).astype(np.int64)
     # abs(h % n) with Java's truncating % equals abs(h) mod n
     return (np.abs(hashes) % num_buckets).astype(np.int32)
 
 
-def scalar_bucket(values: Sequence[object | None], types: Sequence[DataType], num_buckets: int) -> int:
-    """Reference bucket of one key row (internal values), via :func:`binary_row_bytes` + Murmur3."""
+def scalar_bucket(
+    values: Sequence[object | None], types: Sequence[DataType], num_buckets: int, *, function: str = "default"
+) -> int:
+    """Reference bucket of one key row (internal values), via :func:`binary_row_bytes` + Murmur3
+    (``default``) or ``floorMod`` (``mod``)."""
     _check_num_buckets(num_buckets)
+    if check_bucket_function(function, types) == "mod":
+        if len(values) != 1:
+            raise InvalidArgumentError(f"{len(values)} values given for {len(types)} types")
+        v = values[0]
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+            raise InvalidArgumentError(f"mod bucket function needs an integer key, got {v!r}")
+        return (0 if v is None else int(v)) % num_buckets  # Python's % on ints is Math.floorMod
     data = binary_row_bytes(values, types)
     try:
         import mmh3  # optional; BinaryRow bytes are 8-byte aligned, so plain Murmur3-32 agrees

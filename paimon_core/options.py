@@ -226,6 +226,11 @@ class CoreOptions:
         return self._int(BUCKET, BUCKET_DEFAULT)
 
     @property
+    def bucket_function_type(self) -> str:
+        """``bucket-function.type``: ``default`` (Murmur hash) or ``mod`` (lower case as given)."""
+        return (self.options.get("bucket-function.type") or "default").strip().lower()
+
+    @property
     def bucket_key(self) -> list[str]:
         v = self.options.get(BUCKET_KEY)
         return [k.strip() for k in v.split(",") if k.strip()] if v else []

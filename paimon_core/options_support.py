@@ -219,7 +219,8 @@ UNSUPPORTED_TABLE_KINDS: tuple[TableKind, ...] = (
     TableKind("primary-key clustering override", ("pk-clustering-override",), _true),
     # layouts and orders paimon_core's writers, pruning and file paths do not follow: writing,
     # pruning by key or cleaning files of such a table would give wrong answers or lose files
-    TableKind("bucket function", ("bucket-function.type",), lambda v: v.strip().lower() != "default"),
+    # (``mod`` is assigned as Java does: paimon_core.bucket; ``hive`` hashes as Hive does)
+    TableKind("bucket function", ("bucket-function.type",), lambda v: v.strip().lower() not in ("default", "mod")),
     TableKind("data file path directory", ("data-file.path-directory",), _set),
     TableKind("snapshot ordering", ("sequence.snapshot-ordering",), _true),
     TableKind(

@@ -37,7 +37,13 @@ def _literal_set(p: Predicate, name: str) -> set[object] | None:
     return None
 
 
-def buckets_for(predicate: Predicate | None, bucket_fields: Sequence[DataField], num_buckets: int) -> frozenset[int] | None:
+def buckets_for(
+    predicate: Predicate | None,
+    bucket_fields: Sequence[DataField],
+    num_buckets: int,
+    *,
+    function: str = "default",
+) -> frozenset[int] | None:
     """The fixed buckets that can hold matching rows, or None when all can."""
     if predicate is None or num_buckets <= 0 or not bucket_fields:
         return None
@@ -58,7 +64,11 @@ def buckets_for(predicate: Predicate | None, bucket_fields: Sequence[DataField],
     if combos > MAX_BUCKET_COMBINATIONS:
         return None
     types = [f.type for f in bucket_fields]
-    return frozenset(scalar_bucket(list(vals), types, num_buckets) for vals in itertools.product(*choices))
+    if function == "mod" and not all(isinstance(v, int) and not isinstance(v, bool) for v in choices[0]):
+        return None  # a literal that is no integer: every bucket may hold it
+    return frozenset(
+        scalar_bucket(list(vals), types, num_buckets, function=function) for vals in itertools.product(*choices)
+    )
 
 
 class KeyStatsFilter:

@@ -247,7 +247,12 @@ def route_postpone_file(table: FileStoreTable, task: PostponePartitionTask, inde
     parts: dict[int, list[pa.RecordBatch]] = {}
     for batch in _postpone_batches(table, task, task.files[index]):
         buckets = np.asarray(
-            compute_buckets([batch.column(f.name) for f in bucket_fields], [f.type for f in bucket_fields], task.num_buckets)
+            compute_buckets(
+                [batch.column(f.name) for f in bucket_fields],
+                [f.type for f in bucket_fields],
+                task.num_buckets,
+                function=table.options.bucket_function_type,
+            )
         )
         for b in np.unique(buckets).tolist():
             parts.setdefault(int(b), []).append(batch.filter(pa.array(buckets == b)))

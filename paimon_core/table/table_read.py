@@ -281,7 +281,10 @@ class TableRead:
                 if not batch.num_rows:
                     continue
                 buckets = compute_buckets(
-                    [batch.column(b.name) for b in bucket_fields], [b.type for b in bucket_fields], split.postpone_num_buckets
+                    [batch.column(b.name) for b in bucket_fields],
+                    [b.type for b in bucket_fields],
+                    split.postpone_num_buckets,
+                    function=schema.core_options.bucket_function_type,
                 )
                 mask = np.asarray(buckets) == split.bucket
                 if mask.any():

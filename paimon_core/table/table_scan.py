@@ -78,7 +78,12 @@ class TableScan:
             file_filter = key_stats_filter(self.predicate, schema.fields_of(schema.trimmed_primary_keys))
         num_buckets = schema.core_options.bucket
         if num_buckets > 0:
-            buckets = buckets_for(self.predicate, schema.fields_of(schema.bucket_keys), num_buckets)
+            buckets = buckets_for(
+                self.predicate,
+                schema.fields_of(schema.bucket_keys),
+                num_buckets,
+                function=schema.core_options.bucket_function_type,
+            )
         return ScanFilter(
             partition_predicate=part_pred,
             buckets=buckets,

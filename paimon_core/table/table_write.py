@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from paimon_core.bucket import compute_buckets
+from paimon_core.bucket import check_bucket_function, compute_buckets
 from paimon_core.data.binary_row import EMPTY_ROW, serialize_binary_row
 from paimon_core.data.internal import arrow_scalar_to_internal
 from paimon_core.data.row_kind import (
@@ -114,6 +114,12 @@ class TableWrite:
         self.arrow_schema = table.arrow_schema
         self.partition_fields = schema.partition_fields
         self.bucket_fields = schema.fields_of(schema.bucket_keys) if self.bucket_mode > 0 else []
+        # Java's BucketFunction.create: checked against the bucket key when the writer is made
+        self.bucket_function = (
+            check_bucket_function(self.options.bucket_function_type, [f.type for f in self.bucket_fields])
+            if self.bucket_mode > 0
+            else "default"
+        )
         self.stats_modes = stats_modes_for(list(schema.fields), self.table_options)
         self.target_file_size = self.options.target_file_size(has_primary_key=self.has_pk)
         self.legacy_partition_name = self.table_options.get("partition.legacy-name", "true").lower() == "true"
@@ -231,7 +237,9 @@ class TableWrite:
                 f"Table {self.table.name} has no fixed buckets (bucket = {self.bucket_mode}): buckets cannot be given"
             )
         columns = [table.column(f.name) for f in self.bucket_fields]
-        return check_buckets(buckets, table.num_rows, self.bucket_mode, columns, self.bucket_fields)
+        return check_buckets(
+            buckets, table.num_rows, self.bucket_mode, columns, self.bucket_fields, function=self.bucket_function
+        )
 
     def _kinds(self, table: pa.Table, row_kinds: pa.Array | None) -> pa.Array:
         if self.rowkind_field:
@@ -284,7 +292,9 @@ class TableWrite:
         keys: list[str] = [f.name for f in self.partition_fields]
         if self.bucket_mode > 0 and buckets is None:
             cols = [table.column(f.name) for f in self.bucket_fields]
-            buckets = compute_buckets(cols, [f.type for f in self.bucket_fields], self.bucket_mode)
+            buckets = compute_buckets(
+                cols, [f.type for f in self.bucket_fields], self.bucket_mode, function=self.bucket_function
+            )
         if not keys and buckets is None:
             if self.dynamic:
                 self._write_dynamic(EMPTY_ROW, "", table, kinds)

@@ -51,6 +51,8 @@ def check_buckets(
     num_buckets: int,
     key_columns: Sequence[pa.Array | pa.ChunkedArray],
     key_fields: Sequence[DataField],
+    *,
+    function: str = "default",
 ) -> I32:
     """Buckets given with the rows, as a numpy int32 array, or InvalidArgumentError.
 
@@ -74,7 +76,9 @@ def check_buckets(
         raise InvalidArgumentError(f"buckets must be in [0, {num_buckets}), got values in [{lo}, {hi}]")
     sample = np.unique(np.linspace(0, num_rows - 1, num=min(num_rows, SPOT_CHECK_ROWS)).astype(np.int64))
     idx = pa.array(sample)
-    expected = compute_buckets([c.take(idx) for c in key_columns], [f.type for f in key_fields], num_buckets)
+    expected = compute_buckets(
+        [c.take(idx) for c in key_columns], [f.type for f in key_fields], num_buckets, function=function
+    )
     bad = np.flatnonzero(expected != values[sample])
     if len(bad):
         row = int(sample[bad[0]])

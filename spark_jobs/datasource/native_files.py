@@ -94,7 +94,11 @@ def _bucket_of_keys(path: str, keys: pa.Table, table: FileStoreTable) -> int:
     n = keys.num_rows
     rows = pa.array(sorted({round(i * (n - 1) / 16) for i in range(17)}), pa.int64())
     sample = [pc.take(keys.column(f.name), rows) for f in bucket_fields]
-    buckets = set(compute_buckets(sample, [f.type for f in bucket_fields], table.options.bucket).tolist())
+    buckets = set(
+        compute_buckets(
+            sample, [f.type for f in bucket_fields], table.options.bucket, function=table.options.bucket_function_type
+        ).tolist()
+    )
     if len(buckets) != 1:
         raise PaimonError(f"Staged file {path} holds rows of buckets {sorted(buckets)} (refusing to commit it)")
     return int(buckets.pop())

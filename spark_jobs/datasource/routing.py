@@ -3,7 +3,8 @@
 Spark's Python Data Source API cannot ask for a distribution, so the caller routes: the
 bucket of every row is computed on the executors with paimon_core's own bucket function
 (``paimon_core.bucket.compute_buckets``, Java-compatible; for integer-like keys the same
-hash as a JVM expression, see :mod:`.bucket_expr`), then the rows are shuffled by
+hash as a JVM expression, see :mod:`.bucket_expr`; ``bucket-function.type = mod``: Spark's
+``pmod``), then the rows are shuffled by
 (partition columns, bucket) and sorted by them within each task. One task per
 (partition, bucket) keeps primary-key sequence numbers ordered; append tables with
 ``bucket = -1`` need no shuffle and are returned unchanged. The bucket column stays on the
@@ -21,7 +22,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql.pandas.functions import arrow_udf
 from pyspark.sql.types import IntegerType
 
-from paimon_core.bucket import compute_buckets
+from paimon_core.bucket import check_bucket_function, compute_buckets
 from paimon_core.exceptions import SchemaMismatchError
 from paimon_core.schema.data_types import DataField
 from paimon_core.table.table import FileStoreTable
@@ -45,6 +46,12 @@ def with_bucket_column(df: DataFrame, table: FileStoreTable) -> DataFrame:
         raise SchemaMismatchError(
             f"DataFrame lacks bucket-key column(s) {missing} of {table.name}", missing=missing
         )
+    function = check_bucket_function(table.schema.core_options.bucket_function_type, [f.type for f in key_fields])
+    if function == "mod":  # Java's ModBucketFunction: floorMod(key, n), a null key as 0
+        from pyspark.sql import functions as F
+
+        key = F.coalesce(F.col(f"`{key_fields[0].name}`").cast("long"), F.lit(0))
+        return df.withColumn(BUCKET_COLUMN, F.pmod(key, F.lit(num_buckets)).cast("int"))
     routed = jvm_bucket_column(df, key_fields, num_buckets, BUCKET_COLUMN)
     if routed is not None:  # integer-like keys: Paimon's hash as JVM expressions
         return routed

@@ -3,7 +3,8 @@
 :func:`warehouse_overview` reads two things, never the tables themselves:
 
 * the planner state document (:mod:`~paimon_core.maintenance.state_store`), which every maintenance
-  pass writes: each table's health score, compaction debt, files, snapshots, as of the last pass;
+  pass writes: each table's health score, compaction debt, files, snapshots, as of the last pass,
+  and what that pass planned but deferred (its budget or deadline: the backlog, with why);
 * the maintenance ledger (``paimon_maintenance.ledger``), the last :data:`HISTORY_DAYS` days of it:
   when each kind of maintenance last succeeded per table, the failures of the last 7 days (with
   their error and Airflow ids, for a link to the task log), and per day the bytes compactions
@@ -80,6 +81,8 @@ class TableOverview(_ToDict):
     # the newest action that changed the table after the pass measured it ({action, end_millis}):
     # its health, files and snapshots are then older than the table (the next pass measures again)
     changed_after_assessed: Mapping[str, Any] | None = None
+    # what the last pass planned for the table but deferred (its budget or deadline): {action, why}
+    deferred: tuple[Mapping[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -183,6 +186,12 @@ def warehouse_overview(
 
     names = sorted(set(tables) if tables is not None else set(saved.states) | set(last_success))
     debt_since = saved.extra.get("debt_over_since") or {}
+    deferred: dict[str, list[dict[str, str]]] = {}
+    for item in saved.extra.get("deferred") or ():
+        if isinstance(item, Mapping) and item.get("table"):
+            deferred.setdefault(str(item["table"]), []).append(
+                {"action": str(item.get("action")), "why": str(item.get("why") or "")}
+            )
     out: list[TableOverview] = []
     for name in names:
         state = saved.states.get(name)
@@ -234,6 +243,7 @@ def warehouse_overview(
                 last_failure=fails[0] if fails else None,
                 alerts=tuple(alerts),
                 changed_after_assessed=stale,
+                deferred=tuple(deferred.get(name, ())),
             )
         )
     result = WarehouseOverview(

@@ -34,6 +34,8 @@ log = logging.getLogger(__name__)
 #: How far back the ledger is read for each table's last successful actions.
 LEDGER_LOOKBACK_DAYS = 60
 DAY_MILLIS = 86_400_000
+#: How many deferred (backlog) actions the state document keeps for the console.
+MAX_DEFERRED = 5000
 #: Statuses that count as "the action ran and left the table as it should be".
 DONE_STATUSES = ("success", "no_op")
 
@@ -227,7 +229,11 @@ def plan_pass(context: Mapping[str, Any], registry: Any) -> dict[str, Any]:
         "plan_cpu_seconds": round(time.process_time() - cpu0, 3),
     }
     debt_since = _debt_over_since(plans, registry, params, now, saved.extra.get("debt_over_since") or {})
-    store.save(states, now_millis=now, extra={"last_pass": summary, "debt_over_since": debt_since})
+    # what the budget deferred, with why: the console shows it per table until the next pass
+    deferred = [{"table": b.table, "action": b.action.action, "why": b.why} for b in schedule.backlog[:MAX_DEFERRED]]
+    store.save(
+        states, now_millis=now, extra={"last_pass": summary, "debt_over_since": debt_since, "deferred": deferred}
+    )
     ended = int(time.time() * 1000)
     with task_ledger(context, hook) as on:
         if on:

@@ -33,6 +33,8 @@ FAILED = "bench.t0001_pk"
 LAGGING = "bench.t0002_dynamic"
 LEASED = "bench.t0003_append"
 CHARTED = "bench.t0000_append"
+DEFERRED = "bench.t0004_pk"
+DEFERRED_WHY = "the rewrite budget (1.0 GiB) is spent by tables ahead in the balanced order"
 
 
 def _warehouse(wh: str) -> None:
@@ -76,7 +78,8 @@ def _warehouse(wh: str) -> None:
     ledger.append(assess)
     states[LAGGING] = dataclasses.replace(states[LAGGING], compaction_debt=0.95)
     extra = {"last_pass": {"now_millis": now, "actions": len(items), "backlog": 0},
-             "debt_over_since": {LAGGING: now - 3 * DAY}}
+             "debt_over_since": {LAGGING: now - 3 * DAY},
+             "deferred": [{"table": DEFERRED, "action": "compact", "why": DEFERRED_WHY}]}
     store = PlannerStateStore(c.file_io, wh)
     store.save(states, now_millis=now, extra=extra)
     with deferred_ledger():
@@ -130,6 +133,9 @@ def test_overview_json(live: LiveAirflow) -> None:
     assert rows[CHARTED]["changed_after_assessed"]["action"] in ("compact", "expire_snapshots")  # the newest
     assert rows[CHARTED]["changed_after_assessed"]["end_millis"] > rows[CHARTED]["assessed_at_millis"]
     assert rows["paimon_maintenance.ledger"].get("changed_after_assessed") is None
+    # what the last pass deferred, with why
+    assert rows[DEFERRED]["deferred"] == [{"action": "compact", "why": DEFERRED_WHY}]
+    assert sum(1 for t in rows.values() if t.get("deferred")) == 1
     # one table: the next pass is planned on the table as it is now (just compacted: nothing to do)
     detail = _get(live, f"/paimon/api/console/tables/{CHARTED}")
     assert [a["action"] for a in detail["next_plan"]["actions"]] == [], detail["next_plan"]
@@ -170,7 +176,21 @@ def test_console_in_chromium(live: LiveAirflow) -> None:
             assert f"{len(stale)} changed since last measured" in frame.inner_text("#summary")
             cell = frame.locator(f"#overview tr[data-table='{CHARTED}'] td.stale").first
             assert "before expire_snapshots at" in (cell.get_attribute("title") or "")
-            assert "changed since: expire_snapshots" in frame.inner_text(f"#overview tr[data-table='{CHARTED}']")
+            assert "changed" in frame.inner_text(f"#overview tr[data-table='{CHARTED}'] td.stale >> nth=1")
+            # the work the last pass deferred: the column (why on hover), the count, the table's panel
+            cell = frame.locator(f"#overview tr[data-table='{DEFERRED}'] td").nth(11)
+            assert cell.inner_text() == "compact" and DEFERRED_WHY in (cell.get_attribute("title") or "")
+            assert "1 table with deferred work" in frame.inner_text("#summary")
+            frame.click(f"#overview tr[data-table='{DEFERRED}']")
+            frame.wait_for_selector("#detail #deferred", timeout=30_000)
+            assert f"compact: {DEFERRED_WHY}" in frame.inner_text("#detail #deferred")
+            page.goto(f"{live.base}/paimon/console?table={DEFERRED}")  # the page alone, for a full screenshot
+            page.wait_for_selector("#detail #deferred", timeout=30_000)
+            page.screenshot(path=str(ARTIFACTS / "console_deferred.png"), full_page=True)
+            page.goto(f"{live.base}/plugin/paimon-console")
+            frame = page.wait_for_selector("iframe[src='/paimon/console']", timeout=30_000).content_frame()
+            assert frame is not None
+            frame.wait_for_selector("body[data-ready='1']", timeout=60_000)
             page.screenshot(path=str(ARTIFACTS / "console_in_airflow_ui.png"))
 
             # how long the overview takes to render, the page on its own (cold, then warm)

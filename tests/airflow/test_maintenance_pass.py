@@ -194,3 +194,31 @@ def test_big_compactions_run_grouped_on_spark(dag: Any, paimon_warehouse: str) -
     rows = [r for r in Ledger(catalog).read().to_pylist() if r["task_id"] == "compact_on_spark"]
     assert sorted(r["table_name"] for r in rows if r["action"] == "compact_database") == sorted(wh.needs_compaction)
     assert all(r["entry_point"] == "spark_job" and r["cpu_seconds"] for r in rows), rows
+
+
+def test_work_the_budget_defers_is_kept_for_the_console(dag: Any, paimon_warehouse: str) -> None:
+    """A pass whose rewrite budget (``max_rewrite_gb``) is too small for every compaction defers
+    the rest; the state document keeps what it deferred and why, and the console's overview shows
+    it per table (``deferred``) until the next pass."""
+    from paimon_core.maintenance.overview import warehouse_overview
+    from paimon_core.maintenance.state_store import PlannerStateStore
+
+    wh = build(paimon_warehouse, 8, need_compaction=0.5, commits=2, compaction_commits=7)
+    catalog = FileSystemCatalog(paimon_warehouse)
+    run = dag.test(
+        logical_date=dt.datetime(2026, 11, 27, tzinfo=dt.UTC),
+        run_conf={"include": INCLUDE, "max_rewrite_gb": 1e-9},  # plan only (a manual run's default)
+    )
+    assert run.state == "success", _tis(run)
+    summary = run.get_task_instance("plan").xcom_pull(task_ids="plan", key="summary")
+    saved = PlannerStateStore(catalog.file_io, paimon_warehouse).load()
+    deferred = saved.extra["deferred"]
+    assert len(deferred) == summary["backlog"] > 0, summary
+    # one compaction larger than the whole budget runs alone; the others wait, each with why
+    assert {d["table"] for d in deferred if d["action"] == "compact"} < set(wh.needs_compaction)
+    assert len({d["table"] for d in deferred if d["action"] == "compact"}) == len(wh.needs_compaction) - 1
+    assert all("budget" in d["why"] for d in deferred), deferred
+    overview = {t.table: t for t in warehouse_overview(catalog).tables}
+    for name in wh.tables:
+        want = [{"action": d["action"], "why": d["why"]} for d in deferred if d["table"] == name]
+        assert [dict(x) for x in overview[name].deferred] == want, name

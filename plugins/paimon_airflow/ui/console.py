@@ -6,7 +6,8 @@ the app):
 * ``GET /console``: the page (``static/console.html``: vanilla JS + SVG, no build step);
 * ``GET /console/static/{name}``: its script and style sheet;
 * ``GET /api/overview``: every table of the registry with its health score, compaction debt,
-  small files, snapshots, files and bytes (as of the last maintenance pass), when each kind of
+  small files, snapshots, files and bytes (as of the last maintenance pass), what that pass
+  deferred (its budget or deadline) and why, whether an action changed it since, when each kind of
   maintenance last succeeded, failures of the last 7 days, who holds its compaction lease, lag
   alerts, and per day the bytes compactions rewrote and the files maintenance deleted
   (:func:`paimon_core.maintenance.overview.warehouse_overview`: two reads, cached per minute);

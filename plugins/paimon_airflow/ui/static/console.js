@@ -50,6 +50,7 @@ function derive(t, now) {
     since_orphan: since("remove_orphan_files"),
     since_measured: t.assessed_at_millis == null ? null : now - t.assessed_at_millis,
     alert_count: (t.alerts || []).length,
+    deferred_count: (t.deferred || []).length,
     lease: t.lease ? t.lease.holder : ""};
 }
 
@@ -82,9 +83,10 @@ function renderTable() {
     <td class="num">${ago(r.since_compact)}</td>
     <td class="num">${ago(r.since_expire)}</td>
     <td class="num">${ago(r.since_orphan)}</td>
-    <td class="num${r.changed_after_assessed ? " stale" : ""}" title="${esc(staleNote(r))}">${r.since_measured == null ? "never" : ago(r.since_measured)}${r.changed_after_assessed ? ` <span class="changed">changed since: ${esc(r.changed_after_assessed.action)}</span>` : ""}</td>
+    <td class="num${r.changed_after_assessed ? " stale" : ""}" title="${esc(staleNote(r))}">${r.since_measured == null ? "never" : ago(r.since_measured)}${r.changed_after_assessed ? ` <span class="changed">changed</span>` : ""}</td>
     <td class="num ${r.failures_7d ? "bad" : ""}">${r.failures_7d || 0}</td>
-    <td>${esc(r.lease)}</td>
+    <td class="lease" title="${esc(r.lease)}">${esc(r.lease)}</td>
+    <td class="${r.deferred_count ? "warn" : ""}" title="${esc((r.deferred || []).map((d) => `${d.action}: ${d.why}`).join("\n"))}">${esc((r.deferred || []).map((d) => d.action).join(", "))}</td>
     <td class="num ${r.alert_count ? "bad" : ""}">${r.alert_count || ""}</td></tr>`).join("");
   const body = document.querySelector("#overview tbody");
   body.innerHTML = html;
@@ -141,6 +143,7 @@ async function showTable(name) {
   const compactions = h.filter((r) => ["compact", "sort_compact", "compact_database"].includes(r.action) && r.status === "success");
   const penalties = (d.health && d.health.penalties) || {};
   const plan = d.next_plan;
+  const row0 = rows.find((r) => r.table === name);
   el.innerHTML = `<h2>${esc(name)}</h2>
     <div class="cards">
       <div class="card"><h3>Health over time</h3>${lineChart(assess.filter((r) => r.health_score != null).map((r) => [r.end_millis, r.health_score]), {label: "health score", yMax: 100})}
@@ -153,6 +156,7 @@ async function showTable(name) {
       <div class="card"><h3>Health score ${d.health_score ?? "–"} explained</h3>
         <p class="muted" id="measured-now">measured now${d.overview_measured_millis != null ? `; the overview's figures are from ${esc(when(d.overview_measured_millis))}` : ""}</p>
         ${Object.keys(penalties).length ? `<table>${Object.entries(penalties).map(([k, v]) => `<tr><td>${esc(k.replace("_", " "))}</td><td class="num">−${Number(v).toFixed(1)} points</td></tr>`).join("")}</table>` : `<p class="muted">no maintenance pass has assessed this table yet</p>`}
+        ${(row0 && row0.deferred && row0.deferred.length) ? `<h3>Deferred by the last pass</h3><ul id="deferred">${row0.deferred.map((x) => `<li><b>${esc(x.action)}</b>: ${esc(x.why)}</li>`).join("")}</ul>` : ""}
         <h3>Next pass would</h3>
         ${plan ? (plan.actions.length ? `<ul>${plan.actions.map((a) => `<li><b>${esc(a.action)}</b>: ${esc(a.reason)}</li>`).join("")}</ul>` : `<p>nothing</p>`) +
           `<details><summary class="muted">why not the others</summary><ul>${Object.entries(plan.skipped).map(([a, why]) => `<li>${esc(a)}: ${esc(why)}</li>`).join("")}</ul></details>`
@@ -186,6 +190,8 @@ async function load() {
     `${rows.length} tables · last pass ${pass.now_millis ? when(pass.now_millis) : "never"}` +
     (pass.actions != null ? ` (${pass.actions} actions, backlog ${pass.backlog})` : "") +
     ` · ${o.failures.length} failures in 7 days · connection ${o.paimon_conn_id}`;
+  const deferredTables = rows.filter((r) => r.deferred_count).length;
+  if (deferredTables) document.getElementById("summary").textContent += ` · ${deferredTables} table${deferredTables === 1 ? "" : "s"} with deferred work`;
   const stale = rows.filter((r) => r.changed_after_assessed).length;
   if (stale) document.getElementById("summary").textContent += ` · ${stale} changed since last measured`;
   const alerts = rows.flatMap((r) => r.alerts || []);

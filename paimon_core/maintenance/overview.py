@@ -63,7 +63,7 @@ class TableOverview(_ToDict):
     """One table's line of the overview."""
 
     table: str
-    assessed_at_millis: int | None  # when a pass last looked at it (None: never)
+    assessed_at_millis: int | None  # when a pass last looked at it, on the pass's clock (None: never)
     snapshot_id: int | None
     snapshot_time_millis: int | None
     snapshot_count: int
@@ -83,6 +83,9 @@ class TableOverview(_ToDict):
     changed_after_assessed: Mapping[str, Any] | None = None
     # what the last pass planned for the table but deferred (its budget or deadline): {action, why}
     deferred: tuple[Mapping[str, str], ...] = ()
+    # when it was last measured, on the wall clock (its newest ``assess`` row; a backfill's pass
+    # clock is its data interval's end, days back)
+    measured_at_millis: int | None = None
 
 
 @dataclass(frozen=True)
@@ -218,11 +221,12 @@ def warehouse_overview(
         fails = by_table.get(name, [])
         change = last_change.get(name)
         stale = None
-        if state is not None and change is not None:
+        measured = None
+        if state is not None:
             # the measurement's wall time: its ``assess`` row (the state's own time is the run's
             # clock, the data interval's end, which a run's actions always come after)
             measured = max(state.checked_at_millis, done.get("assess", 0))
-            if change["end_millis"] > measured:
+            if change is not None and change["end_millis"] > measured:
                 stale = change
         out.append(
             TableOverview(
@@ -244,6 +248,7 @@ def warehouse_overview(
                 alerts=tuple(alerts),
                 changed_after_assessed=stale,
                 deferred=tuple(deferred.get(name, ())),
+                measured_at_millis=measured,
             )
         )
     result = WarehouseOverview(

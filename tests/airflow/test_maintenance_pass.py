@@ -153,6 +153,12 @@ def test_plan_then_apply_then_nothing_to_do(dag: Any, paimon_warehouse: str, tmp
 
     overview = {t.table: t for t in warehouse_overview(catalog).tables}
     assert [n for n in wh.tables if overview[n].changed_after_assessed is not None] == [], overview
+    # "measured" is the wall clock of the newest assess row, not the run's clock (a day back here)
+    for name in wh.tables:
+        newest = max(r["end_time"] for r in ledger_rows if r["action"] == "assess" and r["table_name"] == name)
+        measured = overview[name].measured_at_millis
+        assert measured is not None and measured > saved.states[name].checked_at_millis + 3_600_000, name
+        assert abs(measured - int(newest.replace(tzinfo=dt.UTC).timestamp() * 1000)) <= 1, name
 
     # 3. the next pass: nothing to do
     settled = _snapshot(catalog, wh.tables)

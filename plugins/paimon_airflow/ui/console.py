@@ -169,7 +169,13 @@ def console_router(get_source: Callable[[], TableSource], ui_root: Callable[[], 
                 "effective": settings.to_dict(),
                 "table_options": dict(tbl.options.options),
             },
-            "overview_measured_millis": saved.checked_at_millis if saved is not None else None,
+            # when the overview's figures were measured: the newest assess row (wall clock), else the state's time
+            "overview_measured_millis": max(
+                [saved.checked_at_millis]
+                + [int(r["end_millis"]) for r in history if r["action"] == "assess" and r.get("end_millis")]
+            )
+            if saved is not None
+            else None,
             "health": dict(state.health),
             "health_score": state.health_score,
             "airflow_root": ui_root(),

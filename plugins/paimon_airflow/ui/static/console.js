@@ -48,7 +48,7 @@ function derive(t, now) {
     since_compact: since("compact", "sort_compact", "compact_database"),
     since_expire: since("expire_snapshots"),
     since_orphan: since("remove_orphan_files"),
-    since_measured: t.assessed_at_millis == null ? null : now - t.assessed_at_millis,
+    since_measured: t.measured_at_millis == null ? null : now - t.measured_at_millis,
     alert_count: (t.alerts || []).length,
     deferred_count: (t.deferred || []).length,
     lease: t.lease ? t.lease.holder : ""};
@@ -58,7 +58,7 @@ function healthClass(h) { return h == null ? "muted" : h < 50 ? "bad" : h < 80 ?
 // A table changed by an action after the pass measured it: its figures are older than the table.
 function staleNote(r) {
   const c = r.changed_after_assessed;
-  return c ? `measured ${when(r.assessed_at_millis)}, before ${c.action} at ${when(c.end_millis)}; the next pass measures it again (open the table for its health now)` : "";
+  return c ? `measured ${when(r.measured_at_millis)}, before ${c.action} at ${when(c.end_millis)}; the next pass measures it again (open the table for its health now)` : "";
 }
 
 function renderTable() {

@@ -184,6 +184,28 @@ def test_console_in_chromium(live: LiveAirflow) -> None:
             frame.click(f"#overview tr[data-table='{DEFERRED}']")
             frame.wait_for_selector("#detail #deferred", timeout=30_000)
             assert f"compact: {DEFERRED_WHY}" in frame.inner_text("#detail #deferred")
+            # the quick filters: each shows exactly its tables, and a second click shows all again
+            tables = _get(live, "/paimon/api/overview")["tables"]
+            expect = {
+                "alerts": {t["table"] for t in tables if t.get("alerts")},
+                "failed": {t["table"] for t in tables if t.get("failures_7d")},
+                "deferred": {t["table"] for t in tables if t.get("deferred")},
+                "changed": {t["table"] for t in tables if t.get("changed_after_assessed")},
+                "leased": {t["table"] for t in tables if t.get("lease")},
+            }
+            assert expect == {"alerts": {LAGGING}, "failed": {FAILED}, "deferred": {DEFERRED},
+                              "changed": {CHARTED, LAGGING}, "leased": {LEASED}}
+            keys = [b.get_attribute("data-only") for b in frame.query_selector_all("#only button")]
+            assert sorted(keys) == sorted(expect)  # a filter added later needs its expectation here
+            for key in keys:
+                frame.click(f"#only button[data-only='{key}']")
+                shown = {r.get_attribute("data-table") for r in frame.query_selector_all("#overview tbody tr")}
+                assert shown == expect[key], key
+                assert f"({len(expect[key])})" in frame.inner_text(f"#only button[data-only='{key}']")
+                if key == "deferred":
+                    page.screenshot(path=str(ARTIFACTS / "console_only_deferred.png"))
+                frame.click(f"#only button[data-only='{key}']")
+                assert frame.locator("#overview tbody tr").count() == TABLES + 1, key
             page.goto(f"{live.base}/paimon/console?table={DEFERRED}")  # the page alone, for a full screenshot
             page.wait_for_selector("#detail #deferred", timeout=30_000)
             page.screenshot(path=str(ARTIFACTS / "console_deferred.png"), full_page=True)

@@ -4,7 +4,15 @@
 const BASE = document.body.dataset.base;
 const AIRFLOW = document.body.dataset.airflow || "/";
 const HOUR = 3600e3, DAY = 24 * HOUR;
-let rows = [], sortKey = "health_score", sortAsc = true, selected = null;
+let rows = [], sortKey = "health_score", sortAsc = true, selected = null, only = null;
+// Quick filters: the tables that need a look, by what needs it.
+const ONLY = {
+  alerts: ["with lag alerts", (r) => r.alert_count > 0],
+  failed: ["failed in 7 days", (r) => r.failures_7d > 0],
+  deferred: ["with deferred work", (r) => r.deferred_count > 0],
+  changed: ["changed since measured", (r) => !!r.changed_after_assessed],
+  leased: ["being compacted", (r) => !!r.lease],
+};
 
 const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"})[c]);
 const ago = (ms) => ms == null ? "never" : ms < HOUR ? `${Math.round(ms / 60e3)} min` : ms < 2 * DAY ? `${(ms / HOUR).toFixed(1)} h` : `${(ms / DAY).toFixed(1)} d`;
@@ -63,7 +71,8 @@ function staleNote(r) {
 
 function renderTable() {
   const re = (() => { try { return new RegExp(document.getElementById("filter").value || ".*"); } catch { return /.*/; } })();
-  const list = rows.filter((r) => re.test(r.table));
+  const keep = only ? ONLY[only][1] : () => true;
+  const list = rows.filter((r) => re.test(r.table) && keep(r));
   list.sort((a, b) => {
     const x = a[sortKey], y = b[sortKey];
     const nx = x == null, ny = y == null;
@@ -201,6 +210,7 @@ async function load() {
   document.getElementById("daily").innerHTML = daily.length ? `<div class="cards"><div class="card">${barChart(daily.map((d) => [d.day, d.bytes_rewritten]), {label: "bytes rewritten per day", fmt: bytes})}</div>
     <div class="card">${barChart(daily.map((d) => [d.day, d.files_deleted]), {label: "files deleted per day"})}</div>
     <div class="card">${barChart(daily.map((d) => [d.day, d.failures]), {label: "failed actions per day"})}</div></div>` : "";
+  renderOnly();
   renderTable();
   document.body.dataset.renderedMs = String(Math.round(performance.now() - t0));
   document.body.dataset.ready = "1";
@@ -213,4 +223,17 @@ document.querySelectorAll("#overview th").forEach((th) => th.addEventListener("c
   renderTable();
 }));
 document.getElementById("filter").addEventListener("input", renderTable);
+
+function renderOnly() {
+  const el = document.getElementById("only");
+  el.innerHTML = "show only: " + Object.entries(ONLY).map(([key, [label, test]]) => {
+    const n = rows.filter(test).length;
+    return `<button type="button" data-only="${key}" class="${only === key ? "on" : ""}" ${n ? "" : "disabled"}>${esc(label)} (${n})</button>`;
+  }).join(" ");
+  el.querySelectorAll("button").forEach((b) => b.addEventListener("click", () => {
+    only = only === b.dataset.only ? null : b.dataset.only;
+    renderOnly();
+    renderTable();
+  }));
+}
 load();

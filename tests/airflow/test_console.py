@@ -206,6 +206,15 @@ def test_console_in_chromium(live: LiveAirflow) -> None:
                     page.screenshot(path=str(ARTIFACTS / "console_only_deferred.png"))
                 frame.click(f"#only button[data-only='{key}']")
                 assert frame.locator("#overview tbody tr").count() == TABLES + 1, key
+            # a warehouse bigger than the rows rendered at once (?rows=100 here; 2,000 by default)
+            page.goto(f"{live.base}/paimon/console?rows=100")
+            page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+            assert page.locator("#overview tbody tr").count() == 100
+            assert f"showing the first 100 of {TABLES + 1} tables" in page.inner_text("#more")
+            page.click("#overview th[data-key='failures_7d']")  # sorting reaches every table
+            assert page.locator("#overview tbody tr").first.get_attribute("data-table") == FAILED
+            page.click("#show-all")
+            assert page.locator("#overview tbody tr").count() == TABLES + 1 and page.inner_text("#more") == ""
             page.goto(f"{live.base}/paimon/console?table={DEFERRED}")  # the page alone, for a full screenshot
             page.wait_for_selector("#detail #deferred", timeout=30_000)
             page.screenshot(path=str(ARTIFACTS / "console_deferred.png"), full_page=True)

@@ -4,7 +4,10 @@
 const BASE = document.body.dataset.base;
 const AIRFLOW = document.body.dataset.airflow || "/";
 const HOUR = 3600e3, DAY = 24 * HOUR;
-let rows = [], sortKey = "health_score", sortAsc = true, selected = null, only = null;
+let rows = [], sortKey = "health_score", sortAsc = true, selected = null, only = null, showAll = false;
+// Rows rendered at once (?rows=N): a warehouse of many thousand tables stays quick to sort and
+// filter; the rest is one click away.
+const ROW_LIMIT = Number(new URLSearchParams(location.search).get("rows")) || 2000;
 // Quick filters: the tables that need a look, by what needs it.
 const ONLY = {
   alerts: ["with lag alerts", (r) => r.alert_count > 0],
@@ -83,7 +86,8 @@ function renderTable() {
     th.classList.toggle("sorted", th.dataset.key === sortKey);
     th.classList.toggle("asc", th.dataset.key === sortKey && sortAsc);
   });
-  const html = list.map((r) => `<tr class="row${r.table === selected ? " selected" : ""}" data-table="${esc(r.table)}">
+  const shownRows = showAll ? list : list.slice(0, ROW_LIMIT);
+  const html = shownRows.map((r) => `<tr class="row${r.table === selected ? " selected" : ""}" data-table="${esc(r.table)}">
     <td>${esc(r.table)}</td>
     <td class="num ${healthClass(r.health_score)}${r.changed_after_assessed ? " stale" : ""}" title="${esc(staleNote(r))}">${r.health_score ?? "–"}</td>
     <td class="num ${r.compaction_debt >= 0.8 ? "bad" : ""}">${r.compaction_debt == null ? "–" : r.compaction_debt.toFixed(2)}</td>
@@ -99,8 +103,17 @@ function renderTable() {
     <td class="num ${r.alert_count ? "bad" : ""}">${r.alert_count || ""}</td></tr>`).join("");
   const body = document.querySelector("#overview tbody");
   body.innerHTML = html;
-  body.querySelectorAll("tr.row").forEach((tr) => tr.addEventListener("click", () => showTable(tr.dataset.table)));
+  const more = document.getElementById("more");
+  more.innerHTML = shownRows.length < list.length
+    ? `showing the first ${shownRows.length} of ${list.length} tables (sort or filter to see others) <button type="button" id="show-all">show all ${list.length}</button>`
+    : "";
+  const all = document.getElementById("show-all");
+  if (all) all.addEventListener("click", () => { showAll = true; renderTable(); });
 }
+document.querySelector("#overview tbody").addEventListener("click", (ev) => {
+  const tr = ev.target.closest("tr.row");
+  if (tr) showTable(tr.dataset.table);
+});
 
 // --- charts (SVG, no library) -----------------------------------------------------------------
 function lineChart(points, {width = 420, height = 120, label = "", yMax = null, fmt = (v) => v} = {}) {

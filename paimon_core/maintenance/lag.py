@@ -111,7 +111,8 @@ def lag_alerts(
                 f"(lag_grace {settings.lag_grace})",
             )
         )
-    for need in table_needs(state, settings, now_millis=now_millis, last_success=last_success):
+    # the compaction rules are left out: compaction lags by its debt, above
+    for need in table_needs(state, settings, now_millis=now_millis, last_success=last_success, rules=LAG_KINDS):
         if need.planned is None or need.action not in LAG_KINDS:
             continue
         last = last_success.get(need.action)

@@ -19,7 +19,6 @@ once a minute. :func:`table_history` is one table's ledger rows, for its charts.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -102,7 +101,7 @@ class WarehouseOverview(_ToDict):
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
-_cache: dict[tuple[str, int | None, int | None, int], WarehouseOverview] = {}
+_cache: dict[tuple[str, tuple[int, int] | None, int | None, int], WarehouseOverview] = {}
 _cache_lock = threading.Lock()
 
 
@@ -125,20 +124,26 @@ def warehouse_overview(
     """The overview of ``catalog``'s warehouse (see the module docs); ``tables`` limits it to
     those names (tables the last pass has not seen show without health); ``settings_of`` gives
     each table's maintenance settings for its lag alerts (default: the defaults)."""
-    from paimon_core.maintenance.state_store import PlannerStateStore
+    from paimon_core.io.file_io import join
+    from paimon_core.maintenance.state_store import STATE_DIR, STATE_FILE, PlannerStateStore
 
     now = int(time.time() * 1000) if now_millis is None else now_millis
     started = time.monotonic()
     store = PlannerStateStore(catalog.file_io, catalog.warehouse)
+    # the document's version for the cache: its size and modification time (one listing; parsing
+    # it would cost as much as the overview at 10,000 tables, and a pass saves it twice per run)
+    version: tuple[int, int] | None = None
     try:
-        saved_millis = json.loads(catalog.file_io.read_bytes(store.path)).get("saved_millis")
-    except (OSError, ValueError):
-        saved_millis = None
+        for st in catalog.file_io.list_status(join(catalog.warehouse, STATE_DIR)):
+            if st.name == STATE_FILE:
+                version = (st.size, st.mtime_millis)
+    except OSError:
+        version = None
     from paimon_core.ledger import Ledger
 
     ledger = Ledger(catalog)
     ledger_snapshot = ledger.table().snapshot_manager.latest_snapshot_id() if ledger.exists() else None
-    key = (catalog.warehouse, saved_millis, ledger_snapshot, now // 60_000)
+    key = (catalog.warehouse, version, ledger_snapshot, now // 60_000)
     with _cache_lock:
         hit = _cache.get(key)
     if hit is not None and tables is None:
@@ -195,6 +200,9 @@ def warehouse_overview(
             deferred.setdefault(str(item["table"]), []).append(
                 {"action": str(item.get("action")), "why": str(item.get("why") or "")}
             )
+    from paimon_core.maintenance.settings import MaintenanceSettings
+
+    default_settings = MaintenanceSettings()
     out: list[TableOverview] = []
     for name in names:
         state = saved.states.get(name)
@@ -202,9 +210,8 @@ def warehouse_overview(
         alerts: list[dict[str, Any]] = []
         if state is not None:
             from paimon_core.maintenance.lag import lag_alerts
-            from paimon_core.maintenance.settings import MaintenanceSettings
 
-            settings = settings_of(name) if settings_of is not None else MaintenanceSettings()
+            settings = settings_of(name) if settings_of is not None else default_settings
             over_since = debt_since.get(name)
             alerts = [
                 a.to_dict()

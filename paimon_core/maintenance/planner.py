@@ -13,7 +13,7 @@ gain and priority, and for every other action why it is not needed.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 from paimon_core.maintenance.actions import Need, PlannedAction, TablePlan
 from paimon_core.maintenance.compaction_need import compaction_need, manifest_need
@@ -58,9 +58,15 @@ RULES: tuple[tuple[str, Rule], ...] = (
 
 
 def table_needs(
-    state: TableState, settings: MaintenanceSettings, *, now_millis: int, last_success: Mapping[str, int]
+    state: TableState,
+    settings: MaintenanceSettings,
+    *,
+    now_millis: int,
+    last_success: Mapping[str, int],
+    rules: Collection[str] | None = None,
 ) -> list[Need]:
-    """Every rule's verdict on the table (what :func:`plan_table` and the lag alerts build on).
+    """Every rule's verdict on the table (what :func:`plan_table` and the lag alerts build on);
+    ``rules`` limits it to the rules of those names (the lag alerts skip compaction's).
 
     A rule that cannot judge the table (an option it cannot parse) says so as its skip reason
     instead of failing the whole table."""
@@ -68,6 +74,8 @@ def table_needs(
 
     needs = []
     for name, rule in RULES:
+        if rules is not None and name not in rules:
+            continue
         try:
             needs.append(rule(state, settings, now_millis, last_success))
         except (PaimonError, ValueError) as e:

@@ -15,6 +15,7 @@ are built (:meth:`MaintenanceSettings.from_mapping` or the constructor).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -199,12 +200,19 @@ def _int(name: str, value: object, *, minimum: int) -> None:
 
 
 def _duration_ms(name: str, value: object) -> int:
-    from paimon_core.utils.time_util import to_duration_millis
-
     if not isinstance(value, int | str) or isinstance(value, bool):
         raise InvalidArgumentError(
             f"{name} must be a duration like '1 d' or '12 h' (or millis), got {value!r}", argument=name
         )
+    return _parsed_duration_ms(name, value)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed_duration_ms(name: str, value: int | str) -> int:
+    """The millis of a duration setting, memoised: a pass and the console parse the same few
+    values for every table (an invalid one raises each time: errors are not cached)."""
+    from paimon_core.utils.time_util import to_duration_millis
+
     try:
         return to_duration_millis(value, name=name)
     except (PaimonError, ValueError):

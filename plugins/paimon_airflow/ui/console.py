@@ -53,13 +53,23 @@ def _registry() -> Any | None:
 def _settings_of(registry: Any | None) -> Callable[[str], Any]:
     from paimon_core.maintenance.settings import MaintenanceSettings
 
+    made: dict[Any, Any] = {}  # most tables share the registry's defaults: build each set once
+
     def settings(table: str) -> Any:
         if registry is None:
-            return MaintenanceSettings()
+            return made.setdefault(None, MaintenanceSettings())
         try:
-            return MaintenanceSettings.from_mapping(registry.settings_for(table).to_dict())
+            raw = registry.settings_for(table).to_dict()
+            key = tuple(sorted(raw.items()))
+            try:
+                hash(key)
+            except TypeError:  # a value that is no scalar: not shared
+                return MaintenanceSettings.from_mapping(raw)
+            if key not in made:
+                made[key] = MaintenanceSettings.from_mapping(raw)
+            return made[key]
         except Exception:  # noqa: BLE001 - a bad override shows as defaults, the registry says why elsewhere
-            return MaintenanceSettings()
+            return made.setdefault(None, MaintenanceSettings())
 
     return settings
 

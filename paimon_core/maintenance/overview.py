@@ -25,6 +25,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
+
 from paimon_core.results import _ToDict
 
 if TYPE_CHECKING:
@@ -150,43 +152,8 @@ def warehouse_overview(
         return hit
     saved = store.load()
     since = now - HISTORY_DAYS * DAY_MILLIS
-    rows = ledger.read(since_millis=since, columns=_LEDGER_COLUMNS).to_pylist() if ledger_snapshot else []
-
-    last_success: dict[str, dict[str, int]] = {}
-    last_change: dict[str, dict[str, Any]] = {}
-    failures: list[dict[str, Any]] = []
-    daily: dict[str, dict[str, Any]] = {}
-    for r in rows:
-        end = _millis(r.get("end_time"))
-        if end is None:
-            continue
-        name, action, status = str(r["table_name"]), str(r["action"]), str(r["status"])
-        day = time.strftime("%Y-%m-%d", time.gmtime(end / 1000))
-        d = daily.setdefault(day, {"day": day, "bytes_rewritten": 0, "files_deleted": 0, "actions": 0, "failures": 0, "cpu_seconds": 0.0})
-        if action != "assess":
-            d["actions"] += 1
-            d["cpu_seconds"] += float(r.get("cpu_seconds") or 0.0)
-        if action in COMPACTIONS and status == "success":
-            d["bytes_rewritten"] += int(r.get("bytes_read") or 0)
-        d["files_deleted"] += int(r.get("files_deleted") or 0)
-        if status in DONE:
-            per = last_success.setdefault(name, {})
-            if end > per.get(action, -1):
-                per[action] = end
-            if _changed_table(r) and end > last_change.get(name, {}).get("end_millis", -1):
-                last_change[name] = {"action": action, "end_millis": end}
-        elif status == "failed":
-            d["failures"] += 1
-            if end >= now - FAILURE_DAYS * DAY_MILLIS:
-                failures.append(
-                    {
-                        "table": name,
-                        "action": action,
-                        "error": r.get("error"),
-                        "end_millis": end,
-                        **{k: r.get(k) for k in ("dag_id", "run_id", "task_id", "map_index", "try_number")},
-                    }
-                )
+    rows = ledger.read(since_millis=since, columns=_LEDGER_COLUMNS) if ledger_snapshot else None
+    last_success, last_change, failures, daily = _fold_ledger(rows, now_millis=now)
     failures.sort(key=lambda f: -int(f["end_millis"]))
     by_table: dict[str, list[dict[str, Any]]] = {}
     for f in failures:
@@ -276,17 +243,95 @@ def warehouse_overview(
     return result
 
 
+def _fold_ledger(
+    rows: pa.Table | None, *, now_millis: int
+) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, Any]], list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """The ledger rows folded, vectorised (a 10,000-table warehouse has ~140,000 rows a week):
+    per table its last successful (or no-op) end per action and its newest change (a success
+    that committed a snapshot, or expired snapshots or changelogs; a tag, an orphan clean, a
+    ``no_op`` and a dry run change nothing the overview shows), the failures of the last :data:`FAILURE_DAYS` days, and per UTC day
+    the bytes compactions rewrote, files deleted, actions, failures and CPU seconds."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    last_success: dict[str, dict[str, int]] = {}
+    last_change: dict[str, dict[str, Any]] = {}
+    failures: list[dict[str, Any]] = []
+    daily: dict[str, dict[str, Any]] = {}
+    if rows is None or rows.num_rows == 0:
+        return last_success, last_change, failures, daily
+    end = pc.cast(pc.cast(rows.column("end_time"), pa.timestamp("ms")), pa.int64())
+    rows = rows.append_column("end_ms", end).filter(pc.is_valid(end))
+    action, status = rows.column("action"), rows.column("status")
+    done = pc.is_in(status, value_set=pa.array(DONE))
+    # last success per (table, action)
+    best = rows.filter(done).group_by(["table_name", "action"]).aggregate([("end_ms", "max")])
+    for name, act, ms in zip(
+        best.column("table_name").to_pylist(), best.column("action").to_pylist(), best.column("end_ms_max").to_pylist(),
+        strict=True,
+    ):
+        last_success.setdefault(str(name), {})[str(act)] = int(ms)
+    # the newest change per table: a success that committed a snapshot, or expired snapshots
+    before, after = rows.column("snapshot_before"), rows.column("snapshot_after")
+    moved = pc.and_(pc.is_valid(after), pc.fill_null(pc.not_equal(after, before), True))
+    changed = pc.and_(
+        pc.and_(pc.equal(status, "success"), pc.not_equal(action, "assess")),
+        pc.or_(moved, pc.is_in(action, value_set=pa.array(_EXPIRIES))),
+    )
+    ch = rows.filter(changed).select(["table_name", "action", "end_ms"])
+    if ch.num_rows:
+        ch = ch.sort_by([("table_name", "ascending"), ("end_ms", "descending")])
+        names = ch.column("table_name").to_numpy(zero_copy_only=False)
+        first = np.ones(len(names), dtype=bool)
+        first[1:] = names[1:] != names[:-1]
+        top = ch.filter(pa.array(first))
+        for name, act, ms in zip(
+            top.column("table_name").to_pylist(), top.column("action").to_pylist(), top.column("end_ms").to_pylist(),
+            strict=True,
+        ):
+            last_change[str(name)] = {"action": str(act), "end_millis": int(ms)}
+    # failures of the last days (few: row by row)
+    failed = pc.equal(status, "failed")
+    recent = rows.filter(pc.and_(failed, pc.greater_equal(rows.column("end_ms"), now_millis - FAILURE_DAYS * DAY_MILLIS)))
+    for r in recent.to_pylist():
+        failures.append(
+            {
+                "table": str(r["table_name"]),
+                "action": str(r["action"]),
+                "error": r.get("error"),
+                "end_millis": int(r["end_ms"]),
+                **{k: r.get(k) for k in ("dag_id", "run_id", "task_id", "map_index", "try_number")},
+            }
+        )
+    # per UTC day
+    not_assess = pc.not_equal(action, "assess")
+    compaction_ok = pc.and_(pc.is_in(action, value_set=pa.array(COMPACTIONS)), pc.equal(status, "success"))
+    zero_i, zero_f = pa.scalar(0, pa.int64()), pa.scalar(0.0, pa.float64())
+    per_day = pa.table(
+        {
+            "day": pc.strftime(pc.cast(rows.column("end_ms"), pa.timestamp("ms", tz="UTC")), format="%Y-%m-%d"),
+            "bytes_rewritten": pc.if_else(compaction_ok, pc.fill_null(pc.cast(rows.column("bytes_read"), pa.int64()), 0), zero_i),
+            "files_deleted": pc.fill_null(pc.cast(rows.column("files_deleted"), pa.int64()), 0),
+            "actions": pc.cast(not_assess, pa.int64()),
+            "failures": pc.cast(failed, pa.int64()),
+            "cpu_seconds": pc.if_else(not_assess, pc.fill_null(pc.cast(rows.column("cpu_seconds"), pa.float64()), 0.0), zero_f),
+        }
+    )
+    sums = per_day.group_by("day").aggregate([(c, "sum") for c in per_day.column_names if c != "day"])
+    for r in sums.to_pylist():
+        daily[str(r["day"])] = {
+            "day": str(r["day"]),
+            "bytes_rewritten": int(r["bytes_rewritten_sum"]),
+            "files_deleted": int(r["files_deleted_sum"]),
+            "actions": int(r["actions_sum"]),
+            "failures": int(r["failures_sum"]),
+            "cpu_seconds": float(r["cpu_seconds_sum"]),
+        }
+    return last_success, last_change, failures, daily
+
+
 #: Actions that change what the overview shows without a new snapshot (the snapshot count).
 _EXPIRIES = ("expire_snapshots", "expire_changelogs", "purge_files")
-
-
-def _changed_table(row: Mapping[str, Any]) -> bool:
-    """A successful ledger row that changed what the overview shows of the table: it committed a
-    snapshot, or expired snapshots (a tag, an orphan clean, a ``no_op`` or a dry run does not)."""
-    if row.get("action") == "assess" or row.get("status") != "success":
-        return False
-    before, after = row.get("snapshot_before"), row.get("snapshot_after")
-    return (after is not None and after != before) or row.get("action") in _EXPIRIES
 
 
 def table_history(catalog: FileSystemCatalog, table: str, *, since_millis: int) -> list[dict[str, Any]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import pyarrow as pa
 import pytest
 
 from bench.maintenance_warehouse import build
@@ -126,3 +127,83 @@ def test_a_table_changed_after_the_pass_measured_it_is_flagged(local_warehouse: 
     store.save({t: collect_table_state(c.get_table(t), now_millis=later, previous=states[t]) for t in w.tables}, now_millis=later)
     again = warehouse_overview(c, now_millis=later + 1000)
     assert all(t.changed_after_assessed is None for t in again.tables), [t.to_dict() for t in again.tables]
+
+
+def _model(rows: list[dict], now: int) -> tuple[dict, dict, list, dict]:
+    """The overview's fold of ledger rows, row by row (the reference for the vectorised one)."""
+    import datetime as dt
+
+    last_success: dict = {}
+    last_change: dict = {}
+    failures: list = []
+    daily: dict = {}
+    for r in rows:
+        end = int(r["end_time"].replace(tzinfo=dt.UTC).timestamp() * 1000)
+        name, action, status = r["table_name"], r["action"], r["status"]
+        day = time.strftime("%Y-%m-%d", time.gmtime(end / 1000))
+        d = daily.setdefault(day, {"day": day, "bytes_rewritten": 0, "files_deleted": 0, "actions": 0, "failures": 0, "cpu_seconds": 0.0})
+        if action != "assess":
+            d["actions"] += 1
+            d["cpu_seconds"] += float(r["cpu_seconds"] or 0.0)
+        if action in ("compact", "sort_compact", "compact_database") and status == "success":
+            d["bytes_rewritten"] += int(r["bytes_read"] or 0)
+        d["files_deleted"] += int(r["files_deleted"] or 0)
+        if status in ("success", "no_op"):
+            per = last_success.setdefault(name, {})
+            per[action] = max(per.get(action, -1), end)
+            moved = r["snapshot_after"] is not None and r["snapshot_after"] != r["snapshot_before"]
+            changed = status == "success" and action != "assess" and (moved or action in ("expire_snapshots", "expire_changelogs", "purge_files"))
+            if changed and end > last_change.get(name, {}).get("end_millis", -1):
+                last_change[name] = {"action": action, "end_millis": end}
+        elif status == "failed":
+            d["failures"] += 1
+            if end >= now - 7 * DAY:
+                failures.append((name, action, end, r["error"]))
+    return last_success, last_change, sorted(failures), daily
+
+
+def test_the_ledger_fold_equals_a_row_by_row_model() -> None:
+    """``_fold_ledger`` (pyarrow group-bys) against the row-by-row fold it replaced, on 3,000
+    random rows: every status and kind of action, nulls, 40 days, ties on end times."""
+    import datetime as dt
+    import random
+
+    from paimon_core.maintenance.overview import _LEDGER_COLUMNS, _fold_ledger
+
+    rng = random.Random(20261128)
+    now = 1_795_900_000_000
+    actions = ["assess", "compact", "sort_compact", "expire_snapshots", "expire_changelogs", "remove_orphan_files", "create_tag", "rollback_to"]
+    statuses = ["success", "no_op", "failed", "dry_run", "skipped"]
+    rows = []
+    for _ in range(3000):
+        end = now - rng.randrange(40 * DAY) // 1000 * 1000  # whole seconds: ties happen
+        before = rng.choice([None, 5, 6])
+        rows.append(
+            {
+                "table_name": f"db.t{rng.randrange(30)}", "action": rng.choice(actions), "status": rng.choice(statuses),
+                "end_time": dt.datetime.fromtimestamp(end / 1000, dt.UTC).replace(tzinfo=None),
+                "snapshot_before": before, "snapshot_after": rng.choice([None, before, 7]),
+                "bytes_read": rng.choice([None, 0, 1024]), "files_deleted": rng.choice([None, 0, 3]),
+                "cpu_seconds": rng.choice([None, 0.5]), "error": rng.choice([None, "OSError: x"]),
+                **dict.fromkeys(("dag_id", "run_id", "task_id", "map_index", "try_number", "bytes_written")),
+            }
+        )
+    schema = {"end_time": pa.timestamp("ms"), "snapshot_before": pa.int64(), "snapshot_after": pa.int64(),
+              "bytes_read": pa.int64(), "files_deleted": pa.int64(), "cpu_seconds": pa.float64(),
+              "map_index": pa.int32(), "try_number": pa.int32(), "bytes_written": pa.int64()}
+    cols = ["table_name", "action", *[c for c in _LEDGER_COLUMNS if c not in ("end_time",)], "end_time"]
+    table = pa.table({c: pa.array([r.get(c) for r in rows], schema.get(c, pa.string())) for c in dict.fromkeys(cols)})
+    last_success, last_change, failures, daily = _fold_ledger(table, now_millis=now)
+    want = _model(rows, now)
+    assert last_success == want[0]
+    # ties: the model keeps the first row of the newest time, the fold one of them; same time, a changing action
+    assert {k: v["end_millis"] for k, v in last_change.items()} == {k: v["end_millis"] for k, v in want[1].items()}
+    untied = [k for k, v in want[1].items() if sum(
+        1 for r in rows if r["table_name"] == k and r["status"] == "success" and r["action"] != "assess"
+        and int(r["end_time"].replace(tzinfo=dt.UTC).timestamp() * 1000) == v["end_millis"]
+    ) == 1]
+    assert len(untied) > 10 and all(last_change[k]["action"] == want[1][k]["action"] for k in untied)
+    assert sorted((f["table"], f["action"], f["end_millis"], f["error"]) for f in failures) == want[2]
+    assert daily.keys() == want[3].keys()
+    for day, d in daily.items():
+        assert d == pytest.approx(want[3][day]), day

@@ -33,7 +33,14 @@ if TYPE_CHECKING:
     from paimon_core.catalog.filesystem_catalog import FileSystemCatalog
     from paimon_core.maintenance.settings import MaintenanceSettings
 
-__all__ = ["HISTORY_DAYS", "TableOverview", "WarehouseOverview", "table_history", "warehouse_overview"]
+__all__ = [
+    "HISTORY_DAYS",
+    "TableOverview",
+    "WarehouseOverview",
+    "last_successes",
+    "table_history",
+    "warehouse_overview",
+]
 
 DAY_MILLIS = 86_400_000
 #: How far back the overview reads the ledger.
@@ -243,6 +250,39 @@ def warehouse_overview(
     return result
 
 
+def _with_end_ms(rows: pa.Table) -> pa.Table:
+    """``rows`` with ``end_ms`` (epoch millis of ``end_time``), rows without an end dropped."""
+    import pyarrow.compute as pc
+
+    end = pc.cast(pc.cast(rows.column("end_time"), pa.timestamp("ms")), pa.int64())
+    return rows.append_column("end_ms", end).filter(pc.is_valid(end))
+
+
+def _last_successes(rows: pa.Table) -> dict[str, dict[str, int]]:
+    """``{table: {action: end millis}}`` of the newest successful or no-op row per table and
+    action of ``rows`` (with ``end_ms``), one Arrow group-by."""
+    import pyarrow.compute as pc
+
+    done = rows.filter(pc.is_in(rows.column("status"), value_set=pa.array(DONE)))
+    best = done.group_by(["table_name", "action"]).aggregate([("end_ms", "max")])
+    out: dict[str, dict[str, int]] = {}
+    for name, act, ms in zip(
+        best.column("table_name").to_pylist(), best.column("action").to_pylist(), best.column("end_ms_max").to_pylist(),
+        strict=True,
+    ):
+        out.setdefault(str(name), {})[str(act)] = int(ms)
+    return out
+
+
+def last_successes(rows: pa.Table | None) -> dict[str, dict[str, int]]:
+    """``{table: {action: end millis}}``: each table's last successful (or no-op) end per action in
+    ledger ``rows`` (``table_name``, ``action``, ``status``, ``end_time``), as the planner and the
+    lag alerts read them."""
+    if rows is None or rows.num_rows == 0:
+        return {}
+    return _last_successes(_with_end_ms(rows))
+
+
 def _fold_ledger(
     rows: pa.Table | None, *, now_millis: int
 ) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, Any]], list[dict[str, Any]], dict[str, dict[str, Any]]]:
@@ -260,17 +300,9 @@ def _fold_ledger(
     daily: dict[str, dict[str, Any]] = {}
     if rows is None or rows.num_rows == 0:
         return last_success, last_change, failures, daily
-    end = pc.cast(pc.cast(rows.column("end_time"), pa.timestamp("ms")), pa.int64())
-    rows = rows.append_column("end_ms", end).filter(pc.is_valid(end))
+    rows = _with_end_ms(rows)
     action, status = rows.column("action"), rows.column("status")
-    done = pc.is_in(status, value_set=pa.array(DONE))
-    # last success per (table, action)
-    best = rows.filter(done).group_by(["table_name", "action"]).aggregate([("end_ms", "max")])
-    for name, act, ms in zip(
-        best.column("table_name").to_pylist(), best.column("action").to_pylist(), best.column("end_ms_max").to_pylist(),
-        strict=True,
-    ):
-        last_success.setdefault(str(name), {})[str(act)] = int(ms)
+    last_success = _last_successes(rows)
     # the newest change per table: a success that committed a snapshot, or expired snapshots
     before, after = rows.column("snapshot_before"), rows.column("snapshot_after")
     moved = pc.and_(pc.is_valid(after), pc.fill_null(pc.not_equal(after, before), True))

@@ -65,28 +65,13 @@ def run_now_millis(context: Mapping[str, Any]) -> int:
 def last_successes(catalog: FileSystemCatalog, *, now_millis: int) -> dict[str, dict[str, int]]:
     """``{table: {action: end millis}}`` of each table's last successful (or no-op) actions in the
     ledger (the last :data:`LEDGER_LOOKBACK_DAYS` days; empty without a ledger)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     from paimon_core.ledger import Ledger
+    from paimon_core.maintenance.overview import last_successes as fold
 
     ledger = Ledger(catalog)
     if not ledger.exists():
         return {}
-    rows = ledger.read(
-        since_millis=now_millis - LEDGER_LOOKBACK_DAYS * DAY_MILLIS, columns=("status", "end_time")
-    )
-    rows = rows.filter(pc.is_in(rows.column("status"), value_set=pa.array(DONE_STATUSES)))
-    out: dict[str, dict[str, int]] = {}
-    ends = rows.column("end_time").cast("int64").to_pylist()
-    names, actions = rows.column("table_name").to_pylist(), rows.column("action").to_pylist()
-    for table, action, end in zip(names, actions, ends, strict=True):
-        if end is None:
-            continue
-        per = out.setdefault(str(table), {})
-        if end > per.get(str(action), -1):
-            per[str(action)] = int(end)
-    return out
+    return fold(ledger.read(since_millis=now_millis - LEDGER_LOOKBACK_DAYS * DAY_MILLIS, columns=("status", "end_time")))
 
 
 def _settings(registry: Any, table: str, params: Mapping[str, Any]) -> Any:

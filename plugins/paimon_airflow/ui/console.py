@@ -55,9 +55,14 @@ def _settings_of(registry: Any | None) -> Callable[[str], Any]:
 
     made: dict[Any, Any] = {}  # most tables share the registry's defaults: build each set once
 
+    def defaults() -> Any:
+        if None not in made:
+            made[None] = MaintenanceSettings()
+        return made[None]
+
     def settings(table: str) -> Any:
         if registry is None:
-            return made.setdefault(None, MaintenanceSettings())
+            return defaults()
         try:
             raw = registry.settings_for(table).to_dict()
             key = tuple(sorted(raw.items()))
@@ -69,7 +74,7 @@ def _settings_of(registry: Any | None) -> Callable[[str], Any]:
                 made[key] = MaintenanceSettings.from_mapping(raw)
             return made[key]
         except Exception:  # noqa: BLE001 - a bad override shows as defaults, the registry says why elsewhere
-            return made.setdefault(None, MaintenanceSettings())
+            return defaults()
 
     return settings
 

@@ -212,9 +212,9 @@ async function load() {
     `${rows.length} tables · last pass ${pass.now_millis ? when(pass.now_millis) : "never"}` +
     (pass.actions != null ? ` (${pass.actions} actions, backlog ${pass.backlog})` : "") +
     ` · ${o.failures.length} failures in 7 days · connection ${o.paimon_conn_id}`;
-  const deferredTables = rows.filter((r) => r.deferred_count).length;
+  const deferredTables = rows.filter(ONLY.deferred[1]).length;
   if (deferredTables) document.getElementById("summary").textContent += ` · ${deferredTables} table${deferredTables === 1 ? "" : "s"} with deferred work`;
-  const stale = rows.filter((r) => r.changed_after_assessed).length;
+  const stale = rows.filter(ONLY.changed[1]).length;
   if (stale) document.getElementById("summary").textContent += ` · ${stale} changed since last measured`;
   const alerts = rows.flatMap((r) => r.alerts || []);
   document.getElementById("alerts").innerHTML = alerts.length

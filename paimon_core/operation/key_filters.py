@@ -9,8 +9,9 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
-from paimon_core.bucket import scalar_bucket
+from paimon_core.bucket import check_bucket_function, scalar_bucket
 from paimon_core.data.binary_row import deserialize_binary_row
+from paimon_core.exceptions import InvalidArgumentError
 from paimon_core.manifest.entries import ManifestEntry
 from paimon_core.predicate import CompoundPredicate, LeafPredicate, Predicate, pick_by_fields, split_and
 from paimon_core.schema.data_types import DataField
@@ -64,8 +65,13 @@ def buckets_for(
     if combos > MAX_BUCKET_COMBINATIONS:
         return None
     types = [f.type for f in bucket_fields]
-    if function == "mod" and not all(isinstance(v, int) and not isinstance(v, bool) for v in choices[0]):
-        return None  # a literal that is no integer: every bucket may hold it
+    if function == "mod":
+        try:
+            check_bucket_function(function, types)  # a key Java's ModBucketFunction refuses: no pruning
+        except InvalidArgumentError:
+            return None
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in choices[0]):
+            return None  # a literal that is no integer: every bucket may hold it
     return frozenset(
         scalar_bucket(list(vals), types, num_buckets, function=function) for vals in itertools.product(*choices)
     )

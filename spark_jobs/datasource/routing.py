@@ -56,19 +56,20 @@ def with_bucket_column(df: DataFrame, table: FileStoreTable) -> DataFrame:
     if routed is not None:  # integer-like keys: Paimon's hash as JVM expressions
         return routed
     return df.withColumn(
-        BUCKET_COLUMN, bucket_udf(key_fields, num_buckets)(*[f"`{f.name}`" for f in key_fields])
+        BUCKET_COLUMN, bucket_udf(key_fields, num_buckets, function=function)(*[f"`{f.name}`" for f in key_fields])
     )
 
 
-def bucket_udf(key_fields: Sequence[DataField], num_buckets: int) -> Any:
-    """A scalar Arrow UDF over the bucket-key columns: ``paimon_core.bucket.compute_buckets``.
+def bucket_udf(key_fields: Sequence[DataField], num_buckets: int, *, function: str = "default") -> Any:
+    """A scalar Arrow UDF over the bucket-key columns: ``paimon_core.bucket.compute_buckets`` with
+    the bucket ``function``.
 
     Only the key columns travel to Python (not whole rows).
     """
     types = [f.type for f in key_fields]
 
     def bucket_of(*columns: pa.Array) -> pa.Array:
-        return pa.array(compute_buckets(list(columns), types, num_buckets), pa.int32())
+        return pa.array(compute_buckets(list(columns), types, num_buckets, function=function), pa.int32())
 
     return arrow_udf(bucket_of, IntegerType())  # type: ignore[call-overload]
 

@@ -112,6 +112,15 @@ def test_a_mod_table_with_a_string_key_is_refused_and_unchanged(catalog: FileSys
     with pytest.raises(InvalidArgumentError, match="must be INT or BIGINT in mod bucket function, but got STRING NOT NULL"):
         t.write_arrow(pa.table({"k": ["a"], "v": [1]}, schema=schema))
     assert t.latest_snapshot() is None
+    # a scan with a key filter does not prune by a function the key cannot take, nor fail
+    from paimon_core.operation.key_filters import buckets_for
+
+    key = t.schema.fields_of(t.schema.bucket_keys)
+    assert buckets_for(parse_predicate("k = 'a'", t.schema.fields), key, 2, function="mod") is None
+    small = pa.schema([pa.field("k", pa.int16(), nullable=False), ("v", pa.int64())])  # an integer literal too
+    s = catalog.create_table("db.s16", small, primary_keys=["k"], options={"bucket": "2", "bucket-function.type": "mod"})
+    key = s.schema.fields_of(s.schema.bucket_keys)
+    assert buckets_for(parse_predicate("k = 3", s.schema.fields), key, 2, function="mod") is None
 
 
 def test_hive_is_still_refused(catalog: FileSystemCatalog) -> None:
@@ -140,3 +149,37 @@ def test_postpone_compaction_assigns_floor_mod_buckets(catalog: FileSystemCatalo
         assert {i % 3 for i in got} == {bucket}, (bucket, got)
     rows = sorted((r["id"], r["v"]) for r in t.to_arrow().to_pylist())
     assert rows == [(i, "y" if i in (-7, 4) else "x") for i in ids]
+
+
+#: Calls that take the bucket function.
+_BUCKET_CALLS = ("compute_buckets", "scalar_bucket", "check_buckets", "buckets_for", "bucket_udf")
+
+
+def test_every_bucket_assignment_passes_the_table_function() -> None:
+    """Every call in paimon_core and spark_jobs that assigns or selects a fixed bucket passes
+    ``function=`` (the table's ``bucket-function.type``): a writer, scan or job added later that
+    hashes with the default function fails here, not on a mod table's data."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    missing = []
+    calls = 0
+    for package in ("paimon_core", "spark_jobs"):
+        for path in sorted((root / package).rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for fn in ast.walk(tree):
+                if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+                    continue
+                for node in ast.walk(fn):
+                    if not isinstance(node, ast.Call):
+                        continue
+                    name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+                    if name not in _BUCKET_CALLS or rel == "paimon_core/bucket.py":
+                        continue
+                    calls += 1
+                    if not any(k.arg == "function" for k in node.keywords):
+                        missing.append(f"{rel}:{node.lineno} in {fn.name}(): {name}(...) without function=")
+    assert calls >= 8, calls  # the writer, its check, the scan, postpone compaction and reads, Spark
+    assert not missing, "\n".join(sorted(set(missing)))

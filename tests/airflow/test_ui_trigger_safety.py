@@ -162,9 +162,16 @@ def _start(info: Any) -> str:
 
 
 def _at(monkeypatch: pytest.MonkeyPatch, when: str) -> None:
+    """Every clock the test reads is ``when``: our timetables' and the built-in timetables' that
+    they are compared with (read at the real time, these tests failed once the day changed)."""
+    import airflow.timetables.interval
+    import airflow.timetables.trigger
+
     import paimon_airflow.timetables as tt
 
     monkeypatch.setattr(tt, "clock", lambda: _when(when))
+    for module in (airflow.timetables.interval, airflow.timetables.trigger):
+        monkeypatch.setattr(module, "utcnow", lambda: _when(when))
 
 
 def _restriction(*, catchup: bool = False, earliest: str | None = "2026-01-01T00:00:00+00:00") -> Any:

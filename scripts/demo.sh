@@ -71,7 +71,8 @@ chmod 600 "$AIRFLOW_HOME/jwt_secret"
 
 export PATH="$BIN:$PATH"  # spark-submit of the venv
 export AIRFLOW__DATABASE__SQL_ALCHEMY_CONN="sqlite:///$AIRFLOW_HOME/airflow.db"
-# a writer waits for SQLite's lock up to 30 s (the driver's default gives up after 5 s)
+# a writer waits for SQLite's lock up to 30 s (the driver's default gives up after 5 s); not the
+# api-server (start() below): see paimon_airflow/utils/sqlite_connect.py
 export AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS=paimon_airflow.utils.sqlite_connect.CONNECT_ARGS
 export AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS_ASYNC=paimon_airflow.utils.sqlite_connect.CONNECT_ARGS_ASYNC
 export AIRFLOW__CORE__EXECUTOR=LocalExecutor
@@ -99,9 +100,11 @@ step "AIRFLOW_HOME=$AIRFLOW_HOME  warehouse=$WH"
 "$AIRFLOW" pools set paimon_spark 2 "Spark jobs of the Paimon DAGs" > /dev/null
 
 start() {  # start NAME ARGS...: its own session (process group), log and pgid under $AIRFLOW_HOME
-  local name=$1
+  local name=$1 args=paimon_airflow.utils.sqlite_connect.CONNECT_ARGS
   shift
-  setsid "$AIRFLOW" "$@" > "$LOG_DIR/demo-$name.log" 2>&1 < /dev/null &
+  if [ "$name" = api-server ]; then args=paimon_airflow.utils.sqlite_connect.API_SERVER_CONNECT_ARGS; fi
+  AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS=$args AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS_ASYNC=${args}_ASYNC \
+    setsid "$AIRFLOW" "$@" > "$LOG_DIR/demo-$name.log" 2>&1 < /dev/null &
   echo $! > "$RUN_DIR/$name.pgid"
 }
 start api-server api-server --host 127.0.0.1 --port "$PORT"
@@ -163,6 +166,8 @@ set +e
 "$PY" - "$BASE" "$AIRFLOW_HOME" "$WH" "$LANDING" "${PAIMON_DEMO_TIMEOUT:-300}" "$AIRFLOW" $DAYS <<'PYEOF'
 import datetime as dt, json, subprocess, sys, time, urllib.error, urllib.request
 
+from paimon_airflow.utils.sqlite_connect import REQUEST_TIMEOUT_SECONDS, is_locked_answer
+
 base, home, wh, landing, timeout, airflow = sys.argv[1:7]
 timeout = float(timeout)
 days = sys.argv[7:]
@@ -173,40 +178,39 @@ def say(msg):
     print(msg, flush=True)
 
 
-def locked(code, text):
-    """SQLite said "database is locked" while another component wrote: 503, or a 500 whose
-    detail is Airflow's "Database error" (the statement rolled back; trying again is safe)."""
-    if code == 503:
-        return True
-    try:
-        body = json.loads(text)
-    except ValueError:
-        return False
-    detail = body.get("detail") if isinstance(body, dict) else None
-    return code == 500 and isinstance(detail, dict) and detail.get("reason") == "Database error"
-
-
 def call(method, path, body=None, token=None, retry_503=False):
-    """One REST call. A locked database is tried again (up to ~30 s) for reads and idempotent
-    writes; for a POST with ``retry_503`` it raises TimeoutError and the caller checks what landed."""
+    """One REST call. A locked SQLite, or no answer within REQUEST_TIMEOUT_SECONDS (the server is
+    still waiting for the lock), is tried again for up to 5 min on reads and idempotent writes
+    (GET, PATCH, PUT, the token); a POST with ``retry_503`` raises TimeoutError instead and the
+    caller checks what landed."""
     data = json.dumps(body).encode() if body is not None else None
     headers = {"Content-Type": "application/json"}
     if token:
         headers["Authorization"] = f"Bearer {token}"
-    for attempt in range(60):
+    again = method != "POST" or path == "/auth/token"
+    end = time.monotonic() + 300
+    while True:
         req = urllib.request.Request(base + path, data=data, method=method, headers=headers)
         try:
-            with urllib.request.urlopen(req, timeout=30) as r:
+            with urllib.request.urlopen(req, timeout=REQUEST_TIMEOUT_SECONDS) as r:
                 return json.load(r)
         except urllib.error.HTTPError as e:
             text = e.read().decode(errors="replace")
-            if locked(e.code, text):
+            if is_locked_answer(e.code, text):
                 if retry_503:
                     raise TimeoutError(text) from None
-                if method != "POST" and attempt < 59:
+                if again and time.monotonic() < end:
                     time.sleep(0.5)
                     continue
-            raise SystemExit(f"{method} {path}: HTTP {e.code}: {text[:800]}")
+            raise SystemExit(f"{method} {path}: HTTP {e.code}: {text[:800]}") from None
+        except (TimeoutError, urllib.error.URLError) as e:
+            if isinstance(e, urllib.error.URLError) and not isinstance(e.reason, TimeoutError):
+                raise
+            if retry_503:
+                raise TimeoutError(f"{method} {path}: no answer in {REQUEST_TIMEOUT_SECONDS:.0f} s") from None
+            if not (again and time.monotonic() < end):
+                raise
+            say(f"[demo] {method} {path}: no answer in {REQUEST_TIMEOUT_SECONDS:.0f} s; trying again")
 
 
 deadline = time.monotonic() + 120
@@ -330,11 +334,9 @@ def xcoms(dag_id, run_id):
         mi = ti.get("map_index", -1)
         q = f"?map_index={mi}" if mi is not None and mi >= 0 else ""
         path = f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{ti['task_id']}/xcomEntries/return_value{q}"
-        req = urllib.request.Request(base + path, headers={"Authorization": f"Bearer {token}"})
         try:
-            with urllib.request.urlopen(req, timeout=30) as r:
-                value = json.load(r).get("value")
-        except urllib.error.HTTPError:
+            value = call("GET", path, token=token).get("value")
+        except SystemExit:  # no XCom (a task that returned nothing)
             value = None
         if isinstance(value, str):
             try:

@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from paimon_airflow.utils.sqlite_connect import is_locked_answer
 from paimon_core import FileSystemCatalog
 from paimon_core.utils.clock import ManualClock
 from tests.airflow.conftest import paimon_conn
@@ -140,7 +141,9 @@ def _days_runs(live: LiveAirflow, token: str, dag_id: str) -> dict[str, dict[str
     return {r["dag_run_id"]: r for r in _runs(live, token, dag_id) if (r["logical_date"] or "")[:10] in DAYS}
 
 
-def _completed(live: LiveAirflow, token: str, backfill_id: int, timeout: float = RUN_TIMEOUT) -> dict[str, Any]:
+def _completed(
+    live: LiveAirflow, token: str, backfill_id: int, timeout: float = RUN_TIMEOUT
+) -> dict[str, Any]:
     """Wait until the scheduler marks the backfill completed (none of its runs queued or running)."""
     deadline = time.monotonic() + timeout
     while (backfill := live.api("GET", f"/backfills/{backfill_id}", token=token))["completed_at"] is None:
@@ -160,7 +163,9 @@ def _backfill(live: LiveAirflow, token: str, dag_id: str, conf: dict[str, Any]) 
     before = {rid: r["queued_at"] for rid, r in _days_runs(live, token, dag_id).items()}
 
     def queued_by_it() -> set[str]:
-        return {rid for rid, r in _days_runs(live, token, dag_id).items() if before.get(rid) != r["queued_at"]}
+        return {
+            rid for rid, r in _days_runs(live, token, dag_id).items() if before.get(rid) != r["queued_at"]
+        }
 
     body = {
         "dag_id": dag_id,
@@ -174,14 +179,17 @@ def _backfill(live: LiveAirflow, token: str, dag_id: str, conf: dict[str, Any]) 
     locked = False
     deadline = time.monotonic() + 60
     while True:
-        status, payload = http(
-            "POST", f"{live.base}/api/v2/backfills", body, {"Authorization": f"Bearer {token}"}
-        )
+        try:
+            status, payload = http(
+                "POST", f"{live.base}/api/v2/backfills", body, {"Authorization": f"Bearer {token}"}
+            )
+        except TimeoutError:  # no answer in time (waiting for SQLite's lock): as a locked answer
+            status, payload = 503, b"no answer in time"
         if status in (200, 201):
             backfill_id = int(json.loads(payload)["id"])
             break
         # SQLite "database is locked" while the scheduler writes: 503, or 500 "Database error"
-        db_locked = status == 503 or (status == 500 and b'"Database error"' in payload)
+        db_locked = is_locked_answer(status, payload)
         assert (status == 409 or db_locked) and time.monotonic() < deadline, (status, payload[:2000])
         if db_locked:  # try again
             locked = True

@@ -181,10 +181,11 @@ class LiveAirflow:
     def _again_while_locked(
         method: str, url: str, body: Any, headers: Mapping[str, str] | None = None
     ) -> tuple[int, bytes]:
-        """One request; on a read or an idempotent write (not a POST, but the token), a locked
-        SQLite or no answer in time is tried again for up to 5 min. A POST is sent once: the
-        test decides what a locked answer means for it."""
-        again = method != "POST" or url.endswith("/auth/token")
+        """One request, tried again for up to 5 min while SQLite is locked: a locked answer (its
+        transaction rolled back, so a POST too), and no answer in time for a read or an idempotent
+        write (a POST may have landed: the caller decides). A backfill's POST commits twice and
+        is not sent through here (see test_live_airflow's ``_backfill``)."""
+        again_on_timeout = method != "POST" or url.endswith("/auth/token")
         end = time.monotonic() + 300
         while True:
             try:
@@ -192,10 +193,10 @@ class LiveAirflow:
             except (TimeoutError, urllib.error.URLError) as e:
                 if isinstance(e, urllib.error.URLError) and not isinstance(e.reason, TimeoutError):
                     raise
-                if not (again and time.monotonic() < end):
+                if not (again_on_timeout and time.monotonic() < end):
                     raise
                 continue
-            if again and is_locked_answer(status, payload) and time.monotonic() < end:
+            if is_locked_answer(status, payload) and time.monotonic() < end:
                 time.sleep(0.5)
                 continue
             return status, payload

@@ -75,6 +75,8 @@ export AIRFLOW__DATABASE__SQL_ALCHEMY_CONN="sqlite:///$AIRFLOW_HOME/airflow.db"
 # api-server (start() below): see paimon_airflow/utils/sqlite_connect.py
 export AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS=paimon_airflow.utils.sqlite_connect.CONNECT_ARGS
 export AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS_ASYNC=paimon_airflow.utils.sqlite_connect.CONNECT_ARGS_ASYNC
+# a task waits past the api-server's 5 s lock wait (sqlite_connect.TASK_API_TIMEOUT_SECONDS)
+export AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT=30
 export AIRFLOW__CORE__EXECUTOR=LocalExecutor
 export AIRFLOW__CORE__PARALLELISM=2
 export AIRFLOW__CORE__DAGS_FOLDER=$ROOT/dags

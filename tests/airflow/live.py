@@ -25,7 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from paimon_airflow.utils.sqlite_connect import REQUEST_TIMEOUT_SECONDS, is_locked_answer
+from paimon_airflow.utils.sqlite_connect import (
+    REQUEST_TIMEOUT_SECONDS,
+    TASK_API_TIMEOUT_SECONDS,
+    is_locked_answer,
+)
 from tests.airflow.conftest import DAGS_FOLDER, PLUGINS_FOLDER, REPO
 
 __all__ = ["AIRFLOW_BIN", "LiveAirflow", "airflow_env", "free_port", "http", "launch", "port_open"]
@@ -108,6 +112,7 @@ def airflow_env(
             {
                 "AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS": args,
                 "AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS_ASYNC": args + "_ASYNC",
+                "AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT": str(TASK_API_TIMEOUT_SECONDS),
             }
         )
     env.update(extra or {})

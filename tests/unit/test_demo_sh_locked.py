@@ -62,6 +62,12 @@ def test_clients_wait_longer_than_the_server_waits_for_the_lock() -> None:
     timeouts = re.findall(r"urlopen\([^)]*timeout=([^)]+)\)", text)
     # the health probe polls in a loop of its own; every other request waits past the busy timeout
     assert sorted(timeouts) == ["5", "REQUEST_TIMEOUT_SECONDS"], timeouts
+    # and so do the task processes
+    (task_timeout,) = re.findall(
+        r"^export AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT=(\S+)$", text, flags=re.MULTILINE
+    )
+    assert float(task_timeout) == sqlite_connect.TASK_API_TIMEOUT_SECONDS
+    assert sqlite_connect.TASK_API_TIMEOUT_SECONDS > sqlite_connect.API_SERVER_BUSY_TIMEOUT_SECONDS
 
 
 class _Airflow(BaseHTTPRequestHandler):

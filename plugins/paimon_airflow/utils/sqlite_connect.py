@@ -18,7 +18,11 @@ the driver's 5 s (``API_SERVER_CONNECT_ARGS``): the stall is 5 s at most, the re
 answers 500 "Database error", and the clients try it again (the task SDK does on any 5xx).
 
 A client must wait longer than a server can wait for the lock (``REQUEST_TIMEOUT_SECONDS``) and
-try a locked answer again (:func:`is_locked_answer`).
+try a locked answer again (:func:`is_locked_answer`). That holds for the task processes too: the
+task SDK waits 5 s for the execution API by default (``[workers] execution_api_timeout``), the
+api-server's own wait, so a task's request that waited for the lock timed out and was sent again
+while the first was still being handled (a duplicate ``ti/run``, answered 400). The demo and the
+live tests set it to ``TASK_API_TIMEOUT_SECONDS``.
 """
 
 from __future__ import annotations
@@ -35,6 +39,9 @@ CONNECT_ARGS_ASYNC: dict[str, Any] = {"timeout": BUSY_TIMEOUT_SECONDS}
 API_SERVER_BUSY_TIMEOUT_SECONDS = 5.0
 API_SERVER_CONNECT_ARGS: dict[str, Any] = {"timeout": API_SERVER_BUSY_TIMEOUT_SECONDS}
 API_SERVER_CONNECT_ARGS_ASYNC: dict[str, Any] = {"timeout": API_SERVER_BUSY_TIMEOUT_SECONDS}
+
+#: How long a task process waits for the execution API (``AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT``).
+TASK_API_TIMEOUT_SECONDS = 30.0
 
 #: How long a REST client waits for one answer: past the busy timeout, with room for a busy server.
 REQUEST_TIMEOUT_SECONDS = 3 * BUSY_TIMEOUT_SECONDS
